@@ -1,0 +1,179 @@
+// The op list: the in-memory form of DESIGN section 3 (format v1).
+//
+// This is the single value type between the front end (JSON parser, Graph
+// recorder) and the planner. It holds exactly what the file says (plus the
+// directory that relative kernel sources resolve against), so parse -> write
+// is lossless. Validation beyond syntax lives in validateOpList().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+enum class DType : uint8_t { F32, F64, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, Bool };
+
+/// Storage size in bytes (f16/bf16: 2).
+size_t dtypeSize(DType t);
+/// The op-list spelling ("f32", "bool", ...).
+const char* dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view s);
+/// The cpu-ABI C type ("float", "uint16_t" for f16/bf16, "bool" -> "uint8_t"? no: "bool").
+const char* dtypeCType(DType t);
+
+enum class ParamKind : uint8_t { Buffer, Scalar };
+enum class Access : uint8_t { Read, Write, ReadWrite };
+enum class Partition : uint8_t { Block, All };
+
+const char* accessName(Access a);
+const char* partitionName(Partition p);
+inline bool writes(Access a) { return a != Access::Read; }
+inline bool reads(Access a) { return a != Access::Write; }
+
+struct ParamDecl {
+  std::string name;
+  ParamKind kind = ParamKind::Buffer;
+  DType dtype = DType::F32;
+  Access access = Access::Read;            // buffers only
+  Partition partition = Partition::All;    // buffers only
+};
+
+struct KernelDecl {
+  std::string name;                        // key in "kernels"
+  std::string builtin;                     // non-empty: a kernel of templates/kernels/
+  std::string source;                      // as written in the file (relative to it)
+  std::filesystem::path sourcePath;        // resolved absolute path of the source
+  std::string entry;                       // function name in the source
+  std::string coreType = "vector";         // vector | cube | mix (ascend); informational on cpu
+  bool earlyStart = false;                 // calls sk_wait_inputs itself
+  bool kernelSync = false;                 // calls sk_kernel_sync: all blocks must run at once
+  std::vector<ParamDecl> params;
+  std::map<std::string, std::string> macros;
+
+  const ParamDecl* findParam(std::string_view n) const;
+};
+
+struct BufferInit {
+  enum class Kind : uint8_t { Zeros, Ones, Random, Iota, File };
+  Kind kind = Kind::Zeros;
+  std::string file;                        // Kind::File: as written (relative to op list)
+  bool explicitZeros = false;              // "init": "zeros" was written (round trip)
+};
+
+struct BufferDecl {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  BufferInit init;
+
+  uint64_t elements() const;               // product of shape (validated not to overflow)
+  uint64_t bytes() const { return elements() * dtypeSize(dtype); }
+};
+
+/// A buffer argument: the whole buffer, or a view of `count` elements at `offset`.
+struct BufferRef {
+  std::string buffer;
+  bool isView = false;
+  uint64_t offset = 0;
+  uint64_t count = 0;                      // views only; whole buffer: elements()
+};
+
+/// A scalar argument; the JSON number's form decides int vs float.
+using ScalarValue = std::variant<int64_t, double>;
+
+struct ArgValue {
+  std::variant<BufferRef, ScalarValue> value;
+  bool isBuffer() const { return value.index() == 0; }
+  const BufferRef& buffer() const { return std::get<0>(value); }
+  const ScalarValue& scalar() const { return std::get<1>(value); }
+};
+
+struct Op {
+  enum class Kind : uint8_t { Launch, Record, Wait };
+  Kind kind = Kind::Launch;
+
+  // Launch
+  std::string name;
+  std::string kernel;
+  uint32_t blockDim = 1;
+  uint32_t stream = 0;
+  /// Scope: std::nullopt with scopeNull=false -> no "scope" key (not fused);
+  /// std::nullopt with scopeNull=true -> "scope": null (never fused).
+  std::optional<std::string> scope;
+  bool scopeNull = false;
+  bool fusible = true;
+  bool fusibleWritten = false;             // "fusible" key present (round trip)
+  std::vector<std::pair<std::string, ArgValue>> args;   // in file order
+  std::map<std::string, std::string> macros;            // override kernel macros
+
+  // Record / Wait
+  std::string event;
+
+  const ArgValue* findArg(std::string_view param) const;
+};
+
+struct ScopeConfig {
+  std::string options;
+};
+
+struct OpList {
+  static constexpr int kFormatVersion = 1;
+  int version = kFormatVersion;
+  std::string target = "cpu";
+  std::string arch = "native";
+  std::string options;                      // option string, parsed by parseOptions
+  std::vector<KernelDecl> kernels;          // file order
+  std::vector<BufferDecl> buffers;          // file order (= manifest order)
+  std::vector<Op> ops;
+  std::map<std::string, ScopeConfig> scopes;
+  /// Directory relative paths (sources, init files) resolve against.
+  std::filesystem::path baseDir;
+  /// Where it came from, for error messages ("" for in-memory lists).
+  std::string origin;
+
+  const KernelDecl* findKernel(std::string_view name) const;
+  const BufferDecl* findBuffer(std::string_view name) const;
+  int bufferIndex(std::string_view name) const;   // -1 if absent
+};
+
+/// Limits that keep a hostile file from exhausting memory or the stack.
+struct OpListLimits {
+  uint64_t maxFileBytes = 64ull << 20;
+  uint32_t maxDepth = 16;
+  uint32_t maxOps = 200000;
+  uint32_t maxKernels = 10000;
+  uint32_t maxBuffers = 100000;
+  uint32_t maxParams = 256;
+  uint32_t maxBlockDim = 65536;
+  uint64_t maxBufferBytes = 16ull << 30;    // one buffer
+  uint64_t maxTotalBytes = 64ull << 30;     // all buffers
+};
+
+/// Parse op-list JSON text. `origin` names the file in messages; `baseDir`
+/// resolves relative sources. Errors name the JSON path: `ops[3].args.z: ...`.
+Expected<OpList> parseOpList(std::string_view json, const std::string& origin,
+                             const std::filesystem::path& baseDir,
+                             const OpListLimits& limits = {});
+/// Read and parse a file (origin = its path, baseDir = its directory).
+Expected<OpList> loadOpList(const std::filesystem::path& file, const OpListLimits& limits = {});
+/// Serialize (format v1, pretty-printed, stable order).
+std::string writeOpList(const OpList& list);
+/// Semantic checks (params vs args, views in bounds, events, sizes, target).
+Status validateOpList(const OpList& list, const OpListLimits& limits = {});
+
+/// The library's builtin kernels (templates/kernels/*.json), resolved to
+/// absolute source paths. Looked up by name ("scale_f32").
+Expected<KernelDecl> findBuiltinKernel(std::string_view name);
+std::vector<std::string> builtinKernelNames();
+/// Root of the installed/source templates directory (SK_TEMPLATES_DIR env overrides).
+std::filesystem::path templatesDir();
+
+}  // namespace sk

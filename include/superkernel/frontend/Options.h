@@ -1,0 +1,55 @@
+// The one option registry (DESIGN section 4), shared by the C++ API, the op
+// list ("options" and "scopes.*.options") and sk-compile --options.
+//
+// Format "key=value:key=value"; list values comma-separated. Unknown keys,
+// duplicate keys, empty or ill-typed values are errors that name the key and
+// the accepted values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+enum class PreloadCode : uint8_t { None, PerFunc, Max };
+enum class StrictScope : uint8_t { Bypass, Abort };
+
+struct Options {
+  int earlyStart = 1;                      // 0, 1, 2
+  PreloadCode preloadCode = PreloadCode::PerFunc;
+  bool streamFusion = false;
+  std::optional<int> splitMode;            // unset: target default (cpu 1, ascend 4)
+  int funcAlign = 512;                     // 0 or power of two
+  bool feedSyncAll = false;
+  bool debugSyncAll = false;
+  bool profiling = false;
+  std::vector<std::string> compileOptions; // extra compiler argv items
+  StrictScope strictScopeCheck = StrictScope::Bypass;
+  int debugCoreNum = 0;                    // 0: executor's worker count
+
+  int effectiveSplitMode(std::string_view target) const;
+  /// Every key, sorted, with its value: the form hashed into cache keys and
+  /// shown in reports. Parsing it back yields an equal Options.
+  std::string canonical() const;
+  bool operator==(const Options&) const = default;
+};
+
+struct OptionInfo {
+  const char* key;
+  const char* values;                      // accepted values, human readable
+  const char* defaultValue;
+  const char* meaning;
+};
+const std::vector<OptionInfo>& optionRegistry();
+
+/// Parse `text` over `base` (keys in text override base; a key twice in
+/// `text` is an error). Empty text returns base.
+Expected<Options> parseOptions(std::string_view text, const Options& base = {});
+
+const char* preloadCodeName(PreloadCode p);
+
+}  // namespace sk

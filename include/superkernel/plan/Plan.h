@@ -1,0 +1,156 @@
+// FusionPlan: what the planner decides, as plain values (DESIGN section 5).
+//
+// The plan is self-contained: codegen reads only this (kernel declarations,
+// buffer dtypes and the decided synchronization are copied in), never the
+// OpList it came from. Every step of execution is a SuperKernelPlan: a fused
+// segment, or a single unfused op (fused == false) run as one executor launch.
+// Steps run in vector order; that order respects every dependency.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/frontend/Options.h"
+
+namespace sk {
+
+enum class SyncKind : uint8_t { None, Local, Flag, Counter, Barrier, Event };
+enum class DepKind : uint8_t { RAW, WAR, WAW };
+const char* syncKindName(SyncKind k);
+const char* depKindName(DepKind k);
+
+/// One distinct compiled sub-kernel: a kernel declaration with its merged
+/// macros (kernel macros overridden by the op's). Ops share variants, so a
+/// 1,200-op plan from 20 kernels compiles ~20 objects.
+struct KernelVariant {
+  KernelDecl decl;                          // sourcePath resolved (builtins too)
+  std::map<std::string, std::string> macros;
+  /// Unique link name of the entry in this variant's object: the source is
+  /// compiled with -D<entry>=<symbol>. Stable: "<entry>__v<12 hex>" from the
+  /// kernel name, entry and macros.
+  std::string symbol;
+  /// Code size of `symbol` in bytes, read from the object by the driver
+  /// (0 until then). Drives the preload schedule's byte counts.
+  uint64_t codeBytes = 0;
+};
+
+/// A buffer of one SuperKernel, in manifest order (= run()'s buffers[]).
+struct PlanBuffer {
+  std::string name;
+  DType dtype = DType::F32;
+  uint64_t elements = 0;
+  uint32_t listIndex = 0;                   // index into OpList::buffers
+};
+
+/// One argument of a planned op, in the kernel's parameter order.
+struct BoundArg {
+  ParamKind kind = ParamKind::Buffer;
+  DType dtype = DType::F32;
+  Access access = Access::Read;
+  Partition partition = Partition::All;
+  int buffer = -1;                          // index into SuperKernelPlan::buffers
+  uint64_t offset = 0;                      // elements, views
+  uint64_t count = 0;                       // elements the argument covers
+  ScalarValue scalar = int64_t{0};
+};
+
+struct PlannedOp {
+  uint32_t opIndex = 0;                     // index into OpList::ops
+  std::string name;
+  uint32_t variant = 0;                     // index into FusionPlan::variants
+  uint32_t blockDim = 1;
+  uint32_t queue = 0;                       // index into SuperKernelPlan::queues
+  uint32_t stream = 0;
+  /// Kernel declares early_start and early-start == 1: it calls
+  /// sk_wait_inputs itself; otherwise waits happen before the call.
+  bool earlyStart = false;
+  bool kernelSync = false;
+  /// A sync_all among the queue's cores before this op runs (an incoming
+  /// Barrier edge, early-start=0, or debug-sync-all after the previous op).
+  bool barrierBefore = false;
+  /// Variant whose code to prefetch when this op starts (-1: none); bytes
+  /// per preload-code (per-func: symbol size rounded up to 2 KiB, max 16 KiB).
+  int preloadVariant = -1;
+  std::vector<BoundArg> args;
+};
+
+/// An edge of the dependency graph after transitive reduction.
+struct Edge {
+  uint32_t producer = 0;                    // index into SuperKernelPlan::ops
+  uint32_t consumer = 0;
+  DepKind dep = DepKind::RAW;
+  SyncKind sync = SyncKind::None;
+  std::string buffer;                       // the buffer that carries it
+  /// Flag edges: for consumer block b, the producer blocks [first, second]
+  /// whose ranges overlap b's (first > second: none). Size = consumer blockDim.
+  std::vector<std::pair<uint32_t, uint32_t>> flagRanges;
+};
+
+/// A core queue: one stream's ops in order, on cores [firstCore, firstCore+numCores).
+/// Block b of an op in this queue runs on core firstCore + b % numCores.
+struct Queue {
+  uint32_t stream = 0;
+  uint32_t firstCore = 0;
+  uint32_t numCores = 1;
+  std::vector<uint32_t> ops;                // indices into SuperKernelPlan::ops
+};
+
+struct SuperKernelPlan {
+  std::string name;                         // scope name, "#k" suffix after a split
+  bool fused = false;                       // false: one unfused op
+  std::string scope;
+  /// Why this segment ended here (or why the op is unfused); shown in reports.
+  std::string endReason;
+  Options options;                          // effective (list, then scope options)
+  uint32_t numCores = 1;                    // run()'s block_dim
+  std::vector<Queue> queues;
+  std::vector<PlannedOp> ops;               // a topological order
+  std::vector<Edge> edges;
+  std::vector<PlanBuffer> buffers;
+};
+
+struct SyncCounts {
+  std::map<SyncKind, uint32_t> edges;       // by kind
+  uint32_t barriers = 0;                    // sync_all points emitted
+};
+
+struct PlanReport {
+  uint32_t opsBefore = 0;                   // launches in the op list
+  uint32_t launchesAfter = 0;               // steps (SuperKernels + unfused ops)
+  uint32_t superKernels = 0;                // fused steps
+  SyncCounts syncs;
+  std::vector<std::string> splits;          // "sk1 ended at ops[5] (add_3): <reason>"
+  std::vector<std::string> warnings;
+};
+
+struct FusionPlan {
+  std::string target = "cpu";
+  std::string arch = "native";
+  std::vector<KernelVariant> variants;
+  std::vector<SuperKernelPlan> steps;       // execution order
+  PlanReport report;
+};
+
+struct PlanConfig {
+  uint32_t numWorkers = 1;                  // executor workers (cores available)
+  bool fuse = true;                         // false: every launch its own step (the reference)
+};
+
+/// Plan an op list (validated first). `options` is the merged list/CLI option
+/// set; scope options apply on top per SuperKernel.
+Expected<FusionPlan> planOpList(const OpList& list, const Options& options, const PlanConfig& config);
+
+/// No-hang validation of one SuperKernel: per-core order plus waits acyclic,
+/// every wait has a signaller, block counts fit the cores.
+Status validatePlan(const SuperKernelPlan& sk);
+
+/// Human-readable report (ops before/after, segments and why they split,
+/// edges by sync kind).
+std::string formatPlanReport(const FusionPlan& plan);
+/// Graphviz DOT: ops as nodes clustered by SuperKernel, edges labelled by sync kind.
+std::string planToDot(const FusionPlan& plan);
+
+}  // namespace sk

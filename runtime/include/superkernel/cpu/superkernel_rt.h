@@ -1,0 +1,155 @@
+/* What generated cpu SuperKernel code includes: the host services table and
+ * the inline synchronization primitives.
+ *
+ * Contract between three parties:
+ *  - the host executor (src/runtime) fills an sk_services table and passes it
+ *    as run()'s `void* stream`;
+ *  - generated code (templates/cpu) calls only the functions below;
+ *  - sub-kernels see only kernel.h; their sk_wait_inputs/... calls reach the
+ *    sk_block_rt the generated code points ctx->rt at.
+ *
+ * Every counter is monotonic: a waiter is satisfied when value >= target, and
+ * targets grow with the launch epoch (blocks x epoch), so nothing is reset
+ * between launches. Fast paths (arrive, a satisfied wait, a short spin) are
+ * inline; only a wait that outlasts the spin calls into the host, which backs
+ * off (pause, yield, futex), enforces SK_WAIT_TIMEOUT_MS and aborts the launch.
+ */
+#ifndef SUPERKERNEL_CPU_SUPERKERNEL_RT_H
+#define SUPERKERNEL_CPU_SUPERKERNEL_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "superkernel/cpu/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SK_ABI_VERSION 1
+#define SK_SERVICES_VERSION 1
+#define SK_CACHELINE 64
+#ifndef SK_SPIN_ITERS
+#define SK_SPIN_ITERS 256
+#endif
+
+typedef struct sk_run_args {
+  uint32_t abi_version;   /* SK_ABI_VERSION */
+  uint32_t num_buffers;   /* the SuperKernel's buffers, in its manifest order */
+  void* const* buffers;   /* base pointers */
+} sk_run_args;
+
+/* A monotonic counter alone on its cache line (arrivals never false-share
+ * with waiters of another counter). `waiters` > 0 asks arrivers to wake. */
+typedef struct sk_counter {
+  uint64_t value;
+  uint32_t waiters;
+  uint32_t pad0;
+  char pad[SK_CACHELINE - 16];
+} __attribute__((aligned(SK_CACHELINE))) sk_counter;
+
+/* Profiling record kinds passed to sk_services.profile. */
+enum {
+  SK_PROF_OP_BEGIN = 0,   /* id = op index in the SuperKernel */
+  SK_PROF_OP_END = 1,
+  SK_PROF_WAIT_BEGIN = 2, /* id = op index about to wait */
+  SK_PROF_WAIT_END = 3
+};
+
+typedef void (*sk_core_fn)(void* arg, uint32_t core);
+
+/* Host services, filled by the executor. */
+typedef struct sk_services {
+  uint32_t version;       /* SK_SERVICES_VERSION */
+  uint32_t num_workers;
+  void* self;
+  /* Run fn(arg, core) for every core in [0, num_cores), each core on its own
+   * worker, all at once (num_cores <= num_workers). Returns 0, or non-zero
+   * when the launch failed (timeout, reported error); the message is kept by
+   * the executor. */
+  int (*run_cores)(void* self, uint32_t num_cores, sk_core_fn fn, void* arg);
+  /* Slow path of a wait: block until __atomic_load(&c->value) >= target with
+   * backoff. Returns 0 when satisfied; non-zero when it timed out (the launch
+   * is then failed with a message naming `what`) or the launch was aborted. */
+  int (*wait_slow)(void* self, sk_counter* c, uint64_t target, const char* what);
+  /* Wake waiters of c (called by arrive when c->waiters != 0). */
+  void (*wake)(void* self, sk_counter* c);
+  /* Fail the launch with a message (sk_report_error lands here). */
+  void (*fail)(void* self, const char* message);
+  /* Non-zero once the launch failed: cores stop at their next wait. */
+  int (*failed)(void* self);
+  /* Profiling: NULL unless profiling is on. `core` is the SuperKernel core. */
+  void (*profile)(void* self, uint32_t core, uint32_t kind, uint32_t id);
+} sk_services;
+
+static inline void sk_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Release one arrival on c. */
+static inline void sk_counter_arrive(const sk_services* s, sk_counter* c) {
+  __atomic_fetch_add(&c->value, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST) != 0) s->wake(s->self, c);
+}
+
+/* Set c to at least v (per-block flags: v = epoch). */
+static inline void sk_flag_set(const sk_services* s, sk_counter* c, uint64_t v) {
+  __atomic_store_n(&c->value, v, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST) != 0) s->wake(s->self, c);
+}
+
+/* Acquire-wait until c->value >= target. 0 ok, non-zero: stop this core. */
+static inline int sk_wait_ge(const sk_services* s, sk_counter* c, uint64_t target, const char* what) {
+  for (int i = 0; i < SK_SPIN_ITERS; ++i) {
+    if (__atomic_load_n(&c->value, __ATOMIC_ACQUIRE) >= target) return 0;
+    sk_cpu_relax();
+  }
+  return s->wait_slow(s->self, c, target, what);
+}
+
+/* A monotonic all-core barrier over `participants` cores: the k-th barrier
+ * (k counted from 1 over the life of the counter) completes when
+ * value >= participants * k. Callers pass k. */
+static inline int sk_barrier(const sk_services* s, sk_counter* c, uint32_t participants, uint64_t k,
+                             const char* what) {
+  sk_counter_arrive(s, c);
+  return sk_wait_ge(s, c, (uint64_t)participants * k, what);
+}
+
+/* Prefetch [addr, addr+bytes) of code into the cache (preload-code). */
+static inline void sk_preload_code(const void* addr, size_t bytes) {
+  const char* p = (const char*)addr;
+  for (size_t off = 0; off < bytes; off += SK_CACHELINE) __builtin_prefetch(p + off, 0, 2);
+}
+
+/* Per-block runtime state that ctx->rt points at inside a SuperKernel. The
+ * generated code fills it; kernel_abi.c's sk_wait_inputs & co. call through
+ * it. `waited`/`signalled` make the calls idempotent, so the SuperKernel can
+ * always complete them after the kernel returns. */
+typedef struct sk_block_rt sk_block_rt;
+struct sk_block_rt {
+  const sk_services* services;
+  /* Perform this block's waits; non-zero if the launch failed. */
+  int (*wait_inputs)(sk_block_rt* rt, uint32_t block);
+  /* Publish this block's completion (flags / counter arrivals). */
+  void (*signal_outputs)(sk_block_rt* rt, uint32_t block);
+  /* Barrier among the op's blocks. */
+  void (*kernel_sync)(sk_block_rt* rt, uint32_t block);
+  void* state;            /* generated code's own (op index, epoch, ...) */
+  uint32_t core;
+  uint8_t waited;
+  uint8_t signalled;
+  uint8_t ignore_kernel_points; /* early-start=2 or not declared: calls are no-ops */
+  uint8_t pad;
+  uint64_t sync_count;    /* kernel_sync calls made by this block this launch */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SUPERKERNEL_CPU_SUPERKERNEL_RT_H */

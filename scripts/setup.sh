@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package superkernel needs to build, test, benchmark
+# and run its examples. Idempotent: does nothing when all are present.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build git pkg-config
+  clang llvm-dev libclang-rt-dev
+  libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev libzstd-dev libtinfo-dev libedit-dev libxml2-dev libffi-dev
+  graphviz gnuplot-nox
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO=sudo; else
+    echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
