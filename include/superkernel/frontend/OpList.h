@@ -44,6 +44,7 @@ struct ParamDecl {
   DType dtype = DType::F32;
   Access access = Access::Read;            // buffers only
   Partition partition = Partition::All;    // buffers only
+  bool operator==(const ParamDecl&) const = default;
 };
 
 struct KernelDecl {
@@ -59,6 +60,7 @@ struct KernelDecl {
   std::map<std::string, std::string> macros;
 
   const ParamDecl* findParam(std::string_view n) const;
+  bool operator==(const KernelDecl&) const = default;
 };
 
 struct BufferInit {
@@ -66,6 +68,7 @@ struct BufferInit {
   Kind kind = Kind::Zeros;
   std::string file;                        // Kind::File: as written (relative to op list)
   bool explicitZeros = false;              // "init": "zeros" was written (round trip)
+  bool operator==(const BufferInit&) const = default;
 };
 
 struct BufferDecl {
@@ -76,6 +79,7 @@ struct BufferDecl {
 
   uint64_t elements() const;               // product of shape (validated not to overflow)
   uint64_t bytes() const { return elements() * dtypeSize(dtype); }
+  bool operator==(const BufferDecl&) const = default;
 };
 
 /// A buffer argument: the whole buffer, or a view of `count` elements at `offset`.
@@ -84,6 +88,7 @@ struct BufferRef {
   bool isView = false;
   uint64_t offset = 0;
   uint64_t count = 0;                      // views only; whole buffer: elements()
+  bool operator==(const BufferRef&) const = default;
 };
 
 /// A scalar argument; the JSON number's form decides int vs float.
@@ -94,6 +99,7 @@ struct ArgValue {
   bool isBuffer() const { return value.index() == 0; }
   const BufferRef& buffer() const { return std::get<0>(value); }
   const ScalarValue& scalar() const { return std::get<1>(value); }
+  bool operator==(const ArgValue&) const = default;
 };
 
 struct Op {
@@ -118,10 +124,12 @@ struct Op {
   std::string event;
 
   const ArgValue* findArg(std::string_view param) const;
+  bool operator==(const Op&) const = default;
 };
 
 struct ScopeConfig {
   std::string options;
+  bool operator==(const ScopeConfig&) const = default;
 };
 
 struct OpList {
@@ -142,6 +150,8 @@ struct OpList {
   const KernelDecl* findKernel(std::string_view name) const;
   const BufferDecl* findBuffer(std::string_view name) const;
   int bufferIndex(std::string_view name) const;   // -1 if absent
+  /// Structural equality (what a write -> parse round trip preserves).
+  bool operator==(const OpList&) const = default;
 };
 
 /// Limits that keep a hostile file from exhausting memory or the stack.
@@ -155,10 +165,15 @@ struct OpListLimits {
   uint32_t maxBlockDim = 65536;
   uint64_t maxBufferBytes = 16ull << 30;    // one buffer
   uint64_t maxTotalBytes = 64ull << 30;     // all buffers
+  uint32_t maxStreams = 1024;               // stream ids are < maxStreams
+  uint32_t maxArgs = 256;                   // args / macros per op or kernel
+  uint32_t maxNameBytes = 256;              // names of kernels, buffers, ops, events, scopes
 };
 
 /// Parse op-list JSON text. `origin` names the file in messages; `baseDir`
 /// resolves relative sources. Errors name the JSON path: `ops[3].args.z: ...`.
+/// Runs validateOpList() last: a list it returns is valid (sources and
+/// builtins exist). Never throws, on any input.
 Expected<OpList> parseOpList(std::string_view json, const std::string& origin,
                              const std::filesystem::path& baseDir,
                              const OpListLimits& limits = {});

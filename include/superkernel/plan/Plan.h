@@ -83,9 +83,11 @@ struct Edge {
   uint32_t consumer = 0;
   DepKind dep = DepKind::RAW;
   SyncKind sync = SyncKind::None;
-  std::string buffer;                       // the buffer that carries it
+  std::string buffer;                       // the buffer that carries it ("" : event-order edge)
   /// Flag edges: for consumer block b, the producer blocks [first, second]
   /// whose ranges overlap b's (first > second: none). Size = consumer blockDim.
+  /// The hull over all conflicting arguments; same-core blocks are not
+  /// excluded. Empty for every other kind (Counter/Event: all blocks).
   std::vector<std::pair<uint32_t, uint32_t>> flagRanges;
 };
 

@@ -44,8 +44,19 @@ class Executor {
 
   /// fn(arg, ctx) for each block in [0, blockDim), block b on worker b % W.
   /// Blocks until every block returned. ctx->rt is NULL (sync calls no-op).
+  /// A block fails the launch with services()->fail(services()->self, msg)
+  /// (or by throwing); blocks not yet started are then skipped. The returned
+  /// Status (ErrorKind::Runtime) carries the first message.
   using BlockFn = void (*)(void* arg, const sk_ctx* ctx);
   Status launch(BlockFn fn, void* arg, uint32_t blockDim);
+
+  /// Like launch(), for running one sub-kernel unfused: ctx->rt points at a
+  /// per-block sk_block_rt, so sk_report_error fails the launch and
+  /// sk_kernel_sync is a real barrier among the blocks (then blockDim must
+  /// be <= numWorkers(), checked before anything runs); sk_wait_inputs and
+  /// sk_signal_outputs stay no-ops (no producers outside a SuperKernel).
+  /// Pass kernelSync = false for kernels that do not declare kernel_sync.
+  Status launchKernel(BlockFn fn, void* arg, uint32_t blockDim, bool kernelSync);
 
   /// fn(arg, core) for core in [0, numCores), one core per worker, all
   /// concurrently (numCores <= numWorkers). What SuperKernel run() uses.
@@ -54,7 +65,14 @@ class Executor {
   /// The C table passed as run()'s `stream` argument.
   const sk_services* services() const;
 
+  /// Message of the most recent failed launch ("" after a successful one):
+  /// what a caller of a generated run() that returned non-zero reports.
+  std::string lastError() const;
+
   /// Profiling: while enabled, services()->profile records TraceEvents.
+  /// TraceEvent::launch counts launches (launch/launchKernel/runCores) from 0
+  /// since profiling was switched on or the trace was last taken, so the
+  /// caller can index its opNamesByLaunch in the order it launched.
   void setProfiling(bool on);
   bool profiling() const;
   std::vector<TraceEvent> takeTrace();
@@ -70,7 +88,24 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Hardware threads, or SK_NUM_WORKERS when set (validated, 1..1024).
+/// Hardware threads, or SK_NUM_WORKERS when set (validated, 1..1024). An
+/// invalid SK_NUM_WORKERS is logged (spdlog::warn) and ignored; callers that
+/// want a hard error (sk-compile exit 2) check workerCountFromEnv() first.
 uint32_t defaultWorkerCount();
+
+/// SK_WAIT_TIMEOUT_MS when set (validated, 1..86400000), else 10000; an
+/// invalid value is logged and ignored.
+uint32_t defaultWaitTimeoutMs();
+
+/// Threads this process may run on (sched_getaffinity; at least 1).
+uint32_t hardwareThreads();
+
+/// SK_NUM_WORKERS parsed strictly: the value (0 when unset) or a BadInput
+/// error naming the variable and the accepted range.
+Expected<uint32_t> workerCountFromEnv();
+Expected<uint32_t> waitTimeoutFromEnv();
+
+/// Strict decimal parse of `text` into [lo, hi]; errors name `what`.
+Expected<uint32_t> parseBoundedU32(const std::string& what, const char* text, uint32_t lo, uint32_t hi);
 
 }  // namespace sk

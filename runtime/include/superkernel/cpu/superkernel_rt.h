@@ -120,6 +120,25 @@ static inline int sk_barrier(const sk_services* s, sk_counter* c, uint32_t parti
   return sk_wait_ge(s, c, (uint64_t)participants * k, what);
 }
 
+/* The barrier among ONE op's own blocks behind sk_kernel_sync (a kernel that
+ * declares "kernel_sync": true; all `blocks` blocks run at once, one per
+ * core). Monotonic like every counter here: block calls number k = 1, 2, ...
+ * (kept per block in *local_count, e.g. &sk_block_rt.sync_count, which the
+ * helper increments), and the k-th sync completes when
+ *     c->value >= base + blocks * k.
+ * `base` is the counter's value when the op started in this launch: e.g.
+ * blocks * syncs_per_launch * (epoch - 1) when every launch makes the same
+ * number of syncs, or the value the host read before the launch (what
+ * Executor::launchKernel does). Every block of the op must make the same
+ * number of calls. Returns 0, or non-zero when the launch failed / timed
+ * out (the block should stop). */
+static inline int sk_op_sync(const sk_services* s, sk_counter* c, uint32_t blocks, uint64_t base,
+                             uint64_t* local_count, const char* what) {
+  uint64_t k = ++*local_count;
+  sk_counter_arrive(s, c);
+  return sk_wait_ge(s, c, base + (uint64_t)blocks * k, what);
+}
+
 /* Prefetch [addr, addr+bytes) of code into the cache (preload-code). */
 static inline void sk_preload_code(const void* addr, size_t bytes) {
   const char* p = (const char*)addr;

@@ -1,0 +1,736 @@
+// superkernel benchmark suite (issue 6; DESIGN section 8 targets). Run by
+// scripts/bench.sh, which generates the op lists with bench/gen_sweep.py.
+//
+//   sk_bench_suite --ops DIR --out DIR [--only boundary,decode,compile,sweep,static] [--smoke]
+//
+// Method (why the ratios are fair on a noisy 2-core VM):
+//  - every comparison runs its variants side by side in ONE process, with
+//    interleaved repetitions (A B C, B C A, C A B, ...: the starting variant
+//    rotates so none always runs first after the pause); each sample is a
+//    batch of back-to-back runs long enough to swamp the clock (per-run time
+//    = batch time / runs); medians and min-max over the repetitions;
+//  - ratios (speedups, percentages, overhead minus ideal) are computed per
+//    repetition from samples taken seconds apart, then summarized, so slow
+//    phases of the machine hit both sides of a ratio;
+//  - between samples the process sleeps a few ms so that the previous
+//    variant's spinning threads (the executor's idle spin ~50 us, libgomp's
+//    GOMP_SPINCOUNT spin) are asleep before the next variant starts;
+//  - every variant runs the same compiled sub-kernel objects (see
+//    Baselines.h) with the same block -> worker mapping; buffers are created
+//    once per op list and reused, so the data is in the same cache state.
+#include <fmt/format.h>
+#include <omp.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "Baselines.h"
+#include "superkernel/superkernel.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using skbench::BenchCall;
+using skbench::Baselines;
+
+namespace {
+
+// ---- options and small helpers ---------------------------------------------
+
+struct Config {
+  fs::path ops, out;
+  fs::path self;               // this executable (children)
+  std::vector<std::string> only;
+  bool smoke = false;
+  int reps = 7;                // interleaved repetitions (>= 5)
+  double sampleMs = 40;        // length of one sample batch
+  int settleMs = 5;            // pause before each sample
+  int compileReps = 3;         // cold compiles (each takes seconds)
+  bool sessionUnfused = true;  // decode (a) through Session fuse=false (one .so per op)
+  std::string options;         // SessionOptions::options (merged over every op list's)
+};
+Config cfg;
+
+[[noreturn]] void die(const std::string& msg) {
+  fmt::print(stderr, "sk_bench_suite: {}\n", msg);
+  std::exit(1);
+}
+template <class T>
+T must(sk::Expected<T> e, const std::string& what) {
+  if (!e) die(what + ": " + e.error().message());
+  return std::move(*e);
+}
+void must(const sk::Status& s, const std::string& what) {
+  if (!s) die(what + ": " + s.error().message());
+}
+
+using Clock = std::chrono::steady_clock;
+double nowNs() { return double(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count()); }
+
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+Summary summarize(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return {med, v.front(), v.back()};
+}
+std::string fmtS(const Summary& s, int prec = 2) {
+  return fmt::format("{:.{}f} ({:.{}f}–{:.{}f})", s.median, prec, s.min, prec, s.max, prec);
+}
+
+bool wanted(const std::string& name) {
+  return cfg.only.empty() || std::find(cfg.only.begin(), cfg.only.end(), name) != cfg.only.end();
+}
+
+// A CSV file under --out, plus the markdown lines echoed to stdout.
+struct Csv {
+  std::ofstream f;
+  explicit Csv(const std::string& name, const std::string& header) : f(cfg.out / name) {
+    if (!f) die("cannot write " + (cfg.out / name).string());
+    f << header << "\n";
+  }
+  template <class... A>
+  void row(fmt::format_string<A...> s, A&&... a) {
+    f << fmt::format(s, std::forward<A>(a)...) << "\n";
+  }
+};
+
+// ---- the interleaved sampler -----------------------------------------------
+
+struct Variant {
+  std::string name;
+  std::function<void()> once;  // one run (one decode step, one chain)
+  std::vector<double> usPerRun;
+  long iters = 1;
+};
+
+void sample(std::vector<Variant>& vs) {
+  // Calibrate: warm up, then size each batch to ~sampleMs.
+  for (Variant& v : vs) {
+    v.once();
+    double t0 = nowNs();
+    int probe = 0;
+    do {
+      v.once();
+      ++probe;
+    } while (nowNs() - t0 < 2e6 && probe < 1000);
+    double per = (nowNs() - t0) / probe;
+    v.iters = std::clamp(long(cfg.sampleMs * 1e6 / per), 1L, 1000000L);
+  }
+  const size_t n = vs.size();
+  for (int r = 0; r < cfg.reps; ++r) {
+    for (size_t j = 0; j < n; ++j) {
+      Variant& v = vs[(j + size_t(r)) % n];
+      std::this_thread::sleep_for(std::chrono::milliseconds(cfg.settleMs));
+      v.once();  // the first run after the pause wakes the pool; not timed
+      double t0 = nowNs();
+      for (long i = 0; i < v.iters; ++i) v.once();
+      v.usPerRun.push_back((nowNs() - t0) / 1e3 / double(v.iters));
+    }
+  }
+}
+Variant& find(std::vector<Variant>& vs, const std::string& name) {
+  for (Variant& v : vs)
+    if (v.name == name) return v;
+  die("no variant " + name);
+}
+// Per-repetition combination of two variants' samples (same repetition = same moment).
+std::vector<double> perRep(const Variant& a, const Variant& b, const std::function<double(double, double)>& f) {
+  std::vector<double> out;
+  for (size_t i = 0; i < a.usPerRun.size() && i < b.usPerRun.size(); ++i) out.push_back(f(a.usPerRun[i], b.usPerRun[i]));
+  return out;
+}
+
+// ---- the library pieces every benchmark uses -------------------------------
+
+std::unique_ptr<sk::Session> gSession;
+
+sk::Session& session() {
+  if (!gSession) {
+    sk::SessionOptions so;
+    so.cacheDir = cfg.out / "cache";
+    so.options = cfg.options;
+    gSession = must(sk::Session::create(so), "session");
+  }
+  return *gSession;
+}
+
+sk::OpList load(const std::string& file) { return must(sk::loadOpList(cfg.ops / file), "loading " + file); }
+
+sk::CompiledPlan compile(const sk::OpList& list, const std::string& options, bool fuse = true) {
+  sk::CompileRequest req;
+  req.options = options;
+  req.fuse = fuse;
+  return must(session().compile(list, req), "compiling " + list.origin + " [" + options + "]");
+}
+
+uint32_t syncCount(const sk::CompiledPlan& cp, sk::SyncKind k) {
+  auto it = cp.plan.report.syncs.edges.find(k);
+  return it == cp.plan.report.syncs.edges.end() ? 0 : it->second;
+}
+std::string syncSummary(const sk::CompiledPlan& cp) {
+  std::string s;
+  for (auto [k, n] : cp.plan.report.syncs.edges) s += fmt::format("{}{}={}", s.empty() ? "" : " ", sk::syncKindName(k), n);
+  return fmt::format("{} step(s); edges: {}; barriers: {}", cp.plan.steps.size(), s, cp.plan.report.syncs.barriers);
+}
+
+// Runners. Each returns a closure for the sampler; failures abort the run.
+std::function<void()> runSession(sk::CompiledPlan& cp, sk::BufferSet& bufs) {
+  return [&cp, &bufs] { must(session().run(cp, bufs), "run " + cp.list.origin); };
+}
+
+struct BaselineRunner {
+  Baselines b;
+  std::vector<void*> ptrs;
+  sk_run_args args{};
+  BaselineRunner(Baselines base, sk::BufferSet& bufs) : b(std::move(base)) {
+    for (uint32_t li : b.listBuffers) ptrs.push_back(bufs.data(li));
+    args.abi_version = SK_ABI_VERSION;
+    args.num_buffers = uint32_t(ptrs.size());
+    args.buffers = ptrs.data();
+  }
+  void whole(uint32_t mode) {
+    BenchCall c;
+    c.mode = mode;
+    c.services = session().executor().services();
+    if (int rc = b.run(b.workers, &c, &args); rc != 0) die("baseline run failed: " + session().executor().lastError());
+  }
+  // (a') one Executor::launch per op: block b on worker b % W, like every
+  // unfused launch; the launch includes the fork/join the SuperKernel removes.
+  struct OpArg {
+    BaselineRunner* r;
+    uint32_t op;
+  };
+  void launchPerOp() {
+    sk::Executor& ex = session().executor();
+    for (uint32_t i = 0; i < b.blockDims.size(); ++i) {
+      OpArg a{this, i};
+      sk::Status st = ex.launch(
+          [](void* p, const sk_ctx* ctx) {
+            auto* oa = static_cast<OpArg*>(p);
+            BenchCall c;
+            c.mode = skbench::kModeBlock;
+            c.op = oa->op;
+            c.block = ctx->block_idx;
+            (void)oa->r->b.run(0, &c, &oa->r->args);
+          },
+          &a, b.blockDims[i]);
+      must(st, "launch");
+    }
+  }
+  // One libgomp parallel region per op (W threads; thread t runs blocks t, t+W, ...).
+  void gompPerOp() {
+    const int w = int(b.workers);
+    for (uint32_t i = 0; i < b.blockDims.size(); ++i) {
+#pragma omp parallel num_threads(w)
+      {
+        BenchCall c;
+        c.mode = skbench::kModeCore;
+        c.op = i;
+        c.block = uint32_t(omp_get_thread_num());
+        c.cores = uint32_t(w);
+        (void)b.run(0, &c, &args);
+      }
+    }
+  }
+};
+
+std::unique_ptr<BaselineRunner> baselines(const sk::CompiledPlan& fused, sk::BufferSet& bufs) {
+  return std::make_unique<BaselineRunner>(must(skbench::buildBaselines(session(), fused), "baselines"), bufs);
+}
+
+// ---- 1. boundary overhead --------------------------------------------------
+
+void benchBoundary() {
+  fmt::print("\n## 1. Per-boundary overhead (chain of tiny ops)\n\n");
+  struct Kind {
+    std::string name, file;
+    sk::SyncKind expect;
+  };
+  std::vector<Kind> kinds = {{"local", "chain_local.json", sk::SyncKind::Local},
+                             {"flag", "chain_flag.json", sk::SyncKind::Flag},
+                             {"counter", "chain_counter.json", sk::SyncKind::Counter},
+                             {"barrier", "chain_barrier.json", sk::SyncKind::Barrier}};
+  std::vector<sk::OpList> lists;
+  std::vector<sk::CompiledPlan> plans;
+  std::vector<sk::BufferSet> bufs;
+  std::vector<std::unique_ptr<BaselineRunner>> base;
+  lists.reserve(4), plans.reserve(4), bufs.reserve(4), base.reserve(4);
+  for (const Kind& k : kinds) {
+    lists.push_back(load(k.file));
+    plans.push_back(compile(lists.back(), ""));
+    const sk::CompiledPlan& cp = plans.back();
+    fmt::print("- {}: {}\n", k.name, syncSummary(cp));
+    // The chain must really be synchronized the way its name says.
+    for (auto [kind, n] : cp.plan.report.syncs.edges)
+      if (kind != k.expect && kind != sk::SyncKind::None && n)
+        die(fmt::format("chain_{}: the plan has {} {} edge(s); expected only {}", k.name, n, sk::syncKindName(kind),
+                        sk::syncKindName(k.expect)));
+    if (syncCount(cp, k.expect) == 0) die("chain_" + k.name + ": no " + sk::syncKindName(k.expect) + " edge");
+    bufs.push_back(must(sk::BufferSet::create(lists.back()), "buffers"));
+    base.push_back(baselines(cp, bufs.back()));
+  }
+  const size_t K = lists[0].ops.size();
+  std::vector<Variant> vs;
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    vs.push_back({"sk_" + kinds[i].name, runSession(plans[i], bufs[i]), {}, 1});
+    BaselineRunner* r = base[i].get();
+    vs.push_back({"ideal_" + kinds[i].name, [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
+  }
+  BaselineRunner* loc = base[0].get();
+  vs.push_back({"pool_barrier", [loc] { loc->whole(skbench::kModePool); }, {}, 1});
+  vs.push_back({"launch_per_op", [loc] { loc->launchPerOp(); }, {}, 1});
+  vs.push_back({"gomp_per_op", [loc] { loc->gompPerOp(); }, {}, 1});
+  sample(vs);
+
+  Csv csv("boundary.csv", "variant,ops,chain_median_us,chain_min_us,chain_max_us,boundary_median_us,boundary_min_us,"
+                          "boundary_max_us,ideal_op_us");
+  fmt::print("\nK = {} ops, W = {} workers, {} interleaved repetitions. Per boundary = (chain - ideal) / K.\n\n", K,
+             loc->b.workers, cfg.reps);
+  fmt::print("| variant | sync | chain µs median (min–max) | per boundary µs median (min–max) |\n|---|---|---|---|\n");
+  auto report = [&](const std::string& name, const std::string& sync, const std::string& idealName) {
+    Variant& v = find(vs, name);
+    Variant& id = find(vs, idealName);
+    Summary chain = summarize(v.usPerRun);
+    Summary per = summarize(perRep(v, id, [K](double a, double b) { return (a - b) / double(K); }));
+    Summary idl = summarize(id.usPerRun);
+    csv.row("{},{},{:.3f},{:.3f},{:.3f},{:.4f},{:.4f},{:.4f},{:.4f}", name, K, chain.median, chain.min, chain.max,
+            per.median, per.min, per.max, idl.median / double(K));
+    fmt::print("| {} | {} | {} | {} |\n", name, sync, fmtS(chain, 1), fmtS(per, 3));
+  };
+  for (const Kind& k : kinds) report("sk_" + k.name, k.name + " (SuperKernel)", "ideal_" + k.name);
+  report("pool_barrier", "spin barrier after every op (ggml way)", "ideal_local");
+  report("launch_per_op", "one Executor::launch per op", "ideal_local");
+  report("gomp_per_op", "one `#pragma omp parallel` per op", "ideal_local");
+  for (const Kind& k : kinds) {
+    Summary idl = summarize(find(vs, "ideal_" + k.name).usPerRun);
+    fmt::print("\nideal {} chain: {} µs ({:.3f} µs per op)", k.name, fmtS(idl, 1), idl.median / double(K));
+  }
+  fmt::print("\n");
+}
+
+// ---- 2. decode stack -------------------------------------------------------
+
+void benchDecode() {
+  fmt::print("\n## 2. Decode stack\n");
+  Csv csv("decode.csv", "stack,variant,median_us,min_us,max_us");
+  Csv sum("decode_summary.csv", "stack,metric,median,min,max");
+  for (const std::string stack : {"decode_stack_shared_weights", "decode_stack"}) {
+    sk::OpList list = load(stack + ".json");
+    sk::CompiledPlan es1 = compile(list, "early-start=1");
+    sk::CompiledPlan es0 = compile(list, "early-start=0");
+    fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=0: {}\n", stack, list.ops.size(),
+               syncSummary(es1), syncSummary(es0));
+    std::optional<sk::CompiledPlan> unfused;
+    if (cfg.sessionUnfused) {
+      double t0 = nowNs();
+      unfused = compile(list, "", false);
+      fmt::print("- unfused reference: {} steps (compiled/loaded in {:.1f} s)\n", unfused->steps.size(),
+                 (nowNs() - t0) / 1e9);
+    }
+    sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
+    auto base = baselines(es1, bufs);
+    BaselineRunner* r = base.get();
+    std::vector<Variant> vs;
+    if (unfused) vs.push_back({"a_unfused_session", runSession(*unfused, bufs), {}, 1});
+    vs.push_back({"a_launch_per_op", [r] { r->launchPerOp(); }, {}, 1});
+    vs.push_back({"b_pool_barrier", [r] { r->whole(skbench::kModePool); }, {}, 1});
+    vs.push_back({"c_sk_es0", runSession(es0, bufs), {}, 1});
+    vs.push_back({"d_sk_es1", runSession(es1, bufs), {}, 1});
+    vs.push_back({"e_ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
+    sample(vs);
+    fmt::print("\n| variant | µs per decode step, median (min–max) |\n|---|---|\n");
+    Csv one("decode_" + stack + ".csv", "variant,median_us,min_us,max_us");  // one file per stack: plots
+    for (Variant& v : vs) {
+      Summary s = summarize(v.usPerRun);
+      csv.row("{},{},{:.2f},{:.2f},{:.2f}", stack, v.name, s.median, s.min, s.max);
+      one.row("{},{:.2f},{:.2f},{:.2f}", v.name, s.median, s.min, s.max);
+      fmt::print("| {} | {} |\n", v.name, fmtS(s, 1));
+    }
+    Variant& d = find(vs, "d_sk_es1");
+    auto ratio = [&](const std::string& metric, const std::string& other, bool pct) {
+      Summary s = summarize(perRep(find(vs, other), d, [pct](double o, double dd) { return pct ? 100.0 * o / dd : o / dd; }));
+      sum.row("{},{},{:.3f},{:.3f},{:.3f}", stack, metric, s.median, s.min, s.max);
+      fmt::print("| {} | {} |\n", metric, fmtS(s, 2));
+    };
+    fmt::print("\n| ratio (per repetition) | median (min–max) |\n|---|---|\n");
+    if (unfused) ratio("speedup d over a (Session unfused)", "a_unfused_session", false);
+    ratio("speedup d over a' (launch per op)", "a_launch_per_op", false);
+    ratio("speedup d over b (pool + barrier)", "b_pool_barrier", false);
+    ratio("speedup d over c (early-start=0)", "c_sk_es0", false);
+    ratio("(e) ideal as % of (d) (= d within x% of ideal)", "e_ideal", true);
+    // Op-size statistics of the ideal (what "latency-bound" means here).
+    Summary e = summarize(find(vs, "e_ideal").usPerRun);
+    fmt::print("\nideal per op (mean over {} ops): {:.3f} µs\n", list.ops.size(), e.median / double(list.ops.size()));
+    sum.row("{},ideal_us_per_op,{:.4f},{:.4f},{:.4f}", stack, e.median / double(list.ops.size()),
+            e.min / double(list.ops.size()), e.max / double(list.ops.size()));
+  }
+}
+
+// ---- 3. compile ------------------------------------------------------------
+
+struct ChildResult {
+  int status = -1;
+  double wallMs = 0;
+  std::string output;
+};
+
+// Spawn this executable (argv), capturing stdout; wall time around fork..wait.
+ChildResult spawnSelf(const std::vector<std::string>& args) {
+  std::vector<std::string> argvS = {cfg.self.string()};
+  argvS.insert(argvS.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argvS) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  int pipefd[2];
+  if (pipe(pipefd) != 0) die("pipe");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+  pid_t pid;
+  double t0 = nowNs();
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) die("posix_spawn");
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[1]);
+  ChildResult r;
+  char buf[4096];
+  ssize_t k;
+  while ((k = read(pipefd[0], buf, sizeof buf)) > 0) r.output.append(buf, size_t(k));
+  close(pipefd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r.wallMs = (nowNs() - t0) / 1e6;
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+fs::path freshDir(const std::string& name) {
+  fs::path d = cfg.out / "tmp" / fmt::format("{}-{}-{}", name, getpid(), uint64_t(nowNs()));
+  fs::create_directories(d);
+  fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
+  return d;
+}
+
+struct ColdResult {
+  double totalS = 0, objectsS = 0;
+  uint64_t objectsCompiled = 0, variants = 0;
+};
+ColdResult coldCompile(const sk::OpList& list, const fs::path& dir) {
+  sk::SessionOptions so;
+  so.cacheDir = dir;
+  so.options = cfg.options;
+  double t0 = nowNs(), tObj = 0;
+  so.progress = [&](std::string_view stage, size_t done, size_t total) {
+    if (stage == "objects" && done == total) tObj = nowNs();
+  };
+  auto s = must(sk::Session::create(so), "session");
+  sk::CompiledPlan cp = must(s->compile(list, {}), "cold compile");
+  ColdResult r;
+  r.totalS = (nowNs() - t0) / 1e9;
+  r.objectsS = tObj > 0 ? (tObj - t0) / 1e9 : 0;
+  r.objectsCompiled = cp.stats.objectMisses;
+  r.variants = cp.stats.objects;
+  return r;
+}
+
+void benchCompile() {
+  fmt::print("\n## 3. Compile\n\n");
+  Csv csv("compile.csv", "metric,median,min,max,unit,note");
+  sk::OpList stack = load("decode_stack_shared_weights.json");
+  sk::OpList nodedup = load("nodedup.json");
+  // The same layers as nodedup.json but with deduplicable sub-kernels.
+  sk::OpList dedupSame = stack;
+  dedupSame.ops.resize(nodedup.ops.size());
+  dedupSame.origin = "first layers of " + stack.origin;
+
+  std::vector<double> cold, coldObj, nd, ndDedup;
+  ColdResult last{}, lastNd{}, lastNdDedup{};
+  for (int r = 0; r < cfg.compileReps; ++r) {
+    last = coldCompile(stack, freshDir("cold"));
+    cold.push_back(last.totalS);
+    coldObj.push_back(last.objectsS);
+    lastNd = coldCompile(nodedup, freshDir("nodedup"));
+    nd.push_back(lastNd.totalS);
+    lastNdDedup = coldCompile(dedupSame, freshDir("dedup"));
+    ndDedup.push_back(lastNdDedup.totalS);
+  }
+  Summary c = summarize(cold), co = summarize(coldObj), n = summarize(nd), nd2 = summarize(ndDedup);
+  fmt::print("| measurement | median (min–max) |\n|---|---|\n");
+  fmt::print("| cold compile, {} ops, dedup on: {} objects for {} ops + 1 SuperKernel (s) | {} |\n", stack.ops.size(),
+             last.objectsCompiled, stack.ops.size(), fmtS(c, 2));
+  fmt::print("| of which sub-kernel objects (s) | {} |\n", fmtS(co, 2));
+  fmt::print("| {} ops, every sub-kernel unique ({} objects) (s) | {} |\n", nodedup.ops.size(), lastNd.objectsCompiled,
+             fmtS(n, 2));
+  fmt::print("| the same {} ops, dedup on ({} objects) (s) | {} |\n", dedupSame.ops.size(),
+             lastNdDedup.objectsCompiled, fmtS(nd2, 2));
+  // Without dedup the 1,525-op plan compiles one object per op: the
+  // measured cost per unique object, scaled (stated as an estimate).
+  double perObj = (n.median - nd2.median) / double(std::max<uint64_t>(1, lastNd.objectsCompiled - lastNdDedup.objectsCompiled));
+  double est = c.median + perObj * double(stack.ops.size() - last.objectsCompiled);
+  fmt::print("| estimated cold compile of the {} ops without dedup (s) | {:.1f} (= {:.2f} + {:.3f} s x {} extra objects) |\n",
+             stack.ops.size(), est, c.median, perObj, stack.ops.size() - last.objectsCompiled);
+  csv.row("cold_compile_s,{:.3f},{:.3f},{:.3f},s,{} objects {} ops", c.median, c.min, c.max, last.objectsCompiled, stack.ops.size());
+  csv.row("cold_objects_phase_s,{:.3f},{:.3f},{:.3f},s,", co.median, co.min, co.max);
+  csv.row("nodedup_sample_s,{:.3f},{:.3f},{:.3f},s,{} objects {} ops", n.median, n.min, n.max, lastNd.objectsCompiled, nodedup.ops.size());
+  csv.row("dedup_sample_s,{:.3f},{:.3f},{:.3f},s,{} objects {} ops", nd2.median, nd2.min, nd2.max, lastNdDedup.objectsCompiled, dedupSame.ops.size());
+  csv.row("nodedup_estimate_s,{:.3f},{:.3f},{:.3f},s,estimate", est, est, est);
+
+  // Memory hits: in this process, against the warm session cache.
+  sk::CompiledPlan warm = compile(stack, "");
+  const std::string key = warm.steps.at(0).artifact.key;
+  auto& cache = session().cache();
+  std::vector<double> findNs, getNs, recompileMs;
+  for (int r = 0; r < std::max(cfg.reps, 5); ++r) {
+    const int N = 100000;
+    double t0 = nowNs();
+    for (int i = 0; i < N; ++i)
+      if (!cache->findInMemory(key)) die("memory hit expected");
+    findNs.push_back((nowNs() - t0) / N);
+    sk::CacheRequest req;
+    req.key = key;
+    req.kind = sk::kKindSuperKernel;
+    req.load = true;
+    req.build = [](const fs::path&) -> sk::Expected<sk::BuildOutput> { return sk::internalError("bench: unexpected build"); };
+    t0 = nowNs();
+    for (int i = 0; i < N / 10; ++i) (void)must(cache->getOrBuild(req), "getOrBuild");
+    getNs.push_back((nowNs() - t0) / (N / 10));
+    t0 = nowNs();
+    sk::CompiledPlan again = compile(stack, "");
+    recompileMs.push_back((nowNs() - t0) / 1e6);
+    if (again.stats.superKernelMisses || again.stats.objectMisses) die("recompile was not a hit");
+  }
+  Summary f = summarize(findNs), g = summarize(getNs), rc = summarize(recompileMs);
+  fmt::print("| memory hit: Cache::findInMemory (ns) | {} |\n", fmtS(f, 0));
+  fmt::print("| memory hit: Cache::getOrBuild (ns) | {} |\n", fmtS(g, 0));
+  fmt::print("| Session::compile of the same {} ops again, in process (ms) | {} |\n", stack.ops.size(), fmtS(rc, 2));
+  csv.row("memory_hit_find_ns,{:.1f},{:.1f},{:.1f},ns,", f.median, f.min, f.max);
+  csv.row("memory_hit_getorbuild_ns,{:.1f},{:.1f},{:.1f},ns,", g.median, g.min, g.max);
+  csv.row("recompile_in_process_ms,{:.3f},{:.3f},{:.3f},ms,", rc.median, rc.min, rc.max);
+
+  // Disk hits in fresh processes: the child times its own work; the parent
+  // also times the whole spawn against a child that does nothing.
+  session().cache()->flushStats();
+  std::vector<double> lookupMs, childCompileMs, wallMs, noopMs;
+  for (int r = 0; r < std::max(cfg.reps, 5); ++r) {
+    ChildResult noop = spawnSelf({"child-noop"});
+    ChildResult hit = spawnSelf({"child-disk-hit", (cfg.ops / "decode_stack_shared_weights.json").string(),
+                                 (cfg.out / "cache").string(), key, cfg.options});
+    if (hit.status != 0) die("child-disk-hit failed: " + hit.output);
+    auto j = nlohmann::json::parse(hit.output);
+    lookupMs.push_back(j["lookup_ms"].get<double>());
+    childCompileMs.push_back(j["compile_ms"].get<double>());
+    wallMs.push_back(hit.wallMs);
+    noopMs.push_back(noop.wallMs);
+  }
+  Summary lk = summarize(lookupMs), cc = summarize(childCompileMs), wl = summarize(wallMs), no = summarize(noopMs);
+  fmt::print("| disk hit, fresh process: Cache::lookup + verify + dlopen of the SuperKernel (ms) | {} |\n", fmtS(lk, 2));
+  fmt::print("| disk hit, fresh process: Session::create + compile of all {} ops (ms) | {} |\n", stack.ops.size(),
+             fmtS(cc, 1));
+  fmt::print("| fresh process wall (spawn..exit) with the disk-hit lookup, minus an empty child (ms) | {:.1f} ({:.1f} - {:.1f}) |\n",
+             wl.median - no.median, wl.median, no.median);
+  csv.row("disk_hit_lookup_ms,{:.3f},{:.3f},{:.3f},ms,fresh process", lk.median, lk.min, lk.max);
+  csv.row("disk_hit_session_compile_ms,{:.3f},{:.3f},{:.3f},ms,fresh process", cc.median, cc.min, cc.max);
+  csv.row("disk_hit_process_minus_noop_ms,{:.3f},{:.3f},{:.3f},ms,", wl.median - no.median, wl.min - no.median, wl.max - no.median);
+
+  // Six processes racing for one cold key set.
+  fs::path raceDir = freshDir("race");
+  std::vector<std::thread> th;
+  std::vector<ChildResult> res(6);
+  for (int i = 0; i < 6; ++i)
+    th.emplace_back([&, i] { res[size_t(i)] = spawnSelf({"child-compile", (cfg.ops / "decode_layer.json").string(), raceDir.string(), cfg.options}); });
+  for (auto& t : th) t.join();
+  for (auto& r : res)
+    if (r.status != 0) die("child-compile failed: " + r.output);
+  sk::CacheConfig ccfg;
+  ccfg.root = raceDir;
+  auto rcache = must(sk::Cache::open(ccfg), "race cache");
+  sk::CacheStats st = must(rcache->stats(), "race stats");
+  fmt::print("| 6 processes racing for one cold plan (decode_layer): compiles / distinct entries / misses / hits | {} / {} / {} / {} |\n",
+             st.compiles, st.entries, st.misses, st.hits);
+  csv.row("race_compiles,{},{},{},count,entries={} misses={} hits={}", st.compiles, st.compiles, st.compiles, st.entries,
+          st.misses, st.hits);
+  if (st.compiles != st.entries) fmt::print("WARNING: {} compiles for {} keys: some key was compiled twice\n", st.compiles, st.entries);
+}
+
+// ---- 4. op-size sweep ------------------------------------------------------
+
+void benchSweep() {
+  fmt::print("\n## 4. Op-size sweep (counter chain)\n\n");
+  std::vector<std::pair<uint64_t, fs::path>> files;
+  for (auto& e : fs::directory_iterator(cfg.ops)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("sweep_n", 0) == 0) files.emplace_back(std::stoull(n.substr(7)), e.path());
+  }
+  std::sort(files.begin(), files.end());
+  Csv csv("sweep.csv", "n,ops,ideal_op_us,sk_op_us,launch_op_us,pool_op_us,speedup_launch_median,speedup_launch_min,"
+                       "speedup_launch_max,speedup_pool_median,speedup_pool_min,speedup_pool_max,pct_of_ideal");
+  fmt::print("| elements | ideal µs/op | SK µs/op | launch/op µs/op | pool+barrier µs/op | SK speedup vs launch/op | vs pool+barrier | ideal/SK |\n|---|---|---|---|---|---|---|---|\n");
+  for (auto& [n, path] : files) {
+    sk::OpList list = load(path.filename().string());
+    sk::CompiledPlan cp = compile(list, "");
+    sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
+    auto base = baselines(cp, bufs);
+    BaselineRunner* r = base.get();
+    std::vector<Variant> vs;
+    vs.push_back({"sk", runSession(cp, bufs), {}, 1});
+    vs.push_back({"launch", [r] { r->launchPerOp(); }, {}, 1});
+    vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
+    vs.push_back({"ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
+    sample(vs);
+    const double K = double(list.ops.size());
+    Variant &skv = find(vs, "sk"), &la = find(vs, "launch"), &po = find(vs, "pool"), &id = find(vs, "ideal");
+    auto sp = [](double o, double s) { return o / s; };
+    Summary s1 = summarize(perRep(la, skv, sp)), s2 = summarize(perRep(po, skv, sp)),
+            pc = summarize(perRep(id, skv, [](double i, double s) { return 100 * i / s; }));
+    double i = summarize(id.usPerRun).median / K, s = summarize(skv.usPerRun).median / K,
+           l = summarize(la.usPerRun).median / K, p = summarize(po.usPerRun).median / K;
+    csv.row("{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.1f}", n, list.ops.size(), i, s, l,
+            p, s1.median, s1.min, s1.max, s2.median, s2.min, s2.max, pc.median);
+    fmt::print("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} | {:.0f}% |\n", n, i, s, l, p, fmtS(s1), fmtS(s2),
+               pc.median);
+  }
+}
+
+// ---- 5. static shapes ------------------------------------------------------
+
+void benchStatic() {
+  fmt::print("\n## 5. Static shapes (shared-weight decode stack, SuperKernel early-start=1)\n\n");
+  sk::OpList withM = load("static_macros.json"), without = load("static_runtime.json");
+  sk::CompiledPlan a = compile(withM, ""), b = compile(without, "");
+  sk::BufferSet ba = must(sk::BufferSet::create(withM), "buffers"), bb = must(sk::BufferSet::create(without), "buffers");
+  std::vector<Variant> vs;
+  vs.push_back({"static_macros", runSession(a, ba), {}, 1});
+  vs.push_back({"runtime_shapes", runSession(b, bb), {}, 1});
+  sample(vs);
+  Summary sa = summarize(vs[0].usPerRun), sb = summarize(vs[1].usPerRun);
+  Summary sp = summarize(perRep(vs[1], vs[0], [](double rt, double st) { return rt / st; }));
+  Csv csv("static.csv", "variant,median_us,min_us,max_us");
+  csv.row("static_macros,{:.2f},{:.2f},{:.2f}", sa.median, sa.min, sa.max);
+  csv.row("runtime_shapes,{:.2f},{:.2f},{:.2f}", sb.median, sb.min, sb.max);
+  csv.row("speedup_static,{:.3f},{:.3f},{:.3f}", sp.median, sp.min, sp.max);
+  fmt::print("| variant | µs per decode step |\n|---|---|\n| shape macros (-DSK_ROWS=...) | {} |\n| shapes at run time | {} |\n| speedup of static shapes | {} |\n",
+             fmtS(sa, 1), fmtS(sb, 1), fmtS(sp, 3));
+  // Same results either way (the macros only change constant folding).
+  must(session().run(a, ba), "run");
+  must(session().run(b, bb), "run");
+}
+
+// ---- children (compile benchmark) ------------------------------------------
+
+int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const std::string& key,
+                 const std::string& options) {
+  double t0 = nowNs();
+  sk::CacheConfig cc;
+  cc.root = cacheDir;
+  auto cache = must(sk::Cache::open(cc), "cache");
+  auto art = must(cache->lookup(key, sk::kKindSuperKernel, true), "lookup");
+  if (!art || !art->library || !art->library->run()) die("disk hit expected for " + key);
+  double lookupMs = (nowNs() - t0) / 1e6;
+  double t1 = nowNs();
+  sk::SessionOptions so;
+  so.cacheDir = cacheDir;
+  so.options = options;
+  auto s = must(sk::Session::create(so), "session");
+  sk::OpList list = must(sk::loadOpList(opsFile), "load");
+  sk::CompiledPlan cp = must(s->compile(list, {}), "compile");
+  double compileMs = (nowNs() - t1) / 1e6;
+  if (cp.stats.superKernelMisses || cp.stats.objectMisses) die("child: not a disk hit");
+  fmt::print("{{\"lookup_ms\": {:.4f}, \"compile_ms\": {:.4f}}}\n", lookupMs, compileMs);
+  return 0;
+}
+
+int childCompile(const std::string& opsFile, const std::string& cacheDir, const std::string& options) {
+  sk::SessionOptions so;
+  so.cacheDir = cacheDir;
+  so.options = options;
+  so.jobs = 1;
+  auto s = must(sk::Session::create(so), "session");
+  sk::OpList list = must(sk::loadOpList(opsFile), "load");
+  (void)must(s->compile(list, {}), "compile");
+  return 0;
+}
+
+void usage() {
+  fmt::print(
+      "usage: sk_bench_suite --ops DIR --out DIR [--only LIST] [--smoke] [--reps N] [--sample-ms MS]\n"
+      "                      [--compile-reps N] [--no-session-unfused] [--options STR]\n"
+      "  LIST: comma-separated of boundary,decode,compile,sweep,static (default: all)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cfg.self = fs::canonical("/proc/self/exe");
+  if (argc >= 2 && std::string(argv[1]) == "child-noop") return 0;
+  if (argc == 6 && std::string(argv[1]) == "child-disk-hit") return childDiskHit(argv[2], argv[3], argv[4], argv[5]);
+  if (argc == 5 && std::string(argv[1]) == "child-compile") return childCompile(argv[2], argv[3], argv[4]);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) die(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--ops") cfg.ops = fs::absolute(next());
+    else if (a == "--out") cfg.out = fs::absolute(next());
+    else if (a == "--smoke") cfg.smoke = true;
+    else if (a == "--reps") cfg.reps = std::stoi(next());
+    else if (a == "--sample-ms") cfg.sampleMs = std::stod(next());
+    else if (a == "--compile-reps") cfg.compileReps = std::stoi(next());
+    else if (a == "--no-session-unfused") cfg.sessionUnfused = false;
+    else if (a == "--options") cfg.options = next();
+    else if (a == "--only") {
+      std::string l = next();
+      for (size_t p = 0; p <= l.size();) {
+        size_t q = l.find(',', p);
+        if (q == std::string::npos) q = l.size();
+        if (q > p) cfg.only.push_back(l.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      die("unknown argument " + a);
+    }
+  }
+  if (cfg.ops.empty() || cfg.out.empty()) {
+    usage();
+    return 2;
+  }
+  if (cfg.smoke) {
+    // Every code path, seconds in total: 5 repetitions of short samples.
+    cfg.reps = 5;
+    cfg.sampleMs = 2;
+    cfg.settleMs = 1;
+    cfg.compileReps = 1;
+  }
+  if (cfg.reps < 5) die("--reps must be >= 5");
+  fs::create_directories(cfg.out);
+  fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
+             cfg.reps, cfg.sampleMs, session().executor().numWorkers());
+  if (wanted("boundary")) benchBoundary();
+  if (wanted("decode")) benchDecode();
+  if (wanted("sweep")) benchSweep();
+  if (wanted("static")) benchStatic();
+  if (wanted("compile")) benchCompile();
+  fs::remove_all(cfg.out / "tmp");
+  return 0;
+}

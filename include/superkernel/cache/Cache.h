@@ -1,0 +1,228 @@
+// The artifact cache (DESIGN section 6, normative): SHA-256 keyed, in memory
+// and on disk, shared by every process of a user.
+//
+// IN MEMORY: a single-flight map. However many threads ask for one key at
+// once, one runs the build; the others wait and share its result or its
+// error. A failed build is NOT remembered: the flight's waiters get its
+// error, the key is dropped, and the next request builds again (a failed
+// compile is usually fixed by the user and retried in the same process).
+// A memory hit is one hash lookup under a shared lock (well under 1 us).
+//
+// ON DISK (root: CacheConfig::root, made absolute against the current
+// directory; else $SK_CACHE_DIR, else $XDG_CACHE_HOME/superkernel, else
+// ~/.cache/superkernel; a relative $SK_CACHE_DIR or $XDG_CACHE_HOME is
+// ignored with a warning, as the XDG spec says, so a relative path is never
+// used as is):
+//   <root>/entries/<key[0:2]>/<key>/   one immutable entry per key:
+//        <artifact file>   e.g. superkernel.so, object.o
+//        manifest.json     written last: key, kind, artifact, sha256, size,
+//                          toolchain, command, created, metadata (free form:
+//                          op list, plan report, ...)
+//        last_use          its mtime is the LRU clock (touched on each load)
+//   <root>/tmp/<key>.<pid>.XXXXXX/   builds in progress (flock'ed by their
+//        builder; stale ones, unlocked and older than staleTempAge, are removed)
+//   <root>/locks/<key>.lock          per-key flock: one compile across processes
+//                                    (bounded wait, then compile anyway)
+//   <root>/quarantine/               corrupt/untrusted entries moved aside
+//   <root>/stats.json (+ stats.lock) persisted counters
+// An entry is built in tmp/ and published with one rename(); a failed write
+// (disk full, SK_CACHE_FAULT=write) publishes nothing, removes its temp dir,
+// warns, and the result is still returned (from memory).
+//
+// TRUST: a root that is a symlink, not owned by the effective user, or
+// writable by group/others is not used: a warning is logged, `untrusted` is
+// counted and a private temporary cache (mkdtemp, 0700, removed when the
+// Cache is destroyed) is used instead. On every disk load the artifact is
+// opened with O_NOFOLLOW and must be a regular file owned by the user, not
+// group/other writable, with one link; its bytes are hashed and compared with
+// the manifest; the hashed bytes themselves are what is dlopen'ed (memfd).
+// A bad entry is counted (corrupt, or untrusted for owner/mode problems),
+// moved to quarantine/ and rebuilt: a miss, never a crash.
+//
+// EVICTION: after each publish, if the store exceeds maxBytes, entries are
+// removed in LRU order (last_use mtime) until it fits. An entry loaded as a
+// library by a live process is held with a shared flock on its directory;
+// eviction (and clear/gc) take an exclusive non-blocking flock and skip held
+// entries.
+//
+// COUNTERS: hits (memory + disk + flight waiters), misses (builds started),
+// compiles (successful builds), compile_failures, corrupt, untrusted,
+// evicted. Kept per process in atomics and merged into <root>/stats.json
+// under flock after every disk-level event, on flushStats() and on
+// destruction, so they persist across processes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superkernel/cache/Key.h"
+#include "superkernel/cache/LoadedLibrary.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+/// Entry kinds used by the library (the cache itself accepts any word).
+inline constexpr const char* kKindSuperKernel = "superkernel";
+inline constexpr const char* kKindObject = "object";
+
+struct CacheConfig {
+  /// Empty: $SK_CACHE_DIR, else $XDG_CACHE_HOME/superkernel, else ~/.cache/superkernel.
+  std::filesystem::path root;
+  /// false: memory only (no disk reads or writes, no stats file).
+  bool disk = true;
+  /// Size cap of the disk store in bytes; 0 = unlimited. nullopt:
+  /// $SK_CACHE_MAX_SIZE (e.g. "2G"), else 4 GiB.
+  std::optional<uint64_t> maxBytes;
+  /// Longest wait for another process's per-key lock before building anyway.
+  std::chrono::milliseconds lockWait{60000};
+  /// Temp build dirs older than this and not locked are removed (at open).
+  std::chrono::seconds staleTempAge{30 * 60};
+  /// Fault injection (tests): "write" makes every publish fail like a full
+  /// disk. Empty: $SK_CACHE_FAULT.
+  std::string fault;
+};
+
+/// What a build function made in the staging directory it was given.
+struct BuildOutput {
+  std::string artifactName;                          // file name inside stagingDir
+  std::vector<std::string> command;                  // for the manifest ("command")
+  std::string toolchain;                             // for the manifest (version line / path)
+  nlohmann::json metadata = nlohmann::json::object(); // free form ("metadata")
+};
+
+/// Builds the artifact into `stagingDir` (an empty private directory). Runs
+/// at most once per key at a time (all threads, and processes sharing the
+/// root, modulo the bounded lock wait). Its error is shared with waiters and
+/// counted in compile_failures.
+using BuildFn = std::function<Expected<BuildOutput>(const std::filesystem::path& stagingDir)>;
+
+struct Artifact {
+  enum class Origin : uint8_t { Built, Disk };
+  std::string key;
+  std::string kind;
+  Origin origin = Origin::Built;
+  std::string sha256;                                // of *bytes
+  std::shared_ptr<const std::string> bytes;          // verified artifact content
+  nlohmann::json manifest;                           // as published (or as it would have been)
+  std::filesystem::path entryDir;                    // published entry dir; empty if not published
+  std::shared_ptr<LoadedLibrary> library;            // when requested with load = true
+  std::shared_ptr<void> hold;                        // opaque: shared flock on the entry (load = true)
+};
+using ArtifactPtr = std::shared_ptr<const Artifact>;
+
+struct CacheRequest {
+  std::string key;                                   // from KeyBuilder::finish()
+  std::string kind = kKindSuperKernel;
+  /// dlopen the artifact (Artifact::library) and hold the disk entry.
+  bool load = false;
+  BuildFn build;
+};
+
+struct CacheStats {
+  uint64_t hits = 0, misses = 0, compiles = 0, compileFailures = 0;
+  uint64_t corrupt = 0, untrusted = 0, evicted = 0;
+  uint64_t memoryHits = 0, diskHits = 0;             // breakdown of hits
+  uint64_t entries = 0, bytes = 0;                   // computed from the disk store
+  /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
+  ///  "evicted","entries","bytes","memory_hits","disk_hits","root"}
+  nlohmann::json toJson() const;
+  std::filesystem::path root;
+};
+
+struct CacheEntryInfo {
+  std::string key;
+  std::string kind;
+  std::string artifactName;
+  uint64_t bytes = 0;                                // artifact + manifest on disk
+  int64_t created = 0;                               // unix seconds (manifest)
+  int64_t lastUse = 0;                               // unix seconds (last_use mtime)
+  std::filesystem::path dir;
+};
+
+struct IntegrityItem {
+  CacheEntryInfo info;
+  bool ok = false;
+  std::string problem;                               // empty when ok
+  nlohmann::json manifest;                           // null if unreadable; ["metadata"] for replay
+};
+struct IntegrityReport {
+  std::vector<IntegrityItem> entries;                // sorted by key
+  size_t problems = 0;
+};
+
+struct GcResult {
+  uint64_t removedEntries = 0, removedBytes = 0;
+  uint64_t skippedHeld = 0;                          // in use by a live process
+  uint64_t remainingEntries = 0, remainingBytes = 0;
+};
+
+class Cache {
+ public:
+  /// Open (creating the directories, mode 0700). An untrusted root falls
+  /// back to a private temporary cache (warning, counted); an error only if
+  /// even that cannot be created.
+  static Expected<std::shared_ptr<Cache>> open(const CacheConfig& config = {});
+  ~Cache();
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+
+  /// Memory, then disk, then build (single flight). Never returns a
+  /// half-published entry; a corrupt disk entry is rebuilt.
+  Expected<ArtifactPtr> getOrBuild(const CacheRequest& request);
+  /// Memory then disk, without building: nullptr when absent (or bad).
+  Expected<ArtifactPtr> lookup(std::string_view key, std::string_view kind, bool load);
+  /// Memory only (the fast path): nullptr when absent.
+  ArtifactPtr findInMemory(std::string_view key) const;
+
+  /// The root in use (the private temp dir when the configured one was untrusted).
+  const std::filesystem::path& root() const;
+  /// The root asked for (resolved), before any trust fallback.
+  const std::filesystem::path& requestedRoot() const;
+  bool usingPrivateFallback() const;
+  bool diskEnabled() const;
+  uint64_t maxBytes() const;
+
+  // sk-cache
+  /// Persisted counters + this process's unflushed ones, entries/bytes computed.
+  Expected<CacheStats> stats();
+  /// Every complete entry, newest use first.
+  Expected<std::vector<CacheEntryInfo>> list() const;
+  /// The manifest of `key` (a unique key prefix of >= 4 hex digits is accepted).
+  Expected<nlohmann::json> inspect(std::string_view key) const;
+  /// Rehash every entry; problems are reported (and with quarantineBad,
+  /// moved to quarantine/ and counted). Items carry the stored manifest.
+  Expected<IntegrityReport> verifyIntegrity(bool quarantineBad = false);
+  /// Evict LRU entries (never held ones) until the store is <= maxBytes;
+  /// also removes stale temp dirs and the quarantine.
+  Expected<GcResult> gc(uint64_t maxBytes);
+  /// Remove every entry not held by a live process, temp dirs and quarantine;
+  /// forgets the memory map. Counters are kept.
+  Expected<GcResult> clear();
+  /// Merge this process's counter deltas into stats.json now.
+  void flushStats();
+
+ private:
+  Cache();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Parse "500M", "2G", "1.5G", "4096", "10k", "3GiB" (binary multiples) into bytes.
+Expected<uint64_t> parseSize(std::string_view text);
+/// "1.5 GiB", "512 KiB", "12 B".
+std::string formatSize(uint64_t bytes);
+
+/// The default root (env resolution above), absolute.
+Expected<std::filesystem::path> defaultCacheRoot();
+
+}  // namespace sk

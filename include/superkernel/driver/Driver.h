@@ -1,0 +1,154 @@
+// The compiler driver: sub-kernel objects (deduplicated, cached, compiled in
+// parallel), their symbol sizes (LLVM Object), and the SuperKernel link.
+// Shaped for every target: cpu now; ascend/cuda supply their own toolchain
+// and flags through the same calls.
+//
+// Objects. Each KernelVariant compiles into one relocatable object:
+//   <launcher...> <compiler> -c -O2 -fPIC -std=c++17 (C sources: -x c -std=c11)
+//     [-march=<arch>] -I<runtimeIncludeDir> -D<entry>=<symbol> -D<macro>=<value>...
+//     <compile-options...> [-falign-functions=<func-align>] -o <out> <source>
+// keyed (kind "object") by: schema + library version, target, arch, toolchain
+// identity, the canonical flags above (without -o/source), the source bytes
+// and the header files beside it, every runtime header, the symbol. Two
+// variants with equal keys compile once (in this process, across processes,
+// and across runs through the disk cache).
+//
+// SuperKernels. The generated source (C++ text) is compiled and linked with
+// the objects and runtimeCpuSourceDir()/kernel_abi.c (compiled with
+// -DSK_BUILDING_SUPERKERNEL -fvisibility=hidden) into one shared object:
+//   -shared -fPIC -O2 -std=c++17 -fvisibility=hidden [-march] -I<runtime include>
+//   <compile-options...> [-falign-functions=N] -Wl,-z,defs
+//   -Wl,--version-script=<exports only run> -o <so> -x c++ superkernel.cpp -x none <objects> kernel_abi.o
+// (kernel_abi.c is our runtime: it does not get compile-options)
+// so `run` (which the generated code marks extern "C" and
+// __attribute__((visibility("default")))) is the only exported symbol. Its
+// key (kind "superkernel") covers the source text, the objects' keys, the
+// runtime headers and kernel_abi.c, the toolchain identity, the link flags
+// and Options::canonical().
+//
+// Thread-safety: every const member may be called from many threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superkernel/cache/Cache.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/driver/Toolchain.h"
+#include "superkernel/frontend/Options.h"
+#include "superkernel/plan/Plan.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+struct DriverConfig {
+  /// Parallel compiler processes in compileObjects; 0 = hardware threads.
+  unsigned jobs = 0;
+  /// Per compiler process; the process group is killed after it.
+  std::chrono::seconds timeout{600};
+  /// "native": -march=native and the host CPU's model/flags in the keys;
+  /// "" or "generic": no -march; anything else: -march=<arch>.
+  std::string arch = "native";
+};
+
+/// One compiled sub-kernel variant.
+struct ObjectArtifact {
+  std::string key;                                  // its cache key (kind "object")
+  std::string symbol;                               // KernelVariant::symbol
+  uint64_t symbolSize = 0;                          // code bytes of `symbol` (-> KernelVariant::codeBytes)
+  std::shared_ptr<const std::string> bytes;         // the object file's content
+  bool cached = false;                              // served without compiling (memory or disk)
+};
+
+/// Progress of compileObjects: `done` of `total` distinct objects finished
+/// (total = number of distinct keys). Called serially (never concurrently).
+using ProgressFn = std::function<void(size_t done, size_t total)>;
+
+/// A built and loaded SuperKernel.
+struct SuperKernelArtifact {
+  std::string key;
+  ArtifactPtr artifact;                             // bytes, manifest, held entry
+  std::shared_ptr<LoadedLibrary> library;           // == artifact->library
+  SuperKernelRunFn run = nullptr;                   // dlsym("run")
+  bool cached = false;                              // not compiled by this call
+};
+
+/// Result of an uncached link (linkSuperKernel).
+struct LinkResult {
+  std::filesystem::path output;                     // the shared object written
+  std::vector<std::string> command;                 // the link command's argv
+  std::string diagnostics;                          // compiler stderr (warnings)
+};
+
+class Driver {
+ public:
+  /// `cache` may be null: everything is compiled, nothing is kept.
+  Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig config = {});
+  ~Driver();
+  Driver(Driver&&) noexcept;
+  Driver& operator=(Driver&&) noexcept;
+
+  const Toolchain& toolchain() const;
+  const std::shared_ptr<Cache>& cache() const;
+  const DriverConfig& config() const;
+  unsigned jobs() const;                            // effective (0 resolved)
+
+  /// The canonical object flags of a variant (argv items between the
+  /// compiler and "-o"; no launcher, no paths that vary per build).
+  std::vector<std::string> objectFlags(const KernelVariant& variant, const Options& options) const;
+  /// The shared-object link flags (between the compiler and the inputs).
+  std::vector<std::string> linkFlags(const Options& options) const;
+  /// The object's cache key (reads the source and its neighbour headers).
+  Expected<std::string> objectKey(const KernelVariant& variant, const Options& options) const;
+
+  /// Compile one variant (or get it from the cache), with its symbol size.
+  Expected<ObjectArtifact> compileObject(const KernelVariant& variant, const Options& options) const;
+  /// One ObjectArtifact per input variant, same order; equal keys compile
+  /// once; up to jobs() compiles at a time. The first error (in input order
+  /// of the failing variants) is returned after every job has finished.
+  Expected<std::vector<ObjectArtifact>> compileObjects(const std::vector<KernelVariant>& variants,
+                                                       const Options& options,
+                                                       const ProgressFn& progress = {}) const;
+
+  /// The SuperKernel's cache key.
+  Expected<std::string> superKernelKey(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
+                                       const Options& options) const;
+  /// Compile + link without the cache, into `outputFile` (its directory must
+  /// exist; scratch files go next to it).
+  Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
+                                       const Options& options, const std::filesystem::path& outputFile) const;
+  /// Key, get-or-build through the cache (link on a miss), dlopen, dlsym
+  /// "run" (an error if it is missing). `metadata` is stored in the manifest
+  /// when this call builds (op list, plan report: what `sk-cache verify`
+  /// replays). Without a cache: a private memory-only build.
+  Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
+                                                 const std::vector<ObjectArtifact>& objects,
+                                                 const Options& options,
+                                                 const nlohmann::json& metadata = nlohmann::json::object()) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  Expected<ObjectArtifact> compileWithKey(const KernelVariant& v, const Options& o, const std::string& key) const;
+  std::vector<std::string> abiFlags() const;
+};
+
+/// Copy ObjectArtifact::symbolSize into KernelVariant::codeBytes (same order).
+void applyCodeBytes(std::vector<KernelVariant>& variants, const std::vector<ObjectArtifact>& objects);
+
+/// Sizes of the defined symbols of a relocatable/shared ELF object (LLVM
+/// Object): name -> st_size. ErrorKind::Compile if the bytes are not an object.
+Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objectBytes);
+/// One symbol's size; an error naming the symbol if it is not defined.
+Expected<uint64_t> readSymbolSize(std::string_view objectBytes, std::string_view symbol);
+
+}  // namespace sk

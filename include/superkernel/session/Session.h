@@ -1,0 +1,144 @@
+// The Session ties the pipeline together: op list (or Graph) -> FusionPlan ->
+// generated source per step -> compiled, cached, loaded shared objects ->
+// execution on the host executor.
+//
+//   sk::Session session;                                  // executor + toolchain + cache
+//   auto list = sk::loadOpList("model.json");
+//   auto fused = session.compile(*list);                  // CompiledPlan
+//   auto ref = session.compile(*list, {.fuse = false});   // the unfused reference
+//   auto a = sk::BufferSet::create(*list);                // identical initial contents
+//   auto b = sk::BufferSet::create(*list);
+//   session.run(*fused, *a);  session.run(*ref, *b);
+//   auto diff = a->compare(*b);                           // nullopt: bit-identical
+//
+// Thread-safety: compile() may be called from several threads at once (the
+// cache single-flights identical keys). run() of one CompiledPlan is not
+// reentrant (it reuses the plan's prebuilt argument arrays); different
+// CompiledPlans may run concurrently (the executor serializes launches).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "superkernel/cache/Cache.h"
+#include "superkernel/codegen/Target.h"
+#include "superkernel/driver/Driver.h"
+#include "superkernel/frontend/Graph.h"
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/plan/Plan.h"
+#include "superkernel/runtime/Executor.h"
+#include "superkernel/session/BufferSet.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+/// Progress of compile(): stage "objects" (distinct sub-kernel objects) or
+/// "superkernels" (steps built), `done` of `total`. Called serially.
+using CompileProgressFn = std::function<void(std::string_view stage, size_t done, size_t total)>;
+
+struct SessionOptions {
+  uint32_t workers = 0;                     // executor workers; 0: SK_NUM_WORKERS, else hardware threads
+  uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
+  std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
+  bool diskCache = true;                    // false: memory-only cache
+  std::string compiler;                     // empty: $SK_CXX, else clang++
+  unsigned jobs = 0;                        // parallel compiles; 0: hardware threads
+  /// Option string merged over every op list's own options (later keys win),
+  /// e.g. sk-compile --options.
+  std::string options;
+  CompileProgressFn progress;
+};
+
+struct CompileRequest {
+  /// Merged over the op list's options and SessionOptions::options (wins over both).
+  std::string options;
+  /// false: the unfused reference (every launch its own step).
+  bool fuse = true;
+  /// Target override (sk-compile --target); empty: the op list's.
+  std::string target;
+};
+
+/// One executable step: a SuperKernel (or one unfused op) loaded and ready.
+struct CompiledStep {
+  size_t stepIndex = 0;                     // into CompiledPlan::plan.steps
+  std::string name;
+  GeneratedSource source;                   // text + manifest (sk-compile --emit-source)
+  SuperKernelArtifact artifact;             // holds the loaded library alive
+  SuperKernelRunFn run = nullptr;
+  uint32_t numCores = 1;                    // run()'s block_dim
+  std::vector<uint32_t> listBuffers;        // manifest order -> OpList buffer index
+  std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
+  std::vector<std::string> opNames;         // for traces (profiling ids)
+  bool cached = false;                      // served by the cache (memory or disk)
+};
+
+struct CompileStats {
+  std::chrono::nanoseconds compileTime{0};  // wall time of compile()
+  uint64_t superKernelHits = 0, superKernelMisses = 0;
+  uint64_t objectHits = 0, objectMisses = 0;
+  uint64_t objects = 0;                     // distinct sub-kernel variants
+};
+
+struct CompiledPlan {
+  OpList list;                              // what was compiled (BufferSet::create(list))
+  Options options;                          // merged list/session/request options
+  FusionPlan plan;                          // with codeBytes filled in
+  std::vector<CompiledStep> steps;          // execution order
+  CompileStats stats;
+  std::shared_ptr<const Target> target;
+};
+
+class Session {
+ public:
+  /// Finds the toolchain and opens the cache; errors are Compile (no
+  /// compiler) or Io (cache) kinds with context.
+  static Expected<std::unique_ptr<Session>> create(SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Executor& executor();
+  const Toolchain& toolchain() const;
+  const std::shared_ptr<Cache>& cache() const;
+  const SessionOptions& options() const;
+
+  /// Plan, generate, compile (objects once each, SuperKernels in parallel),
+  /// load. Errors carry context ("while compiling SuperKernel sk1: ...").
+  Expected<CompiledPlan> compile(const OpList& list, const CompileRequest& request = {});
+
+  /// Compile what a Graph recorded, minus the launches that already ran
+  /// immediately (outside any Scope). Run it with graph.hostPointers().
+  Expected<CompiledPlan> compile(const Graph& graph, const CompileRequest& request = {});
+
+  /// Make the Graph's unscoped launches run immediately on this session's
+  /// executor (each compiled once as an unfused op, then cached). Buffers
+  /// they touch need host memory (addBuffer's `host`).
+  void attach(Graph& graph);
+
+  /// Execute every step in order on `buffers` (created for plan.list).
+  Status run(CompiledPlan& plan, BufferSet& buffers);
+  /// The same with raw base pointers in op-list buffer order (a Graph's
+  /// hostPointers()); `count` must equal plan.list.buffers.size().
+  Status run(CompiledPlan& plan, void* const* buffers, size_t count);
+
+  /// Run with profiling on and return the Chrome/Perfetto trace JSON. The
+  /// plan must have been compiled with profiling=1 (else BadInput).
+  Expected<std::string> runProfiled(CompiledPlan& plan, BufferSet& buffers);
+
+ private:
+  Session();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Merge option strings in order (each over the previous): the list's, the
+/// session's, the request's. BadInput naming the bad key.
+Expected<Options> mergeOptions(const std::vector<std::string_view>& optionStrings);
+
+}  // namespace sk

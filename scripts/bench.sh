@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Build the benchmarks (release), run all of them, write the results under
+# build/bench-results/ and regenerate docs/img/*.png (docs/PERFORMANCE.md).
+#
+#   scripts/bench.sh                 full run (~15-25 min on 2 cores; the first
+#                                    run also compiles ~3,000 unfused steps)
+#   scripts/bench.sh --smoke         every benchmark on small inputs, < ~60 s
+#                                    once built (CI: keeps bench/ from rotting);
+#                                    plots go to build/bench-results/smoke/img
+#   scripts/bench.sh [--smoke] -- ARGS   extra arguments for sk_bench_suite
+#                                    (e.g. --only decode,sweep  --reps 9)
+# Environment: SK_BENCH_BUILD (build dir, default build/release),
+#              SK_BENCH_OUT (results dir, default build/bench-results[/smoke]).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+smoke=0
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1' (--smoke, -- ARGS)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+build=${SK_BENCH_BUILD:-$root/build/release}
+if [ -z "${SK_BENCH_BUILD:-}" ]; then
+  "$root/scripts/build.sh" release sk_bench_suite
+else
+  cmake --build "$build" -j "${SK_BUILD_JOBS:-$(nproc)}" --target sk_bench_suite
+fi
+suite="$build/bench/sk_bench_suite"
+
+if [ "$smoke" = 1 ]; then
+  out=${SK_BENCH_OUT:-$root/build/bench-results/smoke}
+  img="$out/img"
+  gen=(--chain-ops 32 --sweep-ops 16 --sweep-n 4096,65536 --decode-layers 1 --nodedup-layers 1)
+  run=(--smoke --no-session-unfused)
+else
+  out=${SK_BENCH_OUT:-$root/build/bench-results}
+  img="$root/docs/img"
+  gen=()
+  run=()
+fi
+mkdir -p "$out" "$img"
+rm -rf "$out/ops"
+
+# The machine the numbers come from (docs/PERFORMANCE.md quotes this file).
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown) (plus working tree)"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "cpu flags (simd): $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|fma|sse4_2)$' | tr '\n' ' ')"
+  echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "kernel: $(uname -sr)"
+  echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "jit compiler: $(${SK_CXX:-clang++} --version 2>/dev/null | head -1)"
+} > "$out/machine.txt"
+cat "$out/machine.txt"
+
+python3 "$root/bench/gen_sweep.py" --out "$out/ops" ${gen[@]+"${gen[@]}"}
+"$suite" --ops "$out/ops" --out "$out" ${run[@]+"${run[@]}"} ${extra[@]+"${extra[@]}"} | tee "$out/report.md"
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
+
+if command -v gnuplot >/dev/null; then
+  gnuplot -e "dir='$out'; img='$img'" "$root/bench/plot.gp"
+  echo "bench.sh: plots in $img"
+else
+  echo "bench.sh: gnuplot not found; no plots" >&2
+fi
+echo "bench.sh: results in $out"

@@ -1,0 +1,129 @@
+#include "superkernel/cache/Key.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "superkernel/support/Paths.h"
+
+namespace sk {
+namespace fs = std::filesystem;
+
+namespace {
+std::string toHex(const unsigned char* d, unsigned n) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(n * 2, '0');
+  for (unsigned i = 0; i < n; ++i) {
+    s[2 * i] = digits[d[i] >> 4];
+    s[2 * i + 1] = digits[d[i] & 15];
+  }
+  return s;
+}
+
+struct Sha {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  Sha() {
+    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) throw std::runtime_error("EVP sha256 init failed");
+  }
+  ~Sha() { EVP_MD_CTX_free(ctx); }
+  Sha(const Sha&) = delete;
+  Sha& operator=(const Sha&) = delete;
+  void update(const void* p, size_t n) { EVP_DigestUpdate(ctx, p, n); }
+  std::string hex() {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    EVP_DigestFinal_ex(ctx, md, &len);
+    return toHex(md, len);
+  }
+};
+
+Expected<std::string> readWhole(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return ioError(fmt::format("cannot read {}", file.string()));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return ioError(fmt::format("cannot read {}", file.string()));
+  return data;
+}
+}  // namespace
+
+std::string sha256Hex(std::string_view bytes) {
+  Sha s;
+  s.update(bytes.data(), bytes.size());
+  return s.hex();
+}
+
+Expected<std::string> sha256File(const fs::path& file) {
+  SK_ASSIGN_OR_RETURN(std::string data, readWhole(file));
+  return sha256Hex(data);
+}
+
+struct KeyBuilder::Impl {
+  Sha sha;
+  bool finished = false;
+  void field(std::string_view tag, std::string_view bytes) {
+    auto len = [&](uint64_t n) {
+      unsigned char le[8];
+      for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(n >> (8 * i));
+      sha.update(le, 8);
+    };
+    len(tag.size());
+    sha.update(tag.data(), tag.size());
+    len(bytes.size());
+    sha.update(bytes.data(), bytes.size());
+  }
+};
+
+KeyBuilder::KeyBuilder() : impl_(std::make_unique<Impl>()) {
+  add("schema", uint64_t{kCacheKeySchemaVersion});
+  add("library", libraryVersion());
+}
+KeyBuilder::~KeyBuilder() = default;
+KeyBuilder::KeyBuilder(KeyBuilder&&) noexcept = default;
+KeyBuilder& KeyBuilder::operator=(KeyBuilder&&) noexcept = default;
+
+KeyBuilder& KeyBuilder::add(std::string_view tag, std::string_view bytes) {
+  impl_->field(tag, bytes);
+  return *this;
+}
+
+KeyBuilder& KeyBuilder::add(std::string_view tag, uint64_t value) {
+  return add(tag, std::string_view(std::to_string(value)));
+}
+
+Status KeyBuilder::addFile(std::string_view tag, const fs::path& file) {
+  SK_ASSIGN_OR_RETURN(std::string data, readWhole(file));
+  add(tag, data);
+  return Status::success();
+}
+
+Status KeyBuilder::addTree(std::string_view tag, const fs::path& dir) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) files.push_back(it->path().lexically_relative(dir));
+  }
+  if (ec) return ioError(fmt::format("cannot list {}: {}", dir.string(), ec.message()));
+  std::sort(files.begin(), files.end());
+  add(std::string(tag) + ":count", uint64_t{files.size()});
+  for (const auto& rel : files) {
+    SK_RETURN_IF_ERROR(addFile(std::string(tag) + ":" + rel.generic_string(), dir / rel));
+  }
+  return Status::success();
+}
+
+std::string KeyBuilder::finish() {
+  impl_->finished = true;
+  return impl_->sha.hex();
+}
+
+bool isValidCacheKey(std::string_view key) {
+  if (key.size() != 64) return false;
+  return std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+}  // namespace sk

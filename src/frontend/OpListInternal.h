@@ -1,0 +1,55 @@
+// Internals shared by the op-list parser, validator, writer, builtin lookup
+// and the Graph recorder. Not installed.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "superkernel/frontend/OpList.h"
+
+namespace sk::detail {
+
+using ojson = nlohmann::ordered_json;
+
+/// ".key" for identifier-like keys, else `["key"]` (JSON-escaped), so a path
+/// stays unambiguous for any key a hostile file may use.
+std::string pathKey(std::string_view key);
+/// "<origin>: <path>: <msg>", leaving out empty parts.
+Error pathError(const std::string& origin, const std::string& path, const std::string& msg);
+/// JSON-quoted string for messages (escapes control characters).
+std::string quote(std::string_view s);
+/// C identifier: [A-Za-z_][A-Za-z0-9_]*.
+bool isIdentifier(std::string_view s);
+
+/// Parse JSON text with the size and depth limits enforced and duplicate
+/// object keys rejected (both before nlohmann builds deep values).
+Expected<ojson> parseJsonText(std::string_view text, const std::string& origin, const OpListLimits& limits);
+
+/// One kernel object of the op-list format (also the format of a builtin's
+/// json file). `path` is its JSON path for messages.
+Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin, const std::string& path,
+                                       const std::filesystem::path& baseDir, const std::string& name,
+                                       const OpListLimits& limits);
+ojson writeKernelObject(const KernelDecl& k);
+
+/// Builtin lookup in an explicit templates directory (tests use fixtures).
+Expected<KernelDecl> findBuiltinKernelIn(const std::filesystem::path& templates, std::string_view name);
+
+/// A declared kernel with its parameters available: builtins are looked up
+/// (name kept as the op list's key, `builtin` kept), others copied.
+Expected<KernelDecl> resolveKernel(const KernelDecl& k);
+
+/// The checks of one launch op against its (resolved) kernel and the list's
+/// buffers: args vs params, kinds, dtypes, views in bounds, block_dim, macros.
+Status validateLaunch(const OpList& list, size_t opIndex, const KernelDecl& resolved, const OpListLimits& limits);
+/// Checks of one kernel declaration (params, entry, macros, source file).
+Status validateKernel(const OpList& list, size_t kernelIndex, const KernelDecl& resolved, const OpListLimits& limits);
+/// Checks of one buffer (shape, byte size, init file); adds to `totalBytes`.
+Status validateBuffer(const OpList& list, size_t bufferIndex, const OpListLimits& limits, uint64_t& totalBytes);
+
+std::string opPath(size_t i);
+
+}  // namespace sk::detail

@@ -1,0 +1,265 @@
+// Semantic validation of an op list (DESIGN section 3).
+//
+// Guarantees, for a list that passes: the target is known (cpu, ascend,
+// cuda); options and scope options parse; names are unique and within
+// limits; every builtin resolves and every kernel source file exists; every
+// buffer's byte size fits in 64 bits and the configured limits (one buffer
+// and all together) and its init file, if any, exists with the right size;
+// every launch names a declared kernel, has block_dim in 1..maxBlockDim and
+// exactly one argument per parameter of the right kind and dtype (scalars in
+// range of their dtype), views are non-empty and inside their buffer; every
+// wait follows a record of its event. The planner relies on all of this.
+//
+// Paths in messages are rebuilt from the in-memory list (kernels, buffers and
+// args keep file order), so a Graph-recorded list gets the same messages as
+// a parsed file.
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "frontend/OpListInternal.h"
+#include "superkernel/frontend/Options.h"
+
+namespace sk {
+namespace fs = std::filesystem;
+
+namespace detail {
+namespace {
+
+Error err(const OpList& l, const std::string& path, const std::string& msg) { return pathError(l.origin, path, msg); }
+
+Status checkName(const OpList& l, const std::string& name, const std::string& path, const OpListLimits& limits) {
+  if (name.empty()) return err(l, path, "name must not be empty");
+  if (name.size() > limits.maxNameBytes)
+    return err(l, path, "name longer than " + std::to_string(limits.maxNameBytes) + " bytes");
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20) return err(l, path, "name contains a control character");
+  return Status::success();
+}
+
+Status checkMacros(const OpList& l, const std::map<std::string, std::string>& m, const std::string& path,
+                   const OpListLimits& limits) {
+  if (m.size() > limits.maxArgs)
+    return err(l, path, std::to_string(m.size()) + " macros, over the limit of " + std::to_string(limits.maxArgs));
+  for (const auto& [k, v] : m) {
+    if (!isIdentifier(k)) return err(l, path + pathKey(k), "macro name " + quote(k) + " is not a C identifier");
+    if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
+      return err(l, path + pathKey(k), "macro value contains a newline or NUL");
+  }
+  return Status::success();
+}
+
+bool isFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+
+// Range of an integer scalar dtype.
+std::pair<int64_t, int64_t> intRange(DType t) {
+  switch (t) {
+    case DType::I8: return {INT8_MIN, INT8_MAX};
+    case DType::I16: return {INT16_MIN, INT16_MAX};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    case DType::U8: return {0, UINT8_MAX};
+    case DType::U16: return {0, UINT16_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    case DType::U64: return {0, INT64_MAX};  // JSON integers we accept are int64
+    case DType::Bool: return {0, 1};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+std::string paramList(const KernelDecl& k) {
+  std::string s;
+  for (const auto& p : k.params) s += (s.empty() ? "" : ", ") + p.name;
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpListLimits& limits) {
+  const KernelDecl& declared = l.kernels[ki];
+  std::string path = "kernels" + pathKey(declared.name);
+  SK_RETURN_IF_ERROR(checkName(l, declared.name, path, limits));
+  // For a builtin, the declaration's own file is the place to blame.
+  std::string where = declared.builtin.empty() ? path : path + ".builtin (" + quote(declared.builtin) + ")";
+  if (k.params.size() > limits.maxParams)
+    return err(l, where + ".params", std::to_string(k.params.size()) + " parameters, over the limit of " +
+                                        std::to_string(limits.maxParams));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    std::string pp = where + ".params[" + std::to_string(i) + "].name";
+    if (!isIdentifier(k.params[i].name))
+      return err(l, pp, "parameter name " + quote(k.params[i].name) + " is not a C identifier");
+    if (!seen.insert(k.params[i].name).second) return err(l, pp, "duplicate parameter " + quote(k.params[i].name));
+  }
+  if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
+  if (k.coreType != "vector" && k.coreType != "cube" && k.coreType != "mix")
+    return err(l, where + ".core_type", "unknown core_type " + quote(k.coreType) + " (accepted: vector, cube, mix)");
+  SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits));
+  if (k.source.empty() && k.sourcePath.empty()) return err(l, where + ".source", "missing source");
+  std::error_code ec;
+  if (!fs::is_regular_file(k.sourcePath, ec))
+    return err(l, where + ".source", "source file " + quote(k.sourcePath.string()) + " not found");
+  return Status::success();
+}
+
+Status validateBuffer(const OpList& l, size_t bi, const OpListLimits& limits, uint64_t& totalBytes) {
+  const BufferDecl& b = l.buffers[bi];
+  std::string path = "buffers" + pathKey(b.name);
+  SK_RETURN_IF_ERROR(checkName(l, b.name, path, limits));
+  if (b.shape.size() > 16) return err(l, path + ".shape", "rank over the limit of 16");
+  uint64_t n = 1;
+  for (size_t i = 0; i < b.shape.size(); ++i) {
+    int64_t d = b.shape[i];
+    if (d < 1) return err(l, path + ".shape[" + std::to_string(i) + "]", "dimension " + std::to_string(d) + " must be >= 1");
+    if (n > UINT64_MAX / static_cast<uint64_t>(d))
+      return err(l, path + ".shape", "element count overflows 64 bits");
+    n *= static_cast<uint64_t>(d);
+  }
+  uint64_t size = dtypeSize(b.dtype);
+  if (n > UINT64_MAX / size) return err(l, path + ".shape", "byte size overflows 64 bits");
+  uint64_t bytes = n * size;
+  if (bytes > limits.maxBufferBytes)
+    return err(l, path + ".shape", "buffer of " + std::to_string(bytes) + " bytes exceeds the limit of " +
+                                       std::to_string(limits.maxBufferBytes) + " bytes");
+  if (totalBytes + bytes > limits.maxTotalBytes || totalBytes + bytes < totalBytes)
+    return err(l, path + ".shape", "all buffers together exceed the limit of " + std::to_string(limits.maxTotalBytes) + " bytes");
+  totalBytes += bytes;
+  if (b.init.kind == BufferInit::Kind::File) {
+    if (b.init.file.empty()) return err(l, path + ".init.file", "must not be empty");
+    fs::path p(b.init.file);
+    if (p.is_relative()) p = l.baseDir / p;
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) return err(l, path + ".init.file", "init file " + quote(p.string()) + " not found");
+    uint64_t fsize = fs::file_size(p, ec);
+    if (ec || fsize != bytes)
+      return err(l, path + ".init.file", "init file " + quote(p.string()) + " has " + std::to_string(fsize) +
+                                             " bytes, the buffer " + std::to_string(bytes));
+  }
+  return Status::success();
+}
+
+Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpListLimits& limits) {
+  const Op& op = l.ops[oi];
+  std::string path = opPath(oi);
+  SK_RETURN_IF_ERROR(checkName(l, op.name, path + ".name", limits));
+  if (op.scope) SK_RETURN_IF_ERROR(checkName(l, *op.scope, path + ".scope", limits));
+  if (op.blockDim < 1 || op.blockDim > limits.maxBlockDim)
+    return err(l, path + ".block_dim", "block_dim " + std::to_string(op.blockDim) + " out of range 1.." +
+                                           std::to_string(limits.maxBlockDim));
+  if (op.stream >= limits.maxStreams)
+    return err(l, path + ".stream", "stream " + std::to_string(op.stream) + " out of range 0.." +
+                                        std::to_string(limits.maxStreams - 1));
+  if (op.args.size() > limits.maxArgs)
+    return err(l, path + ".args", std::to_string(op.args.size()) + " args, over the limit of " + std::to_string(limits.maxArgs));
+  std::set<std::string> given;
+  for (const auto& [name, arg] : op.args) {
+    std::string ap = path + ".args" + pathKey(name);
+    if (!given.insert(name).second) return err(l, ap, "argument given twice");
+    const ParamDecl* p = k.findParam(name);
+    if (!p)
+      return err(l, ap, "kernel " + quote(op.kernel) + " has no parameter " + quote(name) + " (parameters: " + paramList(k) + ")");
+    if (p->kind == ParamKind::Buffer) {
+      if (!arg.isBuffer())
+        return err(l, ap, "parameter " + quote(name) + " is a buffer (" + dtypeName(p->dtype) + "), got a number");
+      const BufferRef& ref = arg.buffer();
+      const BufferDecl* b = l.findBuffer(ref.buffer);
+      if (!b) return err(l, ap, "unknown buffer " + quote(ref.buffer));
+      if (b->dtype != p->dtype)
+        return err(l, ap, "buffer " + quote(ref.buffer) + " is " + dtypeName(b->dtype) + " but parameter " + quote(name) +
+                              " of kernel " + quote(op.kernel) + " is " + dtypeName(p->dtype));
+      if (ref.isView) {
+        uint64_t n = b->elements();
+        if (ref.count == 0) return err(l, ap, "view of buffer " + quote(ref.buffer) + " has count 0");
+        if (ref.offset > n || ref.count > n - ref.offset)
+          return err(l, ap, "view [" + std::to_string(ref.offset) + ", +" + std::to_string(ref.count) +
+                                ") is out of bounds of buffer " + quote(ref.buffer) + " (" + std::to_string(n) + " elements)");
+      }
+    } else {
+      if (arg.isBuffer())
+        return err(l, ap, "parameter " + quote(name) + " is a scalar (" + dtypeName(p->dtype) + "), got buffer " +
+                              quote(arg.buffer().buffer));
+      const ScalarValue& v = arg.scalar();
+      if (std::holds_alternative<double>(v)) {
+        double d = std::get<double>(v);
+        if (!isFloat(p->dtype))
+          return err(l, ap, "parameter " + quote(name) + " is " + dtypeName(p->dtype) + ", got a floating-point number");
+        if (!std::isfinite(d)) return err(l, ap, "scalar is not finite");
+      } else if (!isFloat(p->dtype)) {
+        auto [lo, hi] = intRange(p->dtype);
+        int64_t x = std::get<int64_t>(v);
+        if (x < lo || x > hi)
+          return err(l, ap, "value " + std::to_string(x) + " out of range of " + dtypeName(p->dtype));
+      }
+    }
+  }
+  for (const auto& p : k.params)
+    if (!op.findArg(p.name))
+      return err(l, path + ".args", "missing argument " + quote(p.name) + " (" +
+                                        (p.kind == ParamKind::Buffer ? "buffer" : "scalar") + " parameter of kernel " +
+                                        quote(op.kernel) + ")");
+  SK_RETURN_IF_ERROR(checkMacros(l, op.macros, path + ".macros", limits));
+  return Status::success();
+}
+
+}  // namespace detail
+
+Status validateOpList(const OpList& l, const OpListLimits& limits) {
+  using namespace detail;
+  if (l.version != OpList::kFormatVersion)
+    return err(l, "version", "unsupported version " + std::to_string(l.version) + " (supported: 1)");
+  if (l.target != "cpu" && l.target != "ascend" && l.target != "cuda")
+    return err(l, "target", "unknown target " + quote(l.target) + " (accepted: cpu, ascend, cuda)");
+  if (l.arch.empty()) return err(l, "arch", "must not be empty");
+  if (auto o = parseOptions(l.options); !o) return err(l, "options", o.error().message());
+  if (l.kernels.size() > limits.maxKernels) return err(l, "kernels", "over the limit of " + std::to_string(limits.maxKernels));
+  if (l.buffers.size() > limits.maxBuffers) return err(l, "buffers", "over the limit of " + std::to_string(limits.maxBuffers));
+  if (l.ops.size() > limits.maxOps) return err(l, "ops", "over the limit of " + std::to_string(limits.maxOps));
+
+  std::map<std::string, KernelDecl> resolved;
+  for (size_t i = 0; i < l.kernels.size(); ++i) {
+    const KernelDecl& k = l.kernels[i];
+    std::string path = "kernels" + pathKey(k.name);
+    if (resolved.count(k.name)) return err(l, path, "duplicate kernel " + quote(k.name));
+    auto r = resolveKernel(k);
+    if (!r) return err(l, path + ".builtin", r.error().message());
+    SK_RETURN_IF_ERROR(validateKernel(l, i, *r, limits));
+    resolved.emplace(k.name, std::move(*r));
+  }
+  std::set<std::string> bufferNames;
+  uint64_t total = 0;
+  for (size_t i = 0; i < l.buffers.size(); ++i) {
+    if (!bufferNames.insert(l.buffers[i].name).second)
+      return err(l, "buffers" + pathKey(l.buffers[i].name), "duplicate buffer " + quote(l.buffers[i].name));
+    SK_RETURN_IF_ERROR(validateBuffer(l, i, limits, total));
+  }
+  for (const auto& [name, sc] : l.scopes) {
+    std::string path = "scopes" + pathKey(name);
+    SK_RETURN_IF_ERROR(checkName(l, name, path, limits));
+    if (auto o = parseOptions(sc.options); !o) return err(l, path + ".options", o.error().message());
+  }
+  std::map<std::string, size_t> opNames;
+  std::set<std::string> recorded;
+  for (size_t i = 0; i < l.ops.size(); ++i) {
+    const Op& op = l.ops[i];
+    std::string path = opPath(i);
+    if (op.kind == Op::Kind::Launch) {
+      auto k = resolved.find(op.kernel);
+      if (k == resolved.end()) return err(l, path + ".kernel", "unknown kernel " + quote(op.kernel));
+      if (auto [it, fresh] = opNames.emplace(op.name, i); !fresh)
+        return err(l, path + ".name", "duplicate op name " + quote(op.name) + " (also " + opPath(it->second) + ")");
+      SK_RETURN_IF_ERROR(validateLaunch(l, i, k->second, limits));
+    } else {
+      const char* key = op.kind == Op::Kind::Record ? ".record" : ".wait";
+      SK_RETURN_IF_ERROR(checkName(l, op.event, path + key, limits));
+      if (op.stream >= limits.maxStreams)
+        return err(l, path + ".stream", "stream " + std::to_string(op.stream) + " out of range 0.." +
+                                            std::to_string(limits.maxStreams - 1));
+      if (op.kind == Op::Kind::Record) recorded.insert(op.event);
+      else if (!recorded.count(op.event))
+        return err(l, path + ".wait", "event " + quote(op.event) + " is waited for before it is recorded");
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace sk

@@ -1,0 +1,79 @@
+// Binding: a segment's launches -> PlannedOps with arguments in parameter
+// order and the SuperKernel's buffer manifest.
+//
+// Guarantees: SuperKernelPlan::ops is the segment's launches in recorded
+// order (a topological order of every dependency); each op's args follow
+// its kernel's parameter order, with buffer indices into the manifest, view
+// offset/count in elements (a whole buffer: offset 0, count = elements) and
+// scalars converted to their parameter's kind (an integer given for a float
+// parameter becomes a double); the manifest is the buffers the segment
+// touches, in op-list order (OpList::buffers is the manifest order).
+// earlyStart = the kernel declares early_start and early-start == 1.
+#include <set>
+
+#include "plan/PlanInternal.h"
+
+namespace sk::plan {
+
+namespace {
+bool isFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+}  // namespace
+
+SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
+  const OpList& list = ctx.list;
+  SuperKernelPlan sk;
+  sk.name = seg.name;
+  sk.fused = seg.fused;
+  sk.scope = seg.scope;
+  sk.endReason = seg.endReason;
+  sk.options = seg.options;
+
+  std::set<uint32_t> used;
+  for (uint32_t i : seg.ops)
+    for (const auto& [name, a] : list.ops[i].args)
+      if (a.isBuffer()) used.insert(static_cast<uint32_t>(list.bufferIndex(a.buffer().buffer)));
+  std::map<uint32_t, int> manifest;
+  for (uint32_t bi : used) {
+    const BufferDecl& b = list.buffers[bi];
+    manifest[bi] = static_cast<int>(sk.buffers.size());
+    sk.buffers.push_back(PlanBuffer{b.name, b.dtype, b.elements(), bi});
+  }
+
+  for (uint32_t i : seg.ops) {
+    const Op& op = list.ops[i];
+    const KernelDecl& k = ctx.kernels.at(op.kernel);
+    PlannedOp p;
+    p.opIndex = i;
+    p.name = op.name;
+    p.variant = static_cast<uint32_t>(ctx.opVariant[i]);
+    p.blockDim = op.blockDim;
+    p.stream = op.stream;
+    p.earlyStart = k.earlyStart && seg.options.earlyStart == 1;
+    p.kernelSync = k.kernelSync;
+    for (const ParamDecl& param : k.params) {
+      const ArgValue* a = op.findArg(param.name);  // validated: present, right kind
+      BoundArg b;
+      b.kind = param.kind;
+      b.dtype = param.dtype;
+      if (param.kind == ParamKind::Buffer) {
+        const BufferRef& ref = a->buffer();
+        uint32_t bi = static_cast<uint32_t>(list.bufferIndex(ref.buffer));
+        b.access = param.access;
+        b.partition = param.partition;
+        b.buffer = manifest.at(bi);
+        b.offset = ref.isView ? ref.offset : 0;
+        b.count = ref.isView ? ref.count : list.buffers[bi].elements();
+      } else {
+        ScalarValue v = a->scalar();
+        if (isFloat(param.dtype) && std::holds_alternative<int64_t>(v))
+          v = static_cast<double>(std::get<int64_t>(v));
+        b.scalar = v;
+      }
+      p.args.push_back(std::move(b));
+    }
+    sk.ops.push_back(std::move(p));
+  }
+  return sk;
+}
+
+}  // namespace sk::plan

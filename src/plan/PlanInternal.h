@@ -1,0 +1,109 @@
+// The planner's passes (Halide-style: one transformation per file, each
+// with a header comment saying what it guarantees). Planner.cpp runs them
+// top to bottom:
+//
+//   resolveKernels -> buildVariants -> formSegments -> for each segment:
+//   bindSegment -> assignQueues -> findDependencies (+ addEventEdges)
+//   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
+//   -> validatePlan; then fillReport.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "superkernel/plan/Plan.h"
+
+namespace sk::plan {
+
+/// Producer blocks [lo, hi] (inclusive); lo > hi means none.
+struct BlockInterval {
+  uint32_t lo = 1, hi = 0;
+  bool empty() const { return lo > hi; }
+  static BlockInterval none() { return {1, 0}; }
+  void merge(BlockInterval o) {  // hull (waiting on a superset is safe)
+    if (o.empty()) return;
+    if (empty()) { *this = o; return; }
+    lo = std::min(lo, o.lo);
+    hi = std::max(hi, o.hi);
+  }
+};
+
+/// Elements [lo, hi) of a buffer.
+struct ElemRange {
+  uint64_t lo = 0, hi = 0;
+  bool empty() const { return lo >= hi; }
+};
+
+/// What block b of B touches through argument `a` (DESIGN section 3:
+/// "block" = the b-th of B equal contiguous slices, last takes the
+/// remainder; "all" = the whole argument).
+ElemRange blockRange(const BoundArg& a, uint32_t B, uint32_t b);
+/// The blocks of a producer (blockDim Bp, argument pa) whose ranges overlap r.
+BlockInterval overlappingBlocks(const BoundArg& pa, uint32_t Bp, ElemRange r);
+
+/// Per consumer block, the producer blocks it needs (hull over every
+/// conflicting argument pair: same buffer, element ranges overlap, one of
+/// them writes). Empty vector: no dependency between the two ops.
+struct Requirement {
+  std::vector<BlockInterval> need;          // size = consumer blockDim, or empty
+  DepKind dep = DepKind::RAW;               // strongest kind seen: RAW > WAW > WAR
+  int buffer = -1;                          // SuperKernelPlan buffer carrying `dep`
+};
+Requirement requirement(const PlannedOp& producer, const PlannedOp& consumer);
+
+/// A segment of the op list: what becomes one step.
+struct Segment {
+  std::vector<uint32_t> ops;                // launch indices into OpList::ops, recorded order
+  uint32_t firstListOp = 0, endListOp = 0;  // [first, end) of OpList::ops it spans
+  bool fused = false;
+  std::string scope;
+  std::string name;
+  std::string endReason;                    // "ops[5] (x): <reason>" or "end of op list"
+  Options options;
+};
+
+struct PlanContext {
+  const OpList& list;
+  Options options;                          // list + caller options
+  PlanConfig config;
+  std::map<std::string, KernelDecl> kernels;  // resolved declarations by name
+  std::vector<int> opVariant;               // per OpList op; -1 for record/wait
+  FusionPlan plan;
+};
+
+/// An edge before reduction, with what the consumer needs per block.
+struct DepEdge {
+  Edge edge;
+  std::vector<BlockInterval> need;
+  /// Every consumer block needs at least one producer block.
+  bool covering() const;
+};
+
+// Variants.cpp
+Status resolveKernels(PlanContext& ctx);
+Status buildVariants(PlanContext& ctx);
+// Segments.cpp
+Expected<std::vector<Segment>> formSegments(PlanContext& ctx);
+// Bind.cpp
+SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
+// Queues.cpp
+Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
+// Dependencies.cpp
+std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
+void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
+// SyncSelection.cpp
+void selectSync(const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
+void placeBarriers(SuperKernelPlan& sk);
+// Reduction.cpp
+std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> edges, std::vector<std::string>& warnings);
+// Preload.cpp
+void schedulePreload(SuperKernelPlan& sk);
+// Report.cpp
+void fillReport(FusionPlan& plan);
+
+/// Core of block b of an op in queue q.
+inline uint32_t coreOf(const Queue& q, uint32_t b) { return q.firstCore + b % q.numCores; }
+
+}  // namespace sk::plan

@@ -1,0 +1,40 @@
+// planOpList: the planner pipeline, top to bottom (one pass per file; see
+// PlanInternal.h for the list and each file's header for its guarantee).
+#include "plan/PlanInternal.h"
+
+namespace sk {
+
+Expected<FusionPlan> planOpList(const OpList& list, const Options& options, const PlanConfig& config) {
+  // The planner trusts nothing it did not check: a Graph or hand-built list
+  // gets the same validation as a parsed file.
+  SK_RETURN_IF_ERROR(validateOpList(list));
+  if (config.numWorkers < 1) return badInput("plan: numWorkers must be >= 1");
+
+  plan::PlanContext ctx{list, options, config, {}, {}, {}};
+  ctx.plan.target = list.target;
+  ctx.plan.arch = list.arch;
+  for (const Op& op : list.ops) ctx.plan.report.opsBefore += op.kind == Op::Kind::Launch;
+
+  SK_RETURN_IF_ERROR(plan::resolveKernels(ctx));
+  SK_RETURN_IF_ERROR(plan::buildVariants(ctx));
+  SK_ASSIGN_OR_RETURN(std::vector<plan::Segment> segments, plan::formSegments(ctx));
+
+  for (const plan::Segment& seg : segments) {
+    SuperKernelPlan sk = plan::bindSegment(ctx, seg);
+    SK_RETURN_IF_ERROR(plan::assignQueues(ctx, sk));
+    if (sk.fused) {
+      std::vector<plan::DepEdge> edges = plan::findDependencies(sk);
+      plan::addEventEdges(ctx, seg, sk, edges);
+      plan::selectSync(sk, edges);
+      sk.edges = plan::reduceEdges(sk, std::move(edges), ctx.plan.report.warnings);
+    }
+    plan::placeBarriers(sk);
+    plan::schedulePreload(sk);
+    if (Status s = validatePlan(sk); !s) return s.error().context("plan " + sk.name);
+    ctx.plan.steps.push_back(std::move(sk));
+  }
+  plan::fillReport(ctx.plan);
+  return std::move(ctx.plan);
+}
+
+}  // namespace sk

@@ -1,0 +1,237 @@
+// Segment formation (DESIGN section 5): which launches become one SuperKernel.
+//
+// Guarantees:
+// - Segments are contiguous runs of the recorded op order, so running the
+//   steps in order respects every dependency of the recorded program.
+// - A fused segment holds launches of one scope name only, all fusible, and
+//   is one SuperKernel; it ends at: a scope change, an unscoped op, a
+//   "scope": null op (never fused), an unfusible op, a kernel_sync op that
+//   cannot have all its blocks on distinct cores, a cross-stream wait with
+//   stream-fusion=0 (only when the open segment holds ops the wait orders;
+//   a wait on work of earlier steps needs nothing), with stream-fusion=1 a
+//   stream more than there are cores (each stream queue needs >= 1 core,
+//   so the segment is split rather than failing), and the end of the list.
+//   Every end carries a reason ("ops[5] (x): <why>").
+// - Ends that break a scope in the middle (the scope's next op continues
+//   after the split: unfusible op, kernel_sync too wide, cross-stream wait,
+//   too many streams) follow strict-scope-check: abort -> BadInput naming the
+//   op and the reason; bypass -> a warning (PlanReport::warnings and
+//   spdlog) and the split. Scope changes, unscoped and never-fuse ops are
+//   intended ends and never warn.
+// - Unscoped, never-fuse and unfusible launches become single-op steps
+//   (fused = false); with PlanConfig::fuse = false every launch does.
+// - A kernel_sync op with block_dim > numWorkers can never run: BadInput.
+// - debug-core-num > numWorkers: BadInput.
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "frontend/OpListInternal.h"
+#include "plan/PlanInternal.h"
+#include "superkernel/support/Log.h"
+
+namespace sk::plan {
+
+namespace {
+
+struct Former {
+  PlanContext& ctx;
+  std::vector<Segment> out;
+  std::optional<Segment> open;
+  std::set<uint32_t> openStreams;
+  std::map<std::string, int> pieces;        // scope -> segments so far (for "#k" names)
+  std::map<std::string, std::pair<uint32_t, uint32_t>> lastRecord;  // event -> (stream, list index)
+  std::optional<std::string> pendingEnd;    // a wait decided the open segment must end
+  uint32_t pendingAt = 0;
+
+  const OpList& list() const { return ctx.list; }
+  std::string where(uint32_t i) const {
+    const Op& op = list().ops[i];
+    std::string what = op.kind == Op::Kind::Launch ? op.name : (op.kind == Op::Kind::Record ? "record " : "wait ") + op.event;
+    return detail::opPath(i) + " (" + what + ")";
+  }
+  Error err(uint32_t i, const std::string& msg) const { return detail::pathError(list().origin, detail::opPath(i), msg); }
+
+  Expected<Options> optionsFor(const std::optional<std::string>& scope) const {
+    if (!scope) return ctx.options;
+    auto it = list().scopes.find(*scope);
+    if (it == list().scopes.end()) return ctx.options;
+    auto o = parseOptions(it->second.options, ctx.options);
+    if (!o) return detail::pathError(list().origin, "scopes" + detail::pathKey(*scope) + ".options", o.error().message());
+    return o;
+  }
+
+  uint32_t coresFor(const Options& o) const {
+    return o.debugCoreNum > 0 ? static_cast<uint32_t>(o.debugCoreNum) : ctx.config.numWorkers;
+  }
+
+  // Close the open segment. `broken`: the scope continues after this end.
+  Status close(const std::string& reason, bool broken) {
+    if (!open) return Status::success();
+    open->endReason = reason;
+    if (broken) {
+      std::string msg = "scope " + detail::quote(open->scope) + " split: " + reason;
+      if (open->options.strictScopeCheck == StrictScope::Abort)
+        return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
+      initLogging();
+      spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
+      ctx.plan.report.warnings.push_back(msg);
+    }
+    out.push_back(std::move(*open));
+    open.reset();
+    openStreams.clear();
+    pendingEnd.reset();
+    return Status::success();
+  }
+
+  void single(uint32_t i, const Options& o, const std::string& reason) {
+    const Op& op = list().ops[i];
+    Segment s;
+    s.ops = {i};
+    s.firstListOp = i;
+    s.endListOp = i + 1;
+    s.fused = false;
+    s.scope = op.scope.value_or("");
+    s.name = op.name;
+    s.endReason = where(i) + ": " + reason;
+    s.options = o;
+    out.push_back(std::move(s));
+  }
+
+  void start(uint32_t i, const std::string& scope, const Options& o) {
+    Segment s;
+    s.firstListOp = i;
+    s.fused = true;
+    s.scope = scope;
+    int k = ++pieces[scope];
+    s.name = k == 1 ? scope : scope + "#" + std::to_string(k);
+    s.options = o;
+    open = std::move(s);
+  }
+
+  void append(uint32_t i) {
+    open->ops.push_back(i);
+    open->endListOp = i + 1;
+    openStreams.insert(list().ops[i].stream);
+  }
+
+  // With stream-fusion=1, can op i join the open segment? "" if yes, else why not.
+  std::string streamFit(uint32_t i, uint32_t cores) const {
+    std::set<uint32_t> streams = openStreams;
+    streams.insert(list().ops[i].stream);
+    if (streams.size() > cores)
+      return std::to_string(streams.size()) + " streams need more than the " + std::to_string(cores) + " cores";
+    uint32_t perQueue = cores / static_cast<uint32_t>(streams.size());
+    std::vector<uint32_t> ops = open->ops;
+    ops.push_back(i);
+    for (uint32_t j : ops) {
+      const Op& op = list().ops[j];
+      if (ctx.kernels.at(op.kernel).kernelSync && op.blockDim > perQueue)
+        return "kernel_sync op " + detail::quote(op.name) + " needs " + std::to_string(op.blockDim) + " cores, " +
+               std::to_string(streams.size()) + " stream queues leave " + std::to_string(perQueue) + " each";
+    }
+    return {};
+  }
+
+  Status launch(uint32_t i) {
+    const Op& op = list().ops[i];
+    const KernelDecl& k = ctx.kernels.at(op.kernel);
+    if (k.kernelSync && op.blockDim > ctx.config.numWorkers)
+      return err(i, "kernel_sync kernel " + detail::quote(op.kernel) + " needs all " + std::to_string(op.blockDim) +
+                        " blocks at once but the executor has " + std::to_string(ctx.config.numWorkers) + " workers");
+    SK_ASSIGN_OR_RETURN(Options o, optionsFor(op.scope));
+    if (!ctx.config.fuse) {
+      SK_RETURN_IF_ERROR(close(where(i) + ": fusion disabled", false));
+      single(i, o, "fusion disabled (unfused reference plan)");
+      return Status::success();
+    }
+    if (pendingEnd) {
+      bool continues = open && op.scope && *op.scope == open->scope;
+      std::string reason = *pendingEnd;
+      SK_RETURN_IF_ERROR(close(reason, continues));
+    }
+    if (!op.scope) {
+      std::string why = op.scopeNull ? "never-fuse op (\"scope\": null)" : "unscoped op (runs unfused)";
+      SK_RETURN_IF_ERROR(close(where(i) + ": " + why, false));
+      single(i, o, why);
+      return Status::success();
+    }
+    const std::string& scope = *op.scope;
+    uint32_t cores = coresFor(o);
+    if (o.debugCoreNum > 0 && cores > ctx.config.numWorkers)
+      return detail::pathError(list().origin, "scopes" + detail::pathKey(scope),
+                               "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds the executor's " +
+                                   std::to_string(ctx.config.numWorkers) + " workers");
+    std::string unfusible;
+    if (!op.fusible) unfusible = "unfusible op (fusible: false)";
+    else if (k.kernelSync && op.blockDim > cores)
+      unfusible = "kernel_sync op needs " + std::to_string(op.blockDim) + " cores at once, the SuperKernel has " +
+                  std::to_string(cores);
+    if (!unfusible.empty()) {
+      if (open) {
+        SK_RETURN_IF_ERROR(close(where(i) + ": " + unfusible, open->scope == scope));
+      } else {
+        // Not splitting anything, but the op still leaves its scope.
+        std::string msg = "scope " + detail::quote(scope) + ": " + where(i) + ": " + unfusible + ", runs unfused";
+        if (o.strictScopeCheck == StrictScope::Abort)
+          return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
+        initLogging();
+        spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
+        ctx.plan.report.warnings.push_back(msg);
+      }
+      single(i, o, unfusible);
+      return Status::success();
+    }
+    if (open && open->scope != scope)
+      SK_RETURN_IF_ERROR(close(where(i) + ": scope change to " + detail::quote(scope), false));
+    if (open && o.streamFusion) {
+      std::string why = streamFit(i, cores);
+      if (!why.empty()) SK_RETURN_IF_ERROR(close(where(i) + ": " + why, true));
+    }
+    if (!open) start(i, scope, o);
+    append(i);
+    return Status::success();
+  }
+
+  void record(uint32_t i) {
+    const Op& op = list().ops[i];
+    lastRecord[op.event] = {op.stream, i};
+  }
+
+  void wait(uint32_t i) {
+    const Op& op = list().ops[i];
+    auto rec = lastRecord.find(op.event);
+    if (!open || rec == lastRecord.end()) return;
+    auto [srcStream, recAt] = rec->second;
+    if (srcStream == op.stream || open->options.streamFusion) return;  // same stream, or expressed as Event edges
+    // Only a wait that orders ops inside the open segment needs a split.
+    bool ordersInside = false;
+    for (uint32_t j : open->ops)
+      if (j < recAt && list().ops[j].stream == srcStream) ordersInside = true;
+    if (!ordersInside) return;
+    if (!pendingEnd) {
+      pendingEnd = where(i) + ": cross-stream wait on event " + detail::quote(op.event) + " (stream " +
+                   std::to_string(op.stream) + " waits for stream " + std::to_string(srcStream) +
+                   ") cannot be expressed inside one queue (stream-fusion=0)";
+      pendingAt = i;
+    }
+  }
+};
+
+}  // namespace
+
+Expected<std::vector<Segment>> formSegments(PlanContext& ctx) {
+  Former f{ctx, {}, std::nullopt, {}, {}, {}, std::nullopt, 0};
+  for (uint32_t i = 0; i < ctx.list.ops.size(); ++i) {
+    switch (ctx.list.ops[i].kind) {
+      case Op::Kind::Launch: SK_RETURN_IF_ERROR(f.launch(i)); break;
+      case Op::Kind::Record: f.record(i); break;
+      case Op::Kind::Wait: f.wait(i); break;
+    }
+  }
+  std::string reason = f.pendingEnd ? *f.pendingEnd : "end of op list";
+  SK_RETURN_IF_ERROR(f.close(reason, false));
+  return std::move(f.out);
+}
+
+}  // namespace sk::plan

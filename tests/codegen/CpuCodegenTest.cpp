@@ -1,0 +1,345 @@
+// cpu emitter: golden files for hand-made plans (and for planned op lists),
+// properties of the generated text, error cases, and a syntax check of every
+// golden with the real compiler.
+//
+// Goldens live in tests/codegen/golden/ and are only ever rewritten by
+// scripts/regen-goldens.sh (which sets SK_REGEN_GOLDENS=1); a normal run that
+// finds a difference fails and prints the first differing line.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/TestPlans.h"
+#include "superkernel/codegen/Target.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/support/Paths.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+using namespace sk::testplans;
+
+fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "codegen" / "golden"; }
+
+bool regenerating() {
+  const char* v = std::getenv("SK_REGEN_GOLDENS");
+  return v && std::string(v) == "1";
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::shared_ptr<const Target> cpu() {
+  auto t = makeTarget("cpu");
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message());
+  return t.ok() ? *t : nullptr;
+}
+
+GeneratedSource emitOk(const FusionPlan& plan, size_t step = 0) {
+  auto t = cpu();
+  if (!t) return {};
+  auto src = t->emit(plan, step);
+  EXPECT_TRUE(src.ok()) << (src.ok() ? "" : src.error().message());
+  return src.ok() ? *src : GeneratedSource{};
+}
+
+// Compare `text` with golden/<name>; with SK_REGEN_GOLDENS=1 rewrite it.
+void checkGolden(const std::string& name, const std::string& text) {
+  fs::path file = goldenDir() / name;
+  if (regenerating()) {
+    fs::create_directories(file.parent_path());
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << text;
+    ASSERT_TRUE(out.good()) << "cannot write " << file;
+    std::printf("regenerated %s\n", file.c_str());
+    return;
+  }
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-goldens.sh and review the diff";
+  std::string golden = readFile(file);
+  if (golden == text) return;
+  std::istringstream a(golden), b(text);
+  std::string la, lb;
+  int line = 0;
+  while (true) {
+    ++line;
+    bool ga = static_cast<bool>(std::getline(a, la));
+    bool gb = static_cast<bool>(std::getline(b, lb));
+    if (!ga && !gb) break;
+    if (!ga || !gb || la != lb) {
+      FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    "
+             << (ga ? la : "<end of file>") << "\n  generated: " << (gb ? lb : "<end of file>")
+             << "\nIf the change is intended, run scripts/regen-goldens.sh and review the diff.";
+    }
+  }
+  FAIL() << name << " differs (line endings?)";
+}
+
+TEST(CpuCodegen, GoldenSeedExample) {
+  auto src = emitOk(seedPlan());
+  checkGolden("seed_sk1.cpp", src.text);
+  EXPECT_EQ(src.fileName, "sk1.cpp");
+  EXPECT_EQ(src.language, "c++");
+  EXPECT_EQ(src.variants, std::vector<uint32_t>{0});
+}
+
+TEST(CpuCodegen, GoldenSyncKinds) { checkGolden("sync_kinds.cpp", emitOk(syncKindsPlan()).text); }
+TEST(CpuCodegen, GoldenTwoStreams) { checkGolden("two_streams.cpp", emitOk(twoStreamsPlan()).text); }
+TEST(CpuCodegen, GoldenUnfusedOp) { checkGolden("unfused_op.cpp", emitOk(unfusedPlan()).text); }
+
+TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
+  std::string t = emitOk(seedPlan()).text;
+  // Local edges need no synchronization at all: no counters, flags, barriers, waits.
+  EXPECT_EQ(t.find("sk_wait_ge"), std::string::npos);
+  EXPECT_EQ(t.find("sk_counter sk_"), std::string::npos);
+  EXPECT_EQ(t.find("sk_barrier("), std::string::npos);
+  // Four calls, each in a loop over this core's blocks of 40.
+  size_t calls = 0;
+  for (size_t p = t.find("add_kernel__v3f1c2a9b0d4e(&ctx"); p != std::string::npos;
+       p = t.find("add_kernel__v3f1c2a9b0d4e(&ctx", p + 1))
+    ++calls;
+  EXPECT_EQ(calls, 4u);
+  EXPECT_NE(t.find("for (uint32_t b = c; b < 40; b += 4)"), std::string::npos);
+  EXPECT_NE(t.find("static_cast<const float*>(buf[2]), static_cast<const float*>(buf[1]), "
+                   "static_cast<float*>(buf[3]), INT64_C(4096)"),
+            std::string::npos);
+  EXPECT_NE(t.find("__attribute__((aligned(512)))"), std::string::npos);
+  EXPECT_NE(t.find("extern \"C\" __attribute__((visibility(\"default\")))"), std::string::npos);
+}
+
+TEST(CpuCodegen, SyncKindsMapToPrimitives) {
+  FusionPlan plan = syncKindsPlan();
+  std::string t = emitOk(plan).text;
+  // Flag table for 8 -> 4 blocks, and one wait for the duplicated edge pair.
+  EXPECT_NE(t.find("{0, 1}, {2, 3}, {4, 5}, {6, 7}"), std::string::npos);
+  EXPECT_EQ(t.find("sk_fr1"), std::string::npos) << "the WAR duplicate must not add a second table";
+  // Counter target = producer blocks x epoch.
+  EXPECT_NE(t.find("sk_wait_ge(s, &sk_done[0], UINT64_C(4) * e"), std::string::npos);
+  // Barrier: participants = queue cores; k-th of 1 per launch.
+  EXPECT_NE(t.find("sk_barrier(s, &sk_bar[0], 4, (e - 1) * 1 + 1"), std::string::npos);
+  // Early-start op: waits after the call unless the kernel waited itself.
+  EXPECT_NE(t.find("rt.ignore_kernel_points = 0;"), std::string::npos);
+  EXPECT_NE(t.find("if (!rt.waited) {"), std::string::npos);
+  // kernel_sync through sk_op_sync with the launch base.
+  EXPECT_NE(t.find("sk_op_sync(env->s, &sk_ksync[0], 4, sk_ksync_base[0], &rt->sync_count"), std::string::npos);
+  // Scalars: float/double exact hexfloat, int32 min, u64, bool, i8.
+  EXPECT_NE(t.find("0x1.99999ap-4f, -0x1.5555555555555p-2, (-2147483647 - 1), UINT64_C(123456789012345), true, "
+                   "static_cast<int8_t>(-5)"),
+            std::string::npos);
+  // View offset and profiling.
+  EXPECT_NE(t.find("static_cast<float*>(buf[6]) + 1024"), std::string::npos);
+  EXPECT_NE(t.find("SK_PROF_OP_BEGIN"), std::string::npos);
+  EXPECT_NE(t.find("SK_PROF_WAIT_BEGIN"), std::string::npos);
+  // Preload bytes: 5000 -> 6144 (2 KiB granules), 40000 -> 16 KiB cap, 300 -> 2048.
+  EXPECT_NE(t.find("&scale_kernel__v00aa11bb22cc), 6144"), std::string::npos);
+  EXPECT_NE(t.find("&norm_kernel__vffeeddccbbaa), 16384"), std::string::npos);
+  EXPECT_NE(t.find("&add_kernel__v3f1c2a9b0d4e), 2048"), std::string::npos);
+  // func-align=0: no alignment attributes.
+  EXPECT_EQ(t.find("aligned("), std::string::npos);
+
+  plan.steps[0].options.preloadCode = PreloadCode::Max;
+  std::string tmax = emitOk(plan).text;
+  EXPECT_NE(tmax.find("&scale_kernel__v00aa11bb22cc), 16384"), std::string::npos);
+  plan.steps[0].options.preloadCode = PreloadCode::None;
+  EXPECT_EQ(emitOk(plan).text.find("sk_preload_code("), std::string::npos);
+}
+
+TEST(CpuCodegen, TwoStreamsDispatchCoresToQueues) {
+  std::string t = emitOk(twoStreamsPlan()).text;
+  EXPECT_NE(t.find("if (core < 2) return sk_queue0(&env, core - 0);"), std::string::npos);
+  EXPECT_NE(t.find("if (core >= 2 && core < 4) return sk_queue1(&env, core - 2);"), std::string::npos);
+  // Identity flag ranges need no table.
+  EXPECT_EQ(t.find("sk_fr0"), std::string::npos);
+  EXPECT_NE(t.find("sk_wait_ge(s, &sk_flags[0 + b], e"), std::string::npos);
+  // Event edge: a counter wait.
+  EXPECT_NE(t.find("sk_wait_ge(s, &sk_done[0], UINT64_C(4) * e"), std::string::npos);
+  EXPECT_EQ(t.find("sk_preload_code("), std::string::npos);
+}
+
+TEST(CpuCodegen, OutputIsDeterministic) {
+  auto t = cpu();
+  ASSERT_TRUE(t);
+  for (const FusionPlan& plan : {seedPlan(), syncKindsPlan(), twoStreamsPlan()}) {
+    auto a = t->emit(plan, 0);
+    auto b = t->emit(plan, 0);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->text, b->text);
+    EXPECT_EQ(a->manifest, b->manifest);
+  }
+}
+
+TEST(CpuCodegen, ManifestDescribesBuffersOpsAndCores) {
+  auto src = emitOk(syncKindsPlan());
+  auto m = nlohmann::json::parse(src.manifest);
+  EXPECT_EQ(m["format"], "superkernel.manifest");
+  EXPECT_EQ(m["num_cores"], 4);
+  ASSERT_EQ(m["buffers"].size(), 7u);
+  EXPECT_EQ(m["buffers"][4]["name"], "idx");
+  EXPECT_EQ(m["buffers"][4]["dtype"], "i32");
+  EXPECT_EQ(m["buffers"][6]["elements"], 2048);
+  ASSERT_EQ(m["ops"].size(), 5u);
+  EXPECT_EQ(m["ops"][3]["symbol"], "norm_kernel__vffeeddccbbaa");
+  EXPECT_EQ(m["variants"].size(), 4u);
+  EXPECT_EQ(m["options"], syncKindsPlan().steps[0].options.canonical());
+}
+
+TEST(CpuCodegen, PreloadBytes) {
+  EXPECT_EQ(preloadBytes(PreloadCode::None, 5000), 0u);
+  EXPECT_EQ(preloadBytes(PreloadCode::Max, 1), 16384u);
+  EXPECT_EQ(preloadBytes(PreloadCode::PerFunc, 0), 2048u);
+  EXPECT_EQ(preloadBytes(PreloadCode::PerFunc, 1), 2048u);
+  EXPECT_EQ(preloadBytes(PreloadCode::PerFunc, 2048), 2048u);
+  EXPECT_EQ(preloadBytes(PreloadCode::PerFunc, 2049), 4096u);
+  EXPECT_EQ(preloadBytes(PreloadCode::PerFunc, 16385), 16384u);
+}
+
+TEST(CpuCodegen, ScalarLiterals) {
+  auto lit = [](ScalarValue v, DType t) {
+    auto r = cpuScalarLiteral(v, t);
+    return r.ok() ? *r : "error: " + r.error().message();
+  };
+  EXPECT_EQ(lit(int64_t{4096}, DType::I64), "INT64_C(4096)");
+  EXPECT_EQ(lit(int64_t{INT64_MIN}, DType::I64), "(-INT64_C(9223372036854775807) - 1)");
+  EXPECT_EQ(lit(int64_t{-7}, DType::I32), "-7");
+  EXPECT_EQ(lit(int64_t{7}, DType::U32), "7u");
+  EXPECT_EQ(lit(int64_t{0}, DType::Bool), "false");
+  EXPECT_EQ(lit(int64_t{200}, DType::U8), "static_cast<uint8_t>(200)");
+  EXPECT_EQ(lit(1.5, DType::F64), "0x1.8p+0");
+  EXPECT_EQ(lit(int64_t{3}, DType::F32), "0x1.8p+1f");
+  EXPECT_EQ(lit(0.1, DType::F64), "0x1.999999999999ap-4");
+  EXPECT_EQ(lit(4.0, DType::I64), "INT64_C(4)");   // an integral JSON float is fine
+  EXPECT_EQ(lit(std::numeric_limits<double>::infinity(), DType::F64), "__builtin_inf()");
+  EXPECT_NE(lit(0.5, DType::I32).find("not an integer"), std::string::npos);
+  EXPECT_NE(lit(int64_t{300}, DType::I8).find("out of range"), std::string::npos);
+  EXPECT_NE(lit(int64_t{-1}, DType::U64).find("out of range"), std::string::npos);
+  EXPECT_NE(lit(int64_t{2}, DType::Bool).find("out of range"), std::string::npos);
+  EXPECT_NE(lit(1.0, DType::F16).find("not supported"), std::string::npos);
+  EXPECT_NE(lit(1e300, DType::F32).find("does not fit"), std::string::npos);
+}
+
+TEST(CpuCodegen, CTypes) {
+  EXPECT_STREQ(cpuCType(DType::F16), "uint16_t");
+  EXPECT_STREQ(cpuCType(DType::BF16), "uint16_t");
+  EXPECT_STREQ(cpuCType(DType::Bool), "bool");
+  EXPECT_STREQ(cpuCType(DType::U64), "uint64_t");
+  EXPECT_EQ(sanitizeIdentifier("sk1#2"), "sk1_2");
+  EXPECT_EQ(sanitizeIdentifier("9lives"), "_9lives");
+}
+
+TEST(CpuCodegen, InconsistentPlansAreErrorsNotCode) {
+  auto t = cpu();
+  ASSERT_TRUE(t);
+  {
+    FusionPlan p = syncKindsPlan();
+    p.steps[0].ops[3].blockDim = 8;  // kernel_sync op with more blocks than cores
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind(), ErrorKind::BadInput);
+    EXPECT_NE(r.error().message().find("SuperKernel mixed"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("norm_d"), std::string::npos);
+  }
+  {
+    FusionPlan p = syncKindsPlan();
+    p.steps[0].edges[0].flagRanges.pop_back();
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind(), ErrorKind::Internal);
+    EXPECT_NE(r.error().message().find("3 ranges for 4 consumer blocks"), std::string::npos) << r.error().message();
+  }
+  {
+    FusionPlan p = twoStreamsPlan();
+    p.steps[0].edges[0].sync = SyncKind::Local;  // across queues: program order cannot order it
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message().find("local edge"), std::string::npos) << r.error().message();
+  }
+  {
+    FusionPlan p = seedPlan();
+    p.steps[0].ops[1].args.pop_back();
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message().find("binds 3 arguments"), std::string::npos) << r.error().message();
+  }
+  {
+    FusionPlan p = seedPlan();
+    p.steps[0].queues[0].numCores = 5;  // more than the SuperKernel's 4 cores
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message().find("outside"), std::string::npos) << r.error().message();
+  }
+  {
+    FusionPlan p = seedPlan();
+    p.steps[0].ops[0].args[3].scalar = 0.5;  // fractional value for an i64 parameter
+    auto r = t->emit(p, 0);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind(), ErrorKind::BadInput);
+    EXPECT_NE(r.error().message().find("op add_0 argument n"), std::string::npos) << r.error().message();
+  }
+  auto r = t->emit(seedPlan(), 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("out of range"), std::string::npos);
+}
+
+TEST(CpuCodegen, TargetRegistry) {
+  auto t = cpu();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->name(), "cpu");
+  EXPECT_EQ(t->sourceExtension(), ".cpp");
+  ASSERT_EQ(t->templateFiles().size(), 1u);
+  EXPECT_TRUE(fs::exists(t->templateFiles()[0]));
+  for (const char* name : {"ascend", "cuda"}) {
+    auto r = makeTarget(name);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind(), ErrorKind::BadInput);
+    EXPECT_NE(r.error().message().find("not supported yet"), std::string::npos);
+  }
+  auto r = makeTarget("fpga");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("unknown target 'fpga'"), std::string::npos);
+  EXPECT_EQ(targetNames(), (std::vector<std::string>{"cpu", "ascend", "cuda"}));
+}
+
+TEST(CpuCodegen, BrokenTemplateIsAClearError) {
+  fs::path dir = fs::temp_directory_path() / ("sk-codegen-tmpl-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "cpu");
+  {
+    std::ofstream out(dir / "cpu" / "superkernel.cpp.tmpl");
+    out << "ok\n{{#queues}}\nno close\n";
+  }
+  ::setenv("SK_TEMPLATES_DIR", dir.c_str(), 1);
+  auto r = makeTarget("cpu");
+  ::unsetenv("SK_TEMPLATES_DIR");
+  fs::remove_all(dir);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("superkernel.cpp.tmpl:2: section 'queues' is never closed"), std::string::npos)
+      << r.error().message();
+}
+
+// Every golden is valid C++17 against the runtime headers, warning-free.
+TEST(CpuCodegen, GoldensCompile) {
+  fs::path clang = findExecutable("clang++");
+  if (clang.empty()) GTEST_SKIP() << "clang++ not found";
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(goldenDir())) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++n;
+    std::vector<std::string> argv = {clang.string(), "-fsyntax-only", "-std=c++17", "-Wall", "-Wextra", "-Werror",
+                                      "-I", runtimeIncludeDir().string(), entry.path().string()};
+    auto r = runProcess(argv);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_TRUE(r->succeeded()) << entry.path() << ": " << r->describe() << "\n" << r->err;
+  }
+  EXPECT_GE(n, 4u);
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,377 @@
+// Op list v1: parser, writer, validator, limits, builtins (DESIGN section 3).
+// Every malformed-input rule is checked to name the file and the JSON path.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "frontend/OpListInternal.h"
+#include "superkernel/frontend/OpList.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+using ojson = nlohmann::ordered_json;
+
+const fs::path kFrontendData = fs::path(SK_SOURCE_ROOT) / "tests/frontend/data";
+const fs::path kPlanData = fs::path(SK_SOURCE_ROOT) / "tests/plan/data";
+
+ojson base() {
+  return ojson::parse(R"({
+    "format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
+    "kernels": {"ew": {"source": "kernels/k.cpp", "entry": "ew", "params": [
+      {"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+      {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
+      {"name": "n", "kind": "scalar", "dtype": "i32"}]}},
+    "buffers": {"a": {"dtype": "f32", "shape": [64]}, "b": {"dtype": "f32", "shape": [8, 8]},
+                "h": {"dtype": "f16", "shape": [64]}},
+    "ops": [{"name": "A", "kernel": "ew", "block_dim": 4, "scope": "s", "args": {"x": "a", "y": "b", "n": 64}}]
+  })");
+}
+
+Expected<OpList> parse(const std::string& text, const OpListLimits& limits = {}) {
+  return parseOpList(text, "tests/x.json", kPlanData, limits);
+}
+
+// The error message for a mutated base document.
+std::string errorOf(const ojson& j, const OpListLimits& limits = {}) {
+  auto l = parse(j.dump(), limits);
+  EXPECT_FALSE(l.ok()) << j.dump();
+  if (l) return "";
+  EXPECT_EQ(l.error().kind(), ErrorKind::BadInput);
+  return l.error().message();
+}
+
+#define EXPECT_ERROR(j, expected) EXPECT_EQ(errorOf(j), std::string("tests/x.json: ") + (expected))
+
+TEST(OpList, BaseParses) {
+  auto l = parse(base().dump());
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  EXPECT_EQ(l->ops.size(), 1u);
+  EXPECT_EQ(l->buffers[1].elements(), 64u);
+  EXPECT_EQ(l->kernels[0].sourcePath, (kPlanData / "kernels/k.cpp").lexically_normal());
+}
+
+TEST(OpList, ArgErrorsNamePath) {
+  ojson j = base();
+  j["ops"][0]["args"]["y"] = "c_out";
+  EXPECT_ERROR(j, "ops[0].args.y: unknown buffer \"c_out\"");
+  j = base();
+  j["ops"][0]["args"].erase("n");
+  EXPECT_ERROR(j, "ops[0].args: missing argument \"n\" (scalar parameter of kernel \"ew\")");
+  j = base();
+  j["ops"][0]["args"]["z"] = "a";
+  EXPECT_ERROR(j, "ops[0].args.z: kernel \"ew\" has no parameter \"z\" (parameters: x, y, n)");
+  j = base();
+  j["ops"][0]["args"]["x"] = 3;
+  EXPECT_ERROR(j, "ops[0].args.x: parameter \"x\" is a buffer (f32), got a number");
+  j = base();
+  j["ops"][0]["args"]["n"] = "a";
+  EXPECT_ERROR(j, "ops[0].args.n: parameter \"n\" is a scalar (i32), got buffer \"a\"");
+  j = base();
+  j["ops"][0]["args"]["x"] = "h";
+  EXPECT_ERROR(j, "ops[0].args.x: buffer \"h\" is f16 but parameter \"x\" of kernel \"ew\" is f32");
+  j = base();
+  j["ops"][0]["args"]["n"] = 1.5;
+  EXPECT_ERROR(j, "ops[0].args.n: parameter \"n\" is i32, got a floating-point number");
+  j = base();
+  j["ops"][0]["args"]["n"] = int64_t{1} << 40;
+  EXPECT_ERROR(j, "ops[0].args.n: value 1099511627776 out of range of i32");
+  j = base();
+  j["ops"][0]["args"]["x"] = true;
+  EXPECT_NE(errorOf(j).find("ops[0].args.x: expected a buffer name, a view"), std::string::npos);
+}
+
+TEST(OpList, Views) {
+  ojson j = base();
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", 32}, {"count", 32}};
+  EXPECT_TRUE(parse(j.dump()).ok());
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", 40}, {"count", 32}};
+  EXPECT_ERROR(j, "ops[0].args.y: view [40, +32) is out of bounds of buffer \"b\" (64 elements)");
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", 0}, {"count", 0}};
+  EXPECT_ERROR(j, "ops[0].args.y: view of buffer \"b\" has count 0");
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", -1}, {"count", 1}};
+  EXPECT_ERROR(j, "ops[0].args.y.offset: expected a non-negative integer, got -1");
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", 18446744073709551615ull}, {"count", 2}};
+  EXPECT_NE(errorOf(j).find("out of bounds"), std::string::npos);  // offset + count wraps: still rejected
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"count", 1}, {"stride", 2}};
+  EXPECT_ERROR(j, "ops[0].args.y.stride: unknown key \"stride\" (expected one of: buffer, offset, count)");
+  j["ops"][0]["args"]["y"] = {{"buffer", "zz"}, {"count", 1}};
+  EXPECT_ERROR(j, "ops[0].args.y: unknown buffer \"zz\"");
+}
+
+TEST(OpList, UnknownKeysEverywhere) {
+  ojson j = base();
+  j["extra"] = 1;
+  EXPECT_ERROR(j, "extra: unknown key \"extra\" (expected one of: format, version, target, arch, options, kernels, "
+                  "buffers, ops, scopes)");
+  j = base();
+  j["kernels"]["ew"]["sources"] = "x";
+  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.sources: unknown key \"sources\""), std::string::npos);
+  j = base();
+  j["kernels"]["ew"]["params"][1]["layout"] = "x";
+  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.params[1].layout: unknown key"), std::string::npos);
+  j = base();
+  j["buffers"]["a"]["strides"] = ojson::array();
+  EXPECT_NE(errorOf(j).find("tests/x.json: buffers.a.strides: unknown key"), std::string::npos);
+  j = base();
+  j["ops"][0]["priority"] = 1;
+  EXPECT_NE(errorOf(j).find("tests/x.json: ops[0].priority: unknown key"), std::string::npos);
+  j = base();
+  j["ops"].push_back({{"record", "e"}, {"stream", 0}, {"flags", 1}});
+  EXPECT_NE(errorOf(j).find("tests/x.json: ops[1].flags: unknown key"), std::string::npos);
+  j = base();
+  j["scopes"] = {{"s", {{"option", "x"}}}};
+  EXPECT_NE(errorOf(j).find("tests/x.json: scopes.s.option: unknown key"), std::string::npos);
+  j = base();
+  j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"entry", "x"}};
+  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.sc.entry: unknown key \"entry\" (expected one of: builtin)"),
+            std::string::npos);
+}
+
+TEST(OpList, KernelDeclarationErrors) {
+  ojson j = base();
+  j["kernels"]["ew"]["params"][0]["dtype"] = "f128";
+  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.params[0].dtype: unknown dtype \"f128\""), std::string::npos);
+  j = base();
+  j["kernels"]["ew"]["params"][0]["access"] = "rw";
+  EXPECT_NE(errorOf(j).find("kernels.ew.params[0].access: unknown access \"rw\""), std::string::npos);
+  j = base();
+  j["kernels"]["ew"]["params"][2]["partition"] = "block";
+  EXPECT_ERROR(j, "kernels.ew.params[2].partition: only buffer parameters take \"partition\"");
+  j = base();
+  j["kernels"]["ew"]["params"][1]["name"] = "x";
+  EXPECT_ERROR(j, "kernels.ew.params[1].name: duplicate parameter \"x\"");
+  j = base();
+  j["kernels"]["ew"]["entry"] = "bad-name";
+  EXPECT_ERROR(j, "kernels.ew.entry: entry \"bad-name\" is not a C identifier");
+  j = base();
+  j["kernels"]["ew"]["source"] = "kernels/missing.cpp";
+  EXPECT_ERROR(j, "kernels.ew.source: source file \"" + (kPlanData / "kernels/missing.cpp").lexically_normal().string() +
+                      "\" not found");
+  j = base();
+  j["kernels"]["ew"]["macros"] = {{"1X", "2"}};
+  EXPECT_ERROR(j, "kernels.ew.macros.1X: macro name \"1X\" is not a C identifier");
+  j = base();
+  j["kernels"]["ew"]["macros"] = {{"X", "a\nb"}};
+  EXPECT_ERROR(j, "kernels.ew.macros.X: macro value contains a newline or NUL");
+  j = base();
+  j["kernels"]["ew"]["core_type"] = "scalar";
+  EXPECT_NE(errorOf(j).find("kernels.ew.core_type: unknown core_type"), std::string::npos);
+  j = base();
+  j["kernels"]["ew"].erase("entry");
+  EXPECT_ERROR(j, "kernels.ew: missing key \"entry\"");
+  j = base();
+  j["ops"][0]["kernel"] = "nope";
+  EXPECT_ERROR(j, "ops[0].kernel: unknown kernel \"nope\"");
+}
+
+TEST(OpList, OpErrors) {
+  ojson j = base();
+  j["ops"][0]["block_dim"] = 0;
+  EXPECT_ERROR(j, "ops[0].block_dim: integer 0 out of range 1..65536");
+  j["ops"][0]["block_dim"] = 70000;
+  EXPECT_ERROR(j, "ops[0].block_dim: integer 70000 out of range 1..65536");
+  j["ops"][0]["block_dim"] = 4.0;
+  EXPECT_ERROR(j, "ops[0].block_dim: expected an integer in 1..65536, got 4.0");
+  j = base();
+  j["ops"][0]["stream"] = 5000;
+  EXPECT_ERROR(j, "ops[0].stream: integer 5000 out of range 0..1023");
+  j = base();
+  j["ops"].push_back(j["ops"][0]);
+  EXPECT_ERROR(j, "ops[1].name: duplicate op name \"A\" (also ops[0])");
+  j = base();
+  j["ops"].push_back({{"wait", "e0"}, {"stream", 1}});
+  j["ops"].push_back({{"record", "e0"}, {"stream", 0}});
+  EXPECT_ERROR(j, "ops[1].wait: event \"e0\" is waited for before it is recorded");
+  j = base();
+  j["ops"].push_back({{"wait", "e0"}, {"record", "e0"}});
+  EXPECT_ERROR(j, "ops[1]: an op is a record or a wait, not both");
+  j = base();
+  j["ops"][0]["scope"] = 3;
+  EXPECT_ERROR(j, "ops[0].scope: expected a string, got number");
+  j = base();
+  j["ops"][0]["fusible"] = "no";
+  EXPECT_ERROR(j, "ops[0].fusible: expected true or false, got string");
+  j = base();
+  j["ops"][0].erase("args");
+  EXPECT_ERROR(j, "ops[0]: missing key \"args\"");
+}
+
+TEST(OpList, BufferErrors) {
+  ojson j = base();
+  j["buffers"]["a"]["shape"] = {0};
+  EXPECT_ERROR(j, "buffers.a.shape[0]: integer 0 out of range 1..9223372036854775807");
+  j["buffers"]["a"]["shape"] = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_ERROR(j, "buffers.a.shape: element count overflows 64 bits");
+  j["buffers"]["a"]["shape"] = {int64_t{1} << 31, int64_t{1} << 31};
+  EXPECT_ERROR(j, "buffers.a.shape: byte size overflows 64 bits");
+  j["buffers"]["a"]["shape"] = {int64_t{1} << 33};
+  EXPECT_ERROR(j, "buffers.a.shape: buffer of 34359738368 bytes exceeds the limit of 17179869184 bytes");
+  j = base();
+  OpListLimits small;
+  small.maxTotalBytes = 400;
+  EXPECT_EQ(errorOf(j, small), "tests/x.json: buffers.b.shape: all buffers together exceed the limit of 400 bytes");
+  j = base();
+  j["buffers"]["a"]["init"] = "twos";
+  EXPECT_NE(errorOf(j).find("buffers.a.init: unknown init \"twos\""), std::string::npos);
+  j["buffers"]["a"]["init"] = {{"file", "nope.bin"}};
+  EXPECT_ERROR(j, "buffers.a.init.file: init file \"" + (kPlanData / "nope.bin").string() + "\" not found");
+  j["buffers"]["a"]["dtype"] = "float";
+  EXPECT_NE(errorOf(j).find("buffers.a.dtype: unknown dtype \"float\""), std::string::npos);
+}
+
+TEST(OpList, TopLevelErrors) {
+  ojson j = base();
+  j["version"] = 2;
+  EXPECT_ERROR(j, "version: unsupported version 2 (supported: 1)");
+  j = base();
+  j["format"] = "other";
+  EXPECT_ERROR(j, "format: unsupported format \"other\" (expected \"superkernel.oplist\")");
+  j = base();
+  j.erase("format");
+  EXPECT_ERROR(j, "missing key \"format\" (expected \"superkernel.oplist\")");
+  j = base();
+  j["target"] = "tpu";
+  EXPECT_ERROR(j, "target: unknown target \"tpu\" (accepted: cpu, ascend, cuda)");
+  j = base();
+  j["options"] = "early-start=9";
+  EXPECT_ERROR(j, "options: option \"early-start\": invalid value \"9\" (accepted: 0, 1, 2)");
+  j = base();
+  j["scopes"] = {{"s", {{"options", "bogus=1"}}}};
+  EXPECT_NE(errorOf(j).find("tests/x.json: scopes.s.options: unknown option \"bogus\""), std::string::npos);
+  EXPECT_EQ(parse("[1]").error().message(), "tests/x.json: expected a JSON object at top level, got array");
+  std::string bad = parse("{\"format\": ").error().message();
+  EXPECT_EQ(bad.rfind("tests/x.json: invalid JSON: parse error at line 1, column 12", 0), 0u) << bad;
+}
+
+TEST(OpList, DuplicateKeysRejected) {
+  std::string text = base().dump();
+  text.replace(text.find("\"block_dim\":4"), 13, "\"block_dim\":4,\"block_dim\":8");
+  EXPECT_EQ(parse(text).error().message(), "tests/x.json: ops[0].block_dim: duplicate key \"block_dim\"");
+}
+
+TEST(OpList, Limits) {
+  OpListLimits l;
+  l.maxFileBytes = 100;
+  EXPECT_NE(parse(base().dump(), l).error().message().find("over the limit of 100"), std::string::npos);
+  // Depth is refused while parsing, before a deep value is built: 100k levels.
+  std::string deep = "{\"format\":\"superkernel.oplist\",\"version\":1,\"x\":" + std::string(100000, '[') +
+                     std::string(100000, ']') + "}";
+  EXPECT_EQ(parse(deep).error().message(), "tests/x.json: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: nesting deeper "
+                                           "than the limit of 16");
+  l = OpListLimits{};
+  l.maxOps = 1;
+  ojson j = base();
+  j["ops"].push_back({{"record", "e"}});
+  EXPECT_EQ(errorOf(j, l), "tests/x.json: ops: 2 ops, over the limit of 1");
+  l = OpListLimits{};
+  l.maxBuffers = 2;
+  EXPECT_EQ(errorOf(base(), l), "tests/x.json: buffers: 3 buffers, over the limit of 2");
+  l = OpListLimits{};
+  l.maxParams = 2;
+  EXPECT_EQ(errorOf(base(), l), "tests/x.json: kernels.ew.params: 3 parameters, over the limit of 2");
+  l = OpListLimits{};
+  l.maxKernels = 0;
+  EXPECT_EQ(errorOf(base(), l), "tests/x.json: kernels: 1 kernels, over the limit of 0");
+}
+
+TEST(OpList, HostileInputsNeverThrow) {
+  for (const char* t : {"", "{", "null", "\"x\"", "{\"format\":\"superkernel.oplist\",\"version\":1e400}",
+                        "{\"format\":\"superkernel.oplist\",\"version\":18446744073709551617}",
+                        "{\"format\":\"superkernel.oplist\",\"version\":1,\"ops\":[{\"name\":\"\\u0000\"}]}",
+                        "\xff\xfe", "{\"a\":\"\xc3\"}"}) {
+    auto l = parse(t);
+    EXPECT_FALSE(l.ok()) << t;
+  }
+}
+
+TEST(OpList, WriterRoundTrip) {
+  ojson j = base();
+  j["options"] = "early-start=2";
+  j["kernels"]["ew"]["macros"] = {{"TILE", 64}};
+  j["kernels"]["ew"]["early_start"] = true;
+  j["buffers"]["a"]["init"] = "zeros";
+  j["buffers"]["h"]["init"] = "iota";
+  j["ops"][0]["args"]["y"] = {{"buffer", "b"}, {"offset", 8}, {"count", 16}};
+  j["ops"][0]["macros"] = {{"N", "64"}};
+  j["ops"].push_back({{"record", "e0"}, {"stream", 0}});
+  j["ops"].push_back({{"wait", "e0"}, {"stream", 2}});
+  j["ops"].push_back({{"name", "B"}, {"kernel", "ew"}, {"block_dim", 1}, {"scope", nullptr}, {"fusible", true},
+                      {"args", {{"x", "a"}, {"y", "a"}, {"n", 7}}}});
+  j["kernels"]["f"] = {{"source", "kernels/k.cpp"}, {"entry", "f"},
+                       {"params", {{{"name", "s"}, {"kind", "scalar"}, {"dtype", "f64"}}}}};
+  j["ops"].push_back({{"name", "C"}, {"kernel", "f"}, {"block_dim", 2}, {"args", {{"s", 1.0}}}});
+  j["ops"].push_back({{"name", "D"}, {"kernel", "f"}, {"block_dim", 2}, {"args", {{"s", 0.1}}}});
+  j["scopes"] = {{"s", {{"options", "debug-sync-all=1"}}}, {"t", ojson::object()}};
+  auto a = parse(j.dump());
+  ASSERT_TRUE(a.ok()) << a.error().message();
+  std::string text = writeOpList(*a);
+  auto b = parse(text);
+  ASSERT_TRUE(b.ok()) << b.error().message() << "\n" << text;
+  EXPECT_TRUE(*a == *b);
+  EXPECT_EQ(writeOpList(*b), text);
+  EXPECT_TRUE(std::holds_alternative<double>(b->ops[4].args[0].second.scalar()));
+  EXPECT_EQ(std::get<double>(b->ops[5].args[0].second.scalar()), 0.1);
+  EXPECT_TRUE(b->ops[3].scopeNull);
+  EXPECT_TRUE(b->buffers[0].init.explicitZeros);
+  EXPECT_EQ(b->kernels[0].macros.at("TILE"), "64");
+}
+
+class BuiltinFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("SK_TEMPLATES_DIR");
+    if (old) saved_ = old;
+    had_ = old != nullptr;
+    setenv("SK_TEMPLATES_DIR", (kFrontendData / "templates").c_str(), 1);
+  }
+  void TearDown() override {
+    if (had_) setenv("SK_TEMPLATES_DIR", saved_.c_str(), 1);
+    else unsetenv("SK_TEMPLATES_DIR");
+  }
+  std::string saved_;
+  bool had_ = false;
+};
+
+TEST_F(BuiltinFixture, DesignExampleParsesAndRoundTrips) {
+  auto l = loadOpList(kFrontendData / "design_example.json");
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  EXPECT_EQ(l->kernels.size(), 2u);
+  EXPECT_EQ(l->kernels[1].builtin, "scale_f32");
+  EXPECT_EQ(l->ops.size(), 5u);
+  EXPECT_EQ(l->ops[1].args[2].second.buffer().offset, 4096u);
+  EXPECT_FALSE(l->ops[4].fusible);
+  auto again = parseOpList(writeOpList(*l), l->origin, l->baseDir);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_TRUE(*again == *l);
+}
+
+TEST_F(BuiltinFixture, FindBuiltin) {
+  auto k = findBuiltinKernel("scale_f32");
+  ASSERT_TRUE(k.ok()) << k.error().message();
+  EXPECT_EQ(k->entry, "scale_f32");
+  EXPECT_EQ(k->builtin, "scale_f32");
+  EXPECT_TRUE(k->sourcePath.is_absolute());
+  EXPECT_TRUE(fs::exists(k->sourcePath));
+  EXPECT_EQ(builtinKernelNames(), std::vector<std::string>{"scale_f32"});
+  EXPECT_EQ(findBuiltinKernel("nope").error().message(), "unknown builtin kernel \"nope\" (available: scale_f32)");
+  EXPECT_NE(findBuiltinKernel("../x").error().message().find("invalid builtin kernel name"), std::string::npos);
+  ojson j = base();
+  j["kernels"]["sc"] = {{"builtin", "nope"}};
+  EXPECT_ERROR(j, "kernels.sc.builtin: unknown builtin kernel \"nope\" (available: scale_f32)");
+}
+
+// The library's own builtin set must be declarations this parser accepts.
+TEST(OpList, RealBuiltinsParse) {
+  fs::path real = fs::path(SK_SOURCE_ROOT) / "templates";
+  for (const auto& e : fs::directory_iterator(real / "kernels")) {
+    if (e.path().extension() != ".json") continue;
+    auto k = detail::findBuiltinKernelIn(real, e.path().stem().string());
+    EXPECT_TRUE(k.ok()) << e.path() << ": " << (k ? "" : k.error().message());
+  }
+}
+
+}  // namespace
+}  // namespace sk

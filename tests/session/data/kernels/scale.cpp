@@ -1,0 +1,8 @@
+// y = x * alpha over n floats.
+#include <superkernel/cpu/kernel.h>
+
+SK_KERNEL void fx_scale(const sk_ctx* ctx, const float* x, float* y, float alpha, int64_t n) {
+  int64_t begin, end;
+  sk_block_range(ctx, n, &begin, &end);
+  for (int64_t i = begin; i < end; ++i) y[i] = x[i] * alpha;
+}

@@ -1,0 +1,184 @@
+#include "common/ToolSupport.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "superkernel/codegen/Target.h"
+
+namespace sk::tools {
+
+namespace fs = std::filesystem;
+
+std::string hintFor(const Error& error) {
+  const std::string& m = error.message();
+  auto has = [&](std::string_view s) { return m.find(s) != std::string::npos; };
+  if (error.kind() == ErrorKind::Compile && has("not found") && has("compiler")) {
+    return "install clang (e.g. apt-get install clang) or point SK_CXX at a C++ compiler, e.g. SK_CXX=g++";
+  }
+  if (has("timed out")) {
+    return "a wait outlasted SK_WAIT_TIMEOUT_MS (default 10000 ms): raise it if the kernels are only slow; if they "
+           "hang, check each kernel's declared access/partition and retry with --options debug-sync-all=1";
+  }
+  if (has("not trusted") || has("untrusted")) {
+    return "the cache directory must be yours and not writable by group/others: chmod 700 it, or set SK_CACHE_DIR "
+           "(or --cache-dir) to a private directory";
+  }
+  return "";
+}
+
+void printError(std::string_view tool, const Error& error) {
+  // One line that says what went wrong and where (the library's messages
+  // carry their context outermost-first); compiler diagnostics follow it
+  // verbatim because they are what the user needs to fix the kernel.
+  std::string text = error.message();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(tool.size()), tool.data(), text.c_str());
+  if (std::string hint = hintFor(error); !hint.empty()) {
+    std::fprintf(stderr, "%.*s: hint: %s\n", static_cast<int>(tool.size()), tool.data(), hint.c_str());
+  }
+  std::fflush(stderr);
+}
+
+std::string formatSeconds(double s) {
+  if (s < 0) s = 0;
+  if (s < 1e-6) return fmt::format("{:.0f} ns", s * 1e9);
+  if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+double toSeconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+Table::Table(std::vector<std::string> header, std::string rightAligned)
+    : header_(std::move(header)), right_(std::move(rightAligned)) {
+  right_.resize(header_.size(), 'l');
+}
+
+void Table::add(std::vector<std::string> row) {
+  row.resize(header_.size());
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::str(std::string_view indent) const {
+  std::vector<size_t> width(header_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  std::string out;
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string l(indent);
+    for (size_t i = 0; i < r.size(); ++i) {
+      const bool last = i + 1 == r.size();
+      if (right_[i] == 'r') {
+        l += std::string(width[i] - r[i].size(), ' ') + r[i];
+      } else {
+        l += r[i];
+        if (!last) l += std::string(width[i] - r[i].size(), ' ');
+      }
+      if (!last) l += "  ";
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header_);
+  for (const auto& r : rows_) line(r);
+  return out;
+}
+
+std::string cacheDirProblem(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return "";  // absent: the cache creates it (0700)
+  if (S_ISLNK(st.st_mode)) return "it is a symbolic link";
+  if (!S_ISDIR(st.st_mode)) return "it is not a directory";
+  if (st.st_uid != ::geteuid()) {
+    return fmt::format("it is owned by uid {}, not by you (uid {})", st.st_uid, ::geteuid());
+  }
+  if ((st.st_mode & 022) != 0) {
+    return fmt::format("it is writable by group or others (mode {:04o})", st.st_mode & 07777);
+  }
+  return "";
+}
+
+void makePathsAbsolute(OpList& list) {
+  for (KernelDecl& k : list.kernels) {
+    if (!k.builtin.empty() || k.sourcePath.empty()) continue;
+    k.source = k.sourcePath.lexically_normal().string();
+  }
+  for (BufferDecl& b : list.buffers) {
+    if (b.init.kind != BufferInit::Kind::File || b.init.file.empty()) continue;
+    fs::path p(b.init.file);
+    if (p.is_relative() && !list.baseDir.empty()) b.init.file = (list.baseDir / p).lexically_normal().string();
+  }
+}
+
+Expected<Replay> runAndCompare(Session& session, CompiledPlan& fused, CompiledPlan& unfused) {
+  // One initialization, cloned: "random" init is seeded per buffer name, so
+  // two create() calls would agree too, but a clone is cheaper for large
+  // weights and leaves no doubt that both runs start from the same bytes.
+  auto initial = BufferSet::create(fused.list);
+  if (!initial) return std::move(initial).error().context("while creating the buffers");
+  auto copy = initial->clone();
+  if (!copy) return std::move(copy).error().context("while copying the buffers");
+  Replay r;
+  r.fused = std::move(*initial);
+  r.unfused = std::move(*copy);
+  if (Status s = session.run(fused, r.fused); !s) return Error(s.error()).context("fused run");
+  if (Status s = session.run(unfused, r.unfused); !s) return Error(s.error()).context("unfused run");
+  // The unfused run is the reference: "expected" is its value, "got" the fused one.
+  auto diff = r.unfused.compare(r.fused);
+  if (!diff) return std::move(diff).error().context("while comparing fused and unfused results");
+  r.mismatch = std::move(*diff);
+  for (size_t i = 0; i < r.fused.size(); ++i) r.bytesCompared += r.fused.bytes(i);
+  return r;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
+                          BufferSet& unfusedBuffers, int warmups, int repeat) {
+  Timing t;
+  auto once = [&](CompiledPlan& plan, BufferSet& buffers, const char* what) -> Expected<double> {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = session.run(plan, buffers);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!s) return Error(s.error()).context(std::string(what) + " run (timing)");
+    return std::chrono::duration<double>(t1 - t0).count();
+  };
+  for (int i = 0; i < warmups; ++i) {
+    SK_ASSIGN_OR_RETURN(double a, once(fused, fusedBuffers, "fused"));
+    SK_ASSIGN_OR_RETURN(double b, once(unfused, unfusedBuffers, "unfused"));
+    (void)a;
+    (void)b;
+  }
+  for (int i = 0; i < repeat; ++i) {
+    SK_ASSIGN_OR_RETURN(double a, once(fused, fusedBuffers, "fused"));
+    SK_ASSIGN_OR_RETURN(double b, once(unfused, unfusedBuffers, "unfused"));
+    t.fusedSeconds.push_back(a);
+    t.unfusedSeconds.push_back(b);
+  }
+  t.fusedMedian = median(t.fusedSeconds);
+  t.unfusedMedian = median(t.unfusedSeconds);
+  return t;
+}
+
+uint64_t preloadBytesOf(const SuperKernelPlan& step, const FusionPlan& plan) {
+  uint64_t total = 0;
+  for (const PlannedOp& op : step.ops) {
+    if (op.preloadVariant < 0 || static_cast<size_t>(op.preloadVariant) >= plan.variants.size()) continue;
+    total += preloadBytes(step.options.preloadCode, plan.variants[static_cast<size_t>(op.preloadVariant)].codeBytes);
+  }
+  return total;
+}
+
+}  // namespace sk::tools

@@ -1,0 +1,595 @@
+// sk-compile OPLIST.json: plan, generate, compile and cache an op list, then
+// print the plan report; optionally run it fused and unfused and compare
+// (DESIGN section 7; flags, output and exit codes in docs/CLI.md).
+//
+// Structure: parse arguments (CLI11; any parse error is exit 2), load the op
+// list, create a Session, compile the fused plan (and the unfused reference
+// for --run), write the requested artifacts, run, then print one report.
+// The report is assembled as JSON first and the text form is rendered from
+// that object, so --json and the text never disagree.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "common/ToolSupport.h"
+#include "superkernel/superkernel.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace sk::tools {
+namespace {
+
+constexpr const char* kTool = "sk-compile";
+
+struct Args {
+  std::string opList;
+  bool run = false;
+  int repeat = 5;
+  std::string emitSource, emitDot, trace, dump;
+  bool json = false;
+  std::string options, cacheDir, target;
+  unsigned jobs = 0;
+  unsigned workers = 0;
+};
+
+// A failure with the exit code it maps to; carried to main's single exit.
+struct Failure {
+  Error error;
+  int code;
+};
+Failure failure(Error e) {
+  const int code = exitCodeFor(e.kind());
+  return Failure{std::move(e), code};
+}
+
+Status writeFile(const fs::path& path, std::string_view bytes, const std::string& what) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return ioError(fmt::format("cannot write {} {}", what, path.string()));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return ioError(fmt::format("cannot write {} {} (disk full?)", what, path.string()));
+  return Status::success();
+}
+
+// ---- progress (a terminal only) --------------------------------------------
+
+// Compile progress on stderr, overwritten in place ("\r" + clear line). Only
+// when stderr is a terminal: logs and CI output must not fill up with it.
+class Progress {
+ public:
+  Progress() : enabled_(::isatty(STDERR_FILENO) == 1) {}
+  void phase(std::string label) {
+    std::lock_guard lock(mu_);
+    label_ = std::move(label);
+  }
+  void update(std::string_view stage, size_t done, size_t total) {
+    if (!enabled_) return;
+    std::lock_guard lock(mu_);
+    const bool objects = stage == "objects";
+    std::fprintf(stderr, "\r\033[K%s: %s %zu of %zu %s", label_.c_str(), objects ? "compiling" : "linking", done,
+                 total, objects ? "kernels" : "SuperKernels");
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    std::lock_guard lock(mu_);
+    if (enabled_ && shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::mutex mu_;
+  std::string label_ = "fused";
+};
+
+// ---- report -----------------------------------------------------------------
+
+json syncCounts(const std::map<SyncKind, uint32_t>& edges) {
+  json j = json::object();
+  for (SyncKind k : {SyncKind::Local, SyncKind::Flag, SyncKind::Counter, SyncKind::Barrier, SyncKind::Event}) {
+    auto it = edges.find(k);
+    j[syncKindName(k)] = it == edges.end() ? 0u : it->second;
+  }
+  return j;
+}
+
+json planJson(const CompiledPlan& cp) {
+  const FusionPlan& plan = cp.plan;
+  const PlanReport& r = plan.report;
+  json j;
+  j["ops_before"] = r.opsBefore;
+  j["launches_after"] = r.launchesAfter;
+  j["superkernels"] = r.superKernels;
+  j["unfused_ops"] = r.launchesAfter - r.superKernels;
+  j["variants"] = plan.variants.size();
+  j["syncs"] = syncCounts(r.syncs.edges);
+  j["barriers"] = r.syncs.barriers;
+  uint64_t preload = 0, prefetches = 0;
+  json steps = json::array();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const SuperKernelPlan& sk = plan.steps[i];
+    std::map<SyncKind, uint32_t> kinds;
+    for (const Edge& e : sk.edges) ++kinds[e.sync];
+    uint32_t barriers = 0, blocks = 0;
+    for (const PlannedOp& op : sk.ops) {
+      barriers += op.barrierBefore;
+      blocks += op.blockDim;
+      prefetches += op.preloadVariant >= 0 && sk.options.preloadCode != PreloadCode::None;
+    }
+    const uint64_t pre = preloadBytesOf(sk, plan);
+    preload += pre;
+    json s;
+    s["index"] = i;
+    s["name"] = sk.name;
+    s["fused"] = sk.fused;
+    s["scope"] = sk.scope;
+    s["ops"] = sk.ops.size();
+    s["blocks"] = blocks;
+    s["cores"] = sk.numCores;
+    s["queues"] = sk.queues.size();
+    s["edges"] = syncCounts(kinds);
+    s["barriers"] = barriers;
+    s["preload_bytes"] = pre;
+    s["end_reason"] = sk.endReason;
+    if (i < cp.steps.size()) {
+      s["cached"] = cp.steps[i].cached;
+      s["key"] = cp.steps[i].artifact.key;
+    }
+    steps.push_back(std::move(s));
+  }
+  j["preload_bytes"] = preload;
+  j["prefetches"] = prefetches;
+  j["steps"] = std::move(steps);
+  j["splits"] = r.splits;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+json compileJson(const CompiledPlan& cp) {
+  const CompileStats& s = cp.stats;
+  return json{{"seconds", toSeconds(s.compileTime)},
+              {"superkernel_hits", s.superKernelHits},
+              {"superkernel_misses", s.superKernelMisses},
+              {"object_hits", s.objectHits},
+              {"object_misses", s.objectMisses},
+              {"objects", s.objects}};
+}
+
+std::string plural(uint64_t n, std::string_view one, std::string_view many = "") {
+  if (n == 1) return fmt::format("1 {}", one);
+  return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
+}
+
+std::string edgesCell(const json& e) {
+  return fmt::format("{}/{}/{}/{}/{}", e["local"].get<uint32_t>(), e["flag"].get<uint32_t>(),
+                     e["counter"].get<uint32_t>(), e["barrier"].get<uint32_t>(), e["event"].get<uint32_t>());
+}
+
+// The text report: a header, the per-step table (like a profiler's), totals,
+// cache and compile lines, then the run section.
+std::string renderText(const json& rep) {
+  std::string s;
+  s += fmt::format("sk-compile {}: {}\n", rep["version"].get<std::string>(), rep["op_list"].get<std::string>());
+  s += fmt::format("  target {} (arch {}), {} workers, {}\n", rep["target"].get<std::string>(),
+                   rep["arch"].get<std::string>(), rep["workers"].get<uint32_t>(),
+                   rep["compiler"]["version"].get<std::string>());
+  s += fmt::format("  options {}\n", rep["options"].get<std::string>());
+  const json& p = rep["plan"];
+  s += fmt::format("\nFusion: {} -> {} ({}, {}), {}\n", plural(p["ops_before"].get<uint32_t>(), "op"),
+                   plural(p["launches_after"].get<uint32_t>(), "launch", "launches"),
+                   plural(p["superkernels"].get<uint32_t>(), "SuperKernel"),
+                   plural(p["unfused_ops"].get<uint32_t>(), "unfused op"),
+                   plural(p["variants"].get<size_t>(), "kernel variant"));
+  Table t({"#", "step", "kind", "ops", "blocks", "cores", "queues", "edges l/f/c/b/e", "sync_all", "preload", "cache",
+           "split / reason"},
+          "rllrrrrrrrll");
+  // Long op lists: the table keeps its head and tail; --json has every step.
+  constexpr size_t kMaxRows = 40;
+  const json& steps = p["steps"];
+  const size_t n = steps.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (n > kMaxRows && i == kMaxRows / 2) {
+      t.add({"...", fmt::format("{} more steps (see --json)", n - kMaxRows)});
+      i = n - kMaxRows / 2 - 1;
+      continue;
+    }
+    const json& st = steps[i];
+    std::string cache = st.contains("cached") ? (st["cached"].get<bool>() ? "hit" : "miss") : "-";
+    t.add({std::to_string(i), st["name"].get<std::string>(), st["fused"].get<bool>() ? "SuperKernel" : "unfused",
+           std::to_string(st["ops"].get<size_t>()), std::to_string(st["blocks"].get<uint32_t>()),
+           std::to_string(st["cores"].get<uint32_t>()), std::to_string(st["queues"].get<size_t>()),
+           edgesCell(st["edges"]), std::to_string(st["barriers"].get<uint32_t>()),
+           formatSize(st["preload_bytes"].get<uint64_t>()), cache, st["end_reason"].get<std::string>()});
+  }
+  s += t.str();
+  const json& sy = p["syncs"];
+  s += fmt::format("Syncs: {} edges: local {}, flag {}, counter {}, barrier {}, event {}; {} sync_all barriers\n",
+                   sy["local"].get<uint32_t>() + sy["flag"].get<uint32_t>() + sy["counter"].get<uint32_t>() +
+                       sy["barrier"].get<uint32_t>() + sy["event"].get<uint32_t>(),
+                   sy["local"].get<uint32_t>(), sy["flag"].get<uint32_t>(), sy["counter"].get<uint32_t>(),
+                   sy["barrier"].get<uint32_t>(), sy["event"].get<uint32_t>(), p["barriers"].get<uint32_t>());
+  s += fmt::format("Preload: {} of code prefetched ({} prefetches)\n", formatSize(p["preload_bytes"].get<uint64_t>()),
+                   p["prefetches"].get<uint64_t>());
+  for (const auto& w : p["warnings"]) s += "warning: " + w.get<std::string>() + "\n";
+  const json& c = rep["compile"];
+  s += fmt::format("Cache: SuperKernels {} hit / {} miss, objects {} hit / {} miss ({})\n",
+                   c["superkernel_hits"].get<uint64_t>(), c["superkernel_misses"].get<uint64_t>(),
+                   c["object_hits"].get<uint64_t>(), c["object_misses"].get<uint64_t>(),
+                   rep["cache_dir"].get<std::string>());
+  std::string compileLine = fmt::format("Compile: {} fused", formatSeconds(c["seconds"].get<double>()));
+  if (rep.contains("reference")) {
+    const json& r = rep["reference"];
+    compileLine += fmt::format(", {} unfused reference ({} SuperKernel hits / {} misses)",
+                               formatSeconds(r["seconds"].get<double>()), r["superkernel_hits"].get<uint64_t>(),
+                               r["superkernel_misses"].get<uint64_t>());
+  }
+  s += compileLine + "\n";
+  if (rep.contains("run")) {
+    const json& r = rep["run"];
+    s += "\nRun: fused vs unfused from identical buffers";
+    if (r.contains("fused_seconds")) {
+      s += fmt::format(", median of {} after 1 warm-up, {} workers\n", r["repeat"].get<int>(),
+                       rep["workers"].get<uint32_t>());
+      Table rt({"", "time", "launches"}, "lrr");
+      rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()), std::to_string(p["launches_after"].get<uint32_t>())});
+      rt.add({"unfused", formatSeconds(r["unfused_seconds"].get<double>()),
+              std::to_string(p["ops_before"].get<uint32_t>())});
+      s += rt.str();
+      s += fmt::format("  speedup  {:.2f}x\n", r["speedup"].get<double>());
+    } else {
+      s += "\n";
+    }
+    if (r["identical"].get<bool>()) {
+      s += fmt::format("  results  identical: {} buffers, {} compared bit-for-bit\n", r["buffers"].get<size_t>(),
+                       formatSize(r["bytes_compared"].get<uint64_t>()));
+    } else {
+      const json& m = r["mismatch"];
+      s += fmt::format("  results  DIFFER in {} of {} buffers; first: {}\n", m["differing_buffers"].get<size_t>(),
+                       r["buffers"].get<size_t>(), m["message"].get<std::string>());
+    }
+  }
+  if (rep.contains("outputs") && !rep["outputs"].empty()) {
+    s += "\nWrote:\n";
+    for (auto& [k, v] : rep["outputs"].items()) {
+      if (v.is_array()) {
+        s += fmt::format("  {}: {} files in {}\n", k, v.size(), rep["output_dirs"].value(k, std::string()));
+      } else {
+        s += fmt::format("  {}: {}\n", k, v.get<std::string>());
+      }
+    }
+  }
+  for (const auto& n : rep.value("notes", json::array())) s += "note: " + n.get<std::string>() + "\n";
+  return s;
+}
+
+// ---- the work ---------------------------------------------------------------
+
+class Compiler {
+ public:
+  explicit Compiler(const Args& a) : args_(a) {}
+
+  // Returns the exit code; the report goes to stdout, errors to stderr.
+  int run() {
+    std::optional<Failure> f = work();
+    progress_.clear();
+    if (f) {
+      rep_["ok"] = false;
+      rep_["exit_code"] = f->code;
+      rep_["error"] = json{{"kind", errorKindName(f->error.kind())}, {"message", f->error.message()}};
+    } else {
+      rep_["ok"] = true;
+      rep_["exit_code"] = 0;
+    }
+    // The report (or as much as was known) is printed even on failure: the
+    // plan of a list that then fails to run is what one debugs from.
+    if (args_.json) {
+      std::fputs((rep_.dump(2, ' ', false, json::error_handler_t::replace) + "\n").c_str(), stdout);
+    } else if (rep_.contains("plan")) {
+      std::fputs(renderText(rep_).c_str(), stdout);
+    }
+    std::fflush(stdout);
+    if (f) printError(kTool, f->error);
+    return f ? f->code : kExitOk;
+  }
+
+ private:
+  std::optional<Failure> work() {
+    rep_["tool"] = kTool;
+    rep_["version"] = libraryVersion();
+    rep_["op_list"] = args_.opList;
+
+    // Environment knobs that would otherwise be ignored with a warning are
+    // hard errors here: a CI job that sets them means them.
+    if (args_.workers == 0) {
+      if (auto w = workerCountFromEnv(); !w) return Failure{w.error(), kExitBadInput};
+    }
+    if (auto w = waitTimeoutFromEnv(); !w) return Failure{w.error(), kExitBadInput};
+
+    auto list = loadOpList(args_.opList);
+    // The op list is input: a missing or unreadable file is exit 2 as much
+    // as a malformed one.
+    if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
+    makePathsAbsolute(*list);
+
+    SessionOptions so;
+    so.workers = args_.workers;
+    so.cacheDir = args_.cacheDir;
+    so.jobs = args_.jobs;
+    so.options = args_.options;
+    so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
+    auto session = Session::create(so);
+    if (!session) return failure(std::move(session).error());
+    Session& ss = **session;
+    rep_["workers"] = ss.executor().numWorkers();
+    rep_["compiler"] = json{{"path", ss.toolchain().path.string()}, {"version", ss.toolchain().versionLine()}};
+    const auto& cache = ss.cache();
+    rep_["cache_dir"] = cache->root().string();
+    if (cache->usingPrivateFallback()) {
+      note(fmt::format("cache directory {} is not trusted; this run used a private temporary cache",
+                       cache->requestedRoot().string()));
+    }
+
+    CompileRequest fusedReq;
+    fusedReq.target = args_.target;
+    progress_.phase("fused");
+    auto fused = ss.compile(*list, fusedReq);
+    if (!fused) return failure(std::move(fused).error());
+    rep_["target"] = fused->list.target;
+    rep_["arch"] = fused->list.arch;
+    rep_["options"] = fused->options.canonical();
+    rep_["plan"] = planJson(*fused);
+    rep_["compile"] = compileJson(*fused);
+
+    if (!args_.emitSource.empty()) {
+      if (auto f = emitSource(*fused)) return f;
+    }
+    if (!args_.emitDot.empty()) {
+      if (auto f = emitDot(*fused)) return f;
+    }
+
+    std::optional<CompiledPlan> unfused;
+    if (args_.run) {
+      CompileRequest ref = fusedReq;
+      ref.fuse = false;
+      progress_.phase("unfused reference");
+      auto u = ss.compile(*list, ref);
+      if (!u) return failure(std::move(u).error().context("unfused reference"));
+      rep_["reference"] = compileJson(*u);
+      unfused = std::move(*u);
+    }
+    progress_.clear();
+
+    if (args_.run) {
+      if (auto f = runCompare(ss, *fused, *unfused)) return f;
+    } else if (!args_.dump.empty()) {
+      // --dump without --run: one fused run from the initial buffers.
+      auto buffers = BufferSet::create(fused->list);
+      if (!buffers) return failure(std::move(buffers).error());
+      if (Status st = ss.run(*fused, *buffers); !st) return failure(Error(st.error()).context("fused run"));
+      if (auto f = dump(*buffers)) return f;
+    }
+    if (!args_.trace.empty()) {
+      if (auto f = trace(ss, *list, fusedReq)) return f;
+    }
+    return std::nullopt;
+  }
+
+  void note(std::string n) {
+    if (!rep_.contains("notes")) rep_["notes"] = json::array();
+    rep_["notes"].push_back(std::move(n));
+  }
+
+  std::optional<Failure> runCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
+    auto replay = runAndCompare(ss, fused, unfused);
+    if (!replay) return failure(std::move(replay).error());
+    json r;
+    r["repeat"] = args_.repeat;
+    r["buffers"] = replay->fused.size();
+    r["bytes_compared"] = replay->bytesCompared;
+    r["identical"] = !replay->mismatch.has_value();
+    // The dump is of the checked run, from the initial buffers, before the
+    // timing repetitions run the plan again on the same memory.
+    if (!args_.dump.empty()) {
+      if (auto f = dump(replay->fused)) {
+        rep_["run"] = r;
+        return f;
+      }
+    }
+    if (replay->mismatch) {
+      const BufferMismatch& m = *replay->mismatch;
+      r["mismatch"] = json{{"buffer", m.buffer},
+                           {"index", m.index},
+                           {"unfused", m.expected},
+                           {"fused", m.actual},
+                           {"differing_buffers", m.differingBuffers},
+                           {"message", m.message()}};
+      rep_["run"] = r;
+      // Timing wrong results would only hide the finding: stop here.
+      return Failure{Error(ErrorKind::Mismatch,
+                           fmt::format("fused and unfused results differ ({} buffer{}): {} (expected: unfused, got: fused); run with --dump DIR to "
+                                       "inspect, or --options debug-sync-all=1 to check for a missing dependency",
+                                       m.differingBuffers, m.differingBuffers == 1 ? "" : "s", m.message())),
+                     kExitMismatch};
+    }
+    auto timing = timeRuns(ss, fused, replay->fused, unfused, replay->unfused, 0, args_.repeat);
+    if (!timing) {
+      rep_["run"] = r;
+      return failure(std::move(timing).error());
+    }
+    r["fused_seconds"] = timing->fusedMedian;
+    r["unfused_seconds"] = timing->unfusedMedian;
+    r["fused_samples"] = timing->fusedSeconds;
+    r["unfused_samples"] = timing->unfusedSeconds;
+    r["speedup"] = timing->fusedMedian > 0 ? timing->unfusedMedian / timing->fusedMedian : 0.0;
+    rep_["run"] = r;
+    return std::nullopt;
+  }
+
+  std::optional<Failure> dump(const BufferSet& buffers) {
+    if (Status st = buffers.dump(args_.dump); !st) return failure(Error(st.error()).context("--dump " + args_.dump));
+    json files = json::array();
+    for (size_t i = 0; i < buffers.size(); ++i) files.push_back(buffers.name(i) + ".bin");
+    rep_["outputs"]["dump"] = files;
+    rep_["output_dirs"]["dump"] = args_.dump;
+    return std::nullopt;
+  }
+
+  std::optional<Failure> emitSource(const CompiledPlan& cp) {
+    json files = json::array();
+    std::set<std::string> used;
+    for (const CompiledStep& step : cp.steps) {
+      // File names are sanitized step names; a collision (two names that
+      // sanitize alike) gets the step index as a prefix.
+      std::string name = step.source.fileName.empty() ? fmt::format("step{}.cpp", step.stepIndex) : step.source.fileName;
+      if (!used.insert(name).second) {
+        name = fmt::format("{}_{}", step.stepIndex, name);
+        used.insert(name);
+      }
+      const fs::path src = fs::path(args_.emitSource) / name;
+      fs::path man = src;
+      man.replace_extension(".manifest.json");
+      if (Status st = writeFile(src, step.source.text, "--emit-source"); !st) return failure(st.error());
+      json mj = json::parse(step.source.manifest, nullptr, false);
+      std::string manText = mj.is_discarded() ? step.source.manifest : mj.dump(2);
+      // The cache key ties the emitted text to the cache entry (sk-cache inspect KEY).
+      if (!mj.is_discarded()) {
+        mj["cache_key"] = step.artifact.key;
+        manText = mj.dump(2);
+      }
+      if (Status st = writeFile(man, manText + "\n", "--emit-source"); !st) return failure(st.error());
+      files.push_back(src.filename().string());
+      files.push_back(man.filename().string());
+    }
+    rep_["outputs"]["emit_source"] = files;
+    rep_["output_dirs"]["emit_source"] = args_.emitSource;
+    return std::nullopt;
+  }
+
+  std::optional<Failure> emitDot(const CompiledPlan& cp) {
+    const fs::path dot = args_.emitDot;
+    if (Status st = writeFile(dot, planToDot(cp.plan), "--emit-dot"); !st) return failure(st.error());
+    rep_["outputs"]["emit_dot"] = dot.string();
+    // A picture too when Graphviz is installed: spawned with argv (never a
+    // shell), so odd characters in the path are harmless.
+    const fs::path dotExe = findExecutable("dot");
+    if (dotExe.empty()) {
+      note("Graphviz 'dot' not found on PATH: wrote the DOT file only (apt-get install graphviz for an SVG)");
+      return std::nullopt;
+    }
+    fs::path svg = dot;
+    if (dot.extension() == ".dot" || dot.extension() == ".gv") {
+      svg.replace_extension(".svg");
+    } else {
+      svg += ".svg";
+    }
+    ProcessOptions po;
+    po.timeout = std::chrono::seconds(120);
+    // -Kdot: Graphviz picks its layout engine from argv[0]'s name, and on
+    // Debian the resolved /usr/bin/dot is "libgvc6-config-update".
+    auto r = runProcess({dotExe.string(), "-Kdot", "-Tsvg", "-o", svg.string(), dot.string()}, po);
+    if (!r || !r->succeeded()) {
+      // The DOT file is the product; a failed rendering is only noted.
+      note(fmt::format("Graphviz could not render {}: {}", dot.string(),
+                       r ? r->describe() + (r->err.empty() ? "" : ": " + r->err) : r.error().message()));
+      return std::nullopt;
+    }
+    rep_["outputs"]["emit_dot_svg"] = svg.string();
+    return std::nullopt;
+  }
+
+  std::optional<Failure> trace(Session& ss, const OpList& list, CompileRequest req) {
+    // A profiled build is a different SuperKernel (timestamps compiled in),
+    // so it has its own cache key; objects are shared with the plain build.
+    req.options = req.options.empty() ? "profiling=1" : req.options + ":profiling=1";
+    progress_.phase("profiled");
+    auto prof = ss.compile(list, req);
+    progress_.clear();
+    if (!prof) return failure(std::move(prof).error().context("profiled build for --trace"));
+    auto buffers = BufferSet::create(prof->list);
+    if (!buffers) return failure(std::move(buffers).error());
+    auto text = ss.runProfiled(*prof, *buffers);
+    if (!text) return failure(std::move(text).error().context("profiled run for --trace"));
+    if (Status st = writeFile(args_.trace, *text, "--trace"); !st) return failure(st.error());
+    rep_["outputs"]["trace"] = args_.trace;
+    return std::nullopt;
+  }
+
+  const Args& args_;
+  json rep_ = json::object();
+  Progress progress_;
+};
+
+int realMain(int argc, char** argv) {
+  Args a;
+  CLI::App app{
+      "Plan, generate, compile and cache a superkernel op list, then print the plan report.\n"
+      "Exit codes: 0 ok, 1 fused and unfused results differ, 2 bad input (op list, options, arguments),\n"
+      "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error).",
+      kTool};
+  app.set_version_flag("--version", fmt::format("sk-compile {} (superkernel {})", libraryVersion(), libraryVersion()));
+  app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
+  app.add_flag("--run", a.run,
+               "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
+  app.add_option("--repeat", a.repeat, "timed repetitions for --run (median reported)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--emit-source", a.emitSource, "write each step's generated source and manifest into DIR")
+      ->type_name("DIR");
+  app.add_option("--emit-dot", a.emitDot, "write the plan as Graphviz DOT to FILE (and an SVG next to it if dot is installed)")
+      ->type_name("FILE");
+  app.add_option("--trace", a.trace, "write a Chrome/Perfetto trace of a profiled (profiling=1) fused run to FILE")
+      ->type_name("FILE");
+  app.add_flag("--json", a.json, "print the report as one JSON object on stdout instead of text");
+  app.add_option("--dump", a.dump, "after the fused run, write each buffer's bytes to DIR/<name>.bin")
+      ->type_name("DIR");
+  app.add_option("--options", a.options, "option string merged over the op list's options (later keys win)")
+      ->type_name("STR");
+  app.add_option("--cache-dir", a.cacheDir, "cache directory (default: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel)")
+      ->type_name("DIR");
+  app.add_option("--jobs", a.jobs, "parallel compiler processes (default: hardware threads)")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--target", a.target, "target override (cpu; ascend and cuda are reserved)")->type_name("T");
+  app.add_option("--workers", a.workers, "executor worker threads (default: $SK_NUM_WORKERS, else hardware threads)")
+      ->check(CLI::Range(1u, 1024u));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help / --version: printed on stdout, exit 0
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    return kExitBadInput;
+  }
+  initLogging();
+  Compiler c(a);
+  return c.run();
+}
+
+}  // namespace
+}  // namespace sk::tools
+
+int main(int argc, char** argv) {
+  // No exception may escape as a crash: anything unexpected is an internal
+  // error with a message (exit 4), never std::terminate.
+  try {
+    return sk::tools::realMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "sk-compile: error: out of memory\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sk-compile: error: internal error: %s\n", e.what());
+  }
+  return sk::tools::kExitRuntimeFailure;
+}
