@@ -56,11 +56,14 @@ def axpb_decl(out_dir, partition):
 
 
 def chain(out_dir, kind, k, n, workers):
-    """K ops ping-ponging between two buffers (cache resident, no allocation per op)."""
+    """K ops, op i reading buffer t{i} and writing t{i+1}: only read-after-write
+    edges. (Ping-ponging two buffers would add write-after-read/-write edges to
+    older ops; the planner keeps many of them for flag chains, see
+    docs/PERFORMANCE.md, which made a 256-op flag SuperKernel 5.5 MB of source.)"""
     kernel = "axpb_all" if kind == "counter" else "axpb_block"
     ops = []
     for i in range(k):
-        src, dst = ("a", "b") if i % 2 == 0 else ("b", "a")
+        src, dst = f"t{i}", f"t{i + 1}"
         bd = workers
         if kind == "flag" and i % 2 == 1:
             bd = 2 * workers
@@ -71,8 +74,8 @@ def chain(out_dir, kind, k, n, workers):
         "format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
         "options": "early-start=0" if kind == "barrier" else "early-start=1",
         "kernels": {kernel: axpb_decl(out_dir, "all" if kind == "counter" else "block")},
-        "buffers": {"a": {"dtype": "f32", "shape": [n], "init": "random"},
-                    "b": {"dtype": "f32", "shape": [n]}},
+        "buffers": {f"t{i}": ({"dtype": "f32", "shape": [n], "init": "random"} if i == 0 else
+                              {"dtype": "f32", "shape": [n]}) for i in range(k + 1)},
         "ops": ops,
     }
 

@@ -7,8 +7,9 @@
 //  - every comparison runs its variants side by side in ONE process, with
 //    interleaved repetitions (A B C, B C A, C A B, ...: the starting variant
 //    rotates so none always runs first after the pause); each sample is a
-//    batch of back-to-back runs long enough to swamp the clock (per-run time
-//    = batch time / runs); medians and min-max over the repetitions;
+//    batch of back-to-back runs (~sampleMs), each run timed alone, and the
+//    sample is the batch's median run (robust to preemption, see sample());
+//    tables show the median and min-max of the samples over the repetitions;
 //  - ratios (speedups, percentages, overhead minus ideal) are computed per
 //    repetition from samples taken seconds apart, then summarized, so slow
 //    phases of the machine hit both sides of a ratio;
@@ -139,9 +140,18 @@ void sample(std::vector<Variant>& vs) {
       Variant& v = vs[(j + size_t(r)) % n];
       std::this_thread::sleep_for(std::chrono::milliseconds(cfg.settleMs));
       v.once();  // the first run after the pause wakes the pool; not timed
-      double t0 = nowNs();
-      for (long i = 0; i < v.iters; ++i) v.once();
-      v.usPerRun.push_back((nowNs() - t0) / 1e3 / double(v.iters));
+      // Each run is timed alone and the sample is the MEDIAN run of the
+      // batch: on a shared machine (load average above the core count) a
+      // run that lost a worker to the scheduler costs whole time slices,
+      // and a batch mean would measure the scheduler, not the variant. The
+      // clock read (~25 ns) is negligible against runs of tens of µs or more.
+      std::vector<double> runs(size_t(v.iters));
+      for (long i = 0; i < v.iters; ++i) {
+        double t0 = nowNs();
+        v.once();
+        runs[size_t(i)] = (nowNs() - t0) / 1e3;
+      }
+      v.usPerRun.push_back(summarize(std::move(runs)).median);
     }
   }
 }

@@ -90,6 +90,11 @@ struct Driver::Impl {
   std::once_flag runtimeOnce;
   std::optional<Expected<std::string>> runtimeDigest;
 
+  // kernel_abi.c compiled once per driver: every SuperKernel links the same
+  // object, so a cold plan of N steps runs the compiler N times, not 2N.
+  std::mutex abiMutex;
+  std::shared_ptr<const std::string> abiObject;
+
   const Expected<std::string>& runtime() {
     std::call_once(runtimeOnce, [&] {
       KeyBuilder kb;
@@ -121,7 +126,7 @@ struct Driver::Impl {
 
   std::vector<std::string> command(const std::vector<std::string>& tail) const {
     std::vector<std::string> argv = tc.launcher;
-    argv.push_back(tc.path.string());
+    argv.push_back(tc.invocation.string());
     argv.insert(argv.end(), tail.begin(), tail.end());
     return argv;
   }
@@ -360,6 +365,19 @@ Expected<std::string> Driver::superKernelKey(std::string_view source, const std:
   return kb.finish();
 }
 
+Expected<std::shared_ptr<const std::string>> Driver::abiObjectBytes(const fs::path& scratchDir) const {
+  std::lock_guard<std::mutex> lock(impl_->abiMutex);
+  if (impl_->abiObject) return impl_->abiObject;
+  fs::path obj = scratchDir / "kernel_abi.o";
+  std::vector<std::string> tail = abiFlags();
+  tail.insert(tail.end(), {"-o", obj.string(), "-x", "c", (runtimeCpuSourceDir() / "kernel_abi.c").string()});
+  SK_ASSIGN_OR_RETURN(auto res, impl_->runCompiler(impl_->command(tail), "compiling the runtime's kernel_abi.c"));
+  (void)res;
+  SK_ASSIGN_OR_RETURN(std::string bytes, readFileBytes(obj));
+  impl_->abiObject = std::make_shared<const std::string>(std::move(bytes));
+  return impl_->abiObject;
+}
+
 Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o, const fs::path& outputFile) const {
   fs::path dir = outputFile.parent_path();
@@ -381,17 +399,15 @@ Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std:
   }
   // kernel_abi.c: hidden copies of sk_wait_inputs & co.
   fs::path abiObj = dir / "kernel_abi.o";
-  {
-    std::vector<std::string> tail = abiFlags();
-    tail.insert(tail.end(), {"-o", abiObj.string(), "-x", "c", (runtimeCpuSourceDir() / "kernel_abi.c").string()});
-    SK_ASSIGN_OR_RETURN(auto res, impl_->runCompiler(impl_->command(tail), "compiling the runtime's kernel_abi.c"));
-    (void)res;
-  }
+  SK_ASSIGN_OR_RETURN(auto abiBytes, abiObjectBytes(dir));
+  SK_RETURN_IF_ERROR(writeFileBytes(abiObj, *abiBytes));
   std::vector<std::string> tail = linkFlags(o);
   tail.push_back("-Wl,--version-script=" + script.string());
   tail.insert(tail.end(), {"-o", outputFile.string(), "-x", "c++", src.string(), "-x", "none"});
   for (const auto& p : objs) tail.push_back(p.string());
   tail.push_back(abiObj.string());
+  // Kernels call libm (expf, sqrtf, ...); -z defs would reject them otherwise.
+  tail.push_back("-lm");
   std::vector<std::string> argv = impl_->command(tail);
   SK_ASSIGN_OR_RETURN(auto res, impl_->runCompiler(argv, "compiling and linking the SuperKernel"));
   LinkResult lr;

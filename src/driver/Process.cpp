@@ -73,12 +73,19 @@ static bool isExecutableFile(const fs::path& p) {
 }
 
 fs::path findExecutable(std::string_view name) {
+  fs::path found = findExecutableUnresolved(name);
+  if (found.empty()) return {};
+  std::error_code ec;
+  fs::path r = fs::canonical(found, ec);
+  return ec ? fs::path{} : r;
+}
+
+fs::path findExecutableUnresolved(std::string_view name) {
   if (name.empty()) return {};
   std::error_code ec;
   auto resolve = [&](const fs::path& p) -> fs::path {
     if (!isExecutableFile(p)) return {};
-    fs::path r = fs::canonical(p, ec);
-    return ec ? fs::path{} : r;
+    return p.lexically_normal();
   };
   if (name.find('/') != std::string_view::npos) return resolve(fs::absolute(fs::path(name), ec));
   const char* path = std::getenv("PATH");

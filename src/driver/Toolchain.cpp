@@ -26,7 +26,9 @@ const char* compilerFamilyName(CompilerFamily f) {
 }
 
 std::string Toolchain::identity() const {
-  return path.string() + "\n" + contentHash + "\n" + version;
+  // The name it is spawned under is part of it: clang and clang++ are one
+  // binary with two behaviours.
+  return path.string() + "\n" + invocation.filename().string() + "\n" + contentHash + "\n" + version;
 }
 
 std::string Toolchain::versionLine() const {
@@ -78,6 +80,7 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
     }
   }
   tc.path = findExecutable(tc.requested);
+  tc.invocation = findExecutableUnresolved(tc.requested);
   if (tc.path.empty()) {
     if (tc.requested.find('/') != std::string::npos) {
       return compileError(fmt::format("compiler '{}'{} not found (not an executable file); set SK_CXX or install clang",
@@ -113,7 +116,7 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
     if (!hash) return compileError(fmt::format("cannot read compiler {}: {}", tc.path.string(), hash.error().message()));
     ProcessOptions po;
     po.timeout = std::chrono::seconds(60);
-    std::vector<std::string> argv = {tc.path.string(), "--version"};
+    std::vector<std::string> argv = {tc.invocation.string(), "--version"};
     auto res = runProcess(argv, po);
     if (!res) return std::move(res).error();
     if (!res->succeeded()) {

@@ -217,6 +217,10 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   baseMeta["options"] = cp.options.canonical();
   baseMeta["fuse"] = request.fuse;
   baseMeta["workers"] = pc.numWorkers;
+  // What `sk-cache verify` replays and what `sk-cache inspect` shows: the
+  // op list (relative paths resolve against base_dir) and the plan report.
+  baseMeta["base_dir"] = cp.list.baseDir.string();
+  baseMeta["plan_report"] = formatPlanReport(cp.plan);
   Status st = parallelFor(n, driver.jobs(), [&](size_t i) -> Status {
     const SuperKernelPlan& sk = cp.plan.steps[i];
     auto fail = [&](Error e) { return Status(std::move(e).context("while compiling " + stepLabel(sk))); };

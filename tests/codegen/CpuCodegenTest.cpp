@@ -7,6 +7,7 @@
 // finds a difference fails and prints the first differing line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -102,13 +103,24 @@ TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   EXPECT_EQ(t.find("sk_wait_ge"), std::string::npos);
   EXPECT_EQ(t.find("sk_counter sk_"), std::string::npos);
   EXPECT_EQ(t.find("sk_barrier("), std::string::npos);
-  // Four calls, each in a loop over this core's blocks of 40.
+  // Four call thunks, and the queue: one sk_op call per op over this core's blocks of 40 (4 cores).
   size_t calls = 0;
-  for (size_t p = t.find("add_kernel__v3f1c2a9b0d4e(&ctx"); p != std::string::npos;
-       p = t.find("add_kernel__v3f1c2a9b0d4e(&ctx", p + 1))
+  for (size_t p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,"); p != std::string::npos;
+       p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,", p + 1))
     ++calls;
   EXPECT_EQ(calls, 4u);
-  EXPECT_NE(t.find("for (uint32_t b = c; b < 40; b += 4)"), std::string::npos);
+  EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"), std::string::npos);
+  EXPECT_NE(t.find("const sk_op_desc sk_op1 = {1, 40, 4, SK_PLAIN, sk_call_op1, 0, nullptr,"), std::string::npos);
+  EXPECT_NE(t.find("/*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};"),
+            std::string::npos);
+  EXPECT_NE(t.find("  if (sk_op(env, c, &sk_op1)) return;  // add_1\n"), std::string::npos);
+  // Only what is used: no wait/signal/kernel_sync/barrier/preload helpers.
+  EXPECT_EQ(t.find("sk_op_wait"), std::string::npos);
+  EXPECT_EQ(t.find("sk_op_signal"), std::string::npos);
+  EXPECT_EQ(t.find("sk_op_ksync"), std::string::npos);
+  EXPECT_EQ(t.find("rt.ignore_kernel_points = 0;"), std::string::npos) << "no early-start op: points always ignored";
+  EXPECT_EQ(t.find("sk_barrier_before"), std::string::npos);
+  EXPECT_EQ(t.find("sk_preload("), std::string::npos);
   EXPECT_NE(t.find("static_cast<const float*>(buf[2]), static_cast<const float*>(buf[1]), "
                    "static_cast<float*>(buf[3]), INT64_C(4096)"),
             std::string::npos);
@@ -123,14 +135,29 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
   EXPECT_NE(t.find("{0, 1}, {2, 3}, {4, 5}, {6, 7}"), std::string::npos);
   EXPECT_EQ(t.find("sk_fr1"), std::string::npos) << "the WAR duplicate must not add a second table";
   // Counter target = producer blocks x epoch.
-  EXPECT_NE(t.find("sk_wait_ge(s, &sk_done[0], UINT64_C(4) * e"), std::string::npos);
+  EXPECT_NE(t.find("{SK_COUNTER, &sk_done[0], 4, nullptr, \"gather_c <- scale_b (counter, RAW on t2)\"},"),
+            std::string::npos);
+  EXPECT_NE(t.find("rc = sk_wait_ge(s, w.c, uint64_t{w.blocks} * e, w.what);"), std::string::npos);
+  EXPECT_NE(t.find("{SK_FLAG_RANGE, &sk_flags[0], 0, sk_fr0, \"scale_b <- add_a (flag, RAW on t1)\"},"),
+            std::string::npos);
   // Barrier: participants = queue cores; k-th of 1 per launch.
-  EXPECT_NE(t.find("sk_barrier(s, &sk_bar[0], 4, (e - 1) * 1 + 1"), std::string::npos);
-  // Early-start op: waits after the call unless the kernel waited itself.
+  EXPECT_NE(t.find("sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, \"barrier before norm_d\")"),
+            std::string::npos);
+  // Each op is one descriptor: blocks, queue cores, start mode, waits, what it signals; the early-start op
+  // waits after the call (sk_op: unless the kernel waited itself).
+  EXPECT_NE(t.find("const sk_op_desc sk_op0 = {0, 8, 4, SK_PLAIN, sk_call_op0, 0, nullptr,\n"
+                   "                           /*flags*/ &sk_flags[0], /*done*/ nullptr, /*kernel_sync*/ nullptr"),
+            std::string::npos);
+  EXPECT_NE(t.find("const sk_op_desc sk_op1 = {1, 4, 4, SK_PLAIN, sk_call_op1, 1, sk_waits_op1,\n"
+                   "                           /*flags*/ nullptr, /*done*/ &sk_done[0],"),
+            std::string::npos);
+  EXPECT_NE(t.find("const sk_op_desc sk_op2 = {2, 4, 4, SK_EARLY, sk_call_op2, 1, sk_waits_op2,"), std::string::npos);
+  EXPECT_NE(t.find("if (waits && early && !rt.waited) {"), std::string::npos);
   EXPECT_NE(t.find("rt.ignore_kernel_points = 0;"), std::string::npos);
-  EXPECT_NE(t.find("if (!rt.waited) {"), std::string::npos);
   // kernel_sync through sk_op_sync with the launch base.
-  EXPECT_NE(t.find("sk_op_sync(env->s, &sk_ksync[0], 4, sk_ksync_base[0], &rt->sync_count"), std::string::npos);
+  EXPECT_NE(t.find("/*kernel_sync*/ &sk_ksync[0], &sk_ksync_base[0], \"norm_d: sk_kernel_sync\"}"), std::string::npos);
+  EXPECT_NE(t.find("sk_op_sync(env->s, d->ksync, d->blocks, *d->ksync_base, &rt->sync_count, d->ksync_what)"),
+            std::string::npos);
   // Scalars: float/double exact hexfloat, int32 min, u64, bool, i8.
   EXPECT_NE(t.find("0x1.99999ap-4f, -0x1.5555555555555p-2, (-2147483647 - 1), UINT64_C(123456789012345), true, "
                    "static_cast<int8_t>(-5)"),
@@ -150,7 +177,7 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
   std::string tmax = emitOk(plan).text;
   EXPECT_NE(tmax.find("&scale_kernel__v00aa11bb22cc), 16384"), std::string::npos);
   plan.steps[0].options.preloadCode = PreloadCode::None;
-  EXPECT_EQ(emitOk(plan).text.find("sk_preload_code("), std::string::npos);
+  EXPECT_EQ(emitOk(plan).text.find("sk_preload("), std::string::npos);
 }
 
 TEST(CpuCodegen, TwoStreamsDispatchCoresToQueues) {
@@ -159,10 +186,67 @@ TEST(CpuCodegen, TwoStreamsDispatchCoresToQueues) {
   EXPECT_NE(t.find("if (core >= 2 && core < 4) return sk_queue1(&env, core - 2);"), std::string::npos);
   // Identity flag ranges need no table.
   EXPECT_EQ(t.find("sk_fr0"), std::string::npos);
-  EXPECT_NE(t.find("sk_wait_ge(s, &sk_flags[0 + b], e"), std::string::npos);
+  EXPECT_NE(t.find("{SK_FLAG, &sk_flags[0], 0, nullptr, "), std::string::npos);
+  EXPECT_NE(t.find("rc = sk_wait_ge(s, &w.c[b], e, w.what);"), std::string::npos);
   // Event edge: a counter wait.
-  EXPECT_NE(t.find("sk_wait_ge(s, &sk_done[0], UINT64_C(4) * e"), std::string::npos);
-  EXPECT_EQ(t.find("sk_preload_code("), std::string::npos);
+  EXPECT_NE(t.find("{SK_COUNTER, &sk_done[0], 4, nullptr, "), std::string::npos);
+  // Ops of queue 1 carry its 2 cores.
+  EXPECT_NE(t.find("const sk_op_desc sk_op2 = {2, 4, 2, SK_PLAIN,"), std::string::npos);
+  EXPECT_EQ(t.find("sk_preload("), std::string::npos);
+  // Each queue calls its own ops only.
+  EXPECT_NE(t.find("void sk_queue1(sk_env* env, uint32_t c) {"), std::string::npos);
+}
+
+// A long SuperKernel (the 61-layer decode stack is 1,525 ops in one) must
+// not become one giant function: the optimizer is superlinear in function
+// size. Every op is a few short functions of its own and one line of its
+// queue; the text grows linearly with a small constant.
+TEST(CpuCodegen, LongChainStaysLinear) {
+  constexpr uint32_t kOps = 1200;
+  FusionPlan plan;
+  plan.variants.push_back(addVariant());
+  SuperKernelPlan sk;
+  sk.name = "long";
+  sk.fused = true;
+  sk.numCores = 2;
+  sk.options.profiling = true;
+  for (uint32_t i = 0; i <= kOps; ++i)
+    sk.buffers.push_back(planBuf(("t" + std::to_string(i)).c_str(), DType::F32, 64, i));
+  Queue q;
+  q.numCores = 2;
+  for (uint32_t i = 0; i < kOps; ++i) {
+    sk.ops.push_back(op(i, "op", 0, 2, 0, addArgs(plan.variants[0], static_cast<int>(i), 0, static_cast<int>(i + 1), 64)));
+    sk.ops.back().preloadVariant = 0;
+    sk.ops.back().earlyStart = (i % 3 == 1);
+    sk.ops.back().barrierBefore = (i % 7 == 6);
+    q.ops.push_back(i);
+    if (i == 0) continue;
+    SyncKind kind = sk.ops.back().barrierBefore ? SyncKind::Barrier : (i % 2 ? SyncKind::Counter : SyncKind::Flag);
+    sk.edges.push_back(edge(i - 1, i, DepKind::RAW, kind, "t", {{0, 1}, {0, 1}}));
+  }
+  sk.queues.push_back(q);
+  plan.steps.push_back(std::move(sk));
+  std::string t = emitOk(plan).text;
+  size_t lines = static_cast<size_t>(std::count(t.begin(), t.end(), '\n'));
+  EXPECT_LT(lines, 300 + 14 * size_t{kOps}) << "lines per op grew";
+  // The queue is one sk_op line per op (plus barriers and preloads), nothing else.
+  size_t begin = t.find("void sk_queue0(sk_env* env, uint32_t c) {");
+  ASSERT_NE(begin, std::string::npos);
+  size_t end = t.find("\n}\n", begin);
+  ASSERT_NE(end, std::string::npos);
+  std::string queue = t.substr(begin, end - begin);
+  size_t opCalls = 0;
+  for (size_t p = queue.find("if (sk_op(env, c, "); p != std::string::npos; p = queue.find("if (sk_op(env, c, ", p + 1))
+    ++opCalls;
+  EXPECT_EQ(opCalls, size_t{kOps});
+  EXPECT_LT(static_cast<size_t>(std::count(queue.begin(), queue.end(), '\n')), 3 * size_t{kOps} + 5);
+  // The shared block loop exists once.
+  EXPECT_EQ(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"),
+            t.rfind("for (uint32_t b = c; b < blocks; b += d->cores)"));
+  EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"), std::string::npos);
+  // No per-op function but the call thunk.
+  EXPECT_EQ(t.find("sk_wait_op"), std::string::npos);
+  EXPECT_EQ(t.find("sk_signal_op"), std::string::npos);
 }
 
 TEST(CpuCodegen, OutputIsDeterministic) {

@@ -188,6 +188,10 @@ TEST(DriverToolchain, DefaultIsClangAndSkCxxOverrides) {
     auto tc = findToolchain();
     if (!tc) GTEST_SKIP() << "no clang++";
     EXPECT_EQ(tc->requested, "clang++");
+    // Spawned under the name it was asked for: clang++ resolves to the clang
+    // binary, which would link C++ objects without libstdc++ if run as clang.
+    EXPECT_EQ(tc->invocation.filename(), "clang++");
+    EXPECT_NE(tc->identity().find("\nclang++\n"), std::string::npos);
   }
   test::ScopedEnv e("SK_CXX", "g++");
   auto tc = findToolchain();
@@ -361,7 +365,7 @@ TEST(DriverObjects, IdenticalVariantsCompileOnce) {
   EXPECT_EQ(vs[0].codeBytes, (*objs)[0].symbolSize);
   // The launcher really ran the compiler with our argv.
   std::string first = test::readFile(log);
-  EXPECT_NE(first.find(tc.path.string() + " -c -O2 -fPIC"), std::string::npos) << first;
+  EXPECT_NE(first.find(tc.invocation.string() + " -c -O2 -fPIC"), std::string::npos) << first;
   // All cached now: no more compiler runs.
   auto again = d.compileObjects(vs, Options{});
   ASSERT_TRUE(again.ok());
@@ -414,7 +418,7 @@ TEST(DriverObjects, FailingCompileCarriesCommandAndDiagnostics) {
   EXPECT_EQ(r.error().kind(), ErrorKind::Compile);
   EXPECT_NE(m.find("compiling kernel 'bad'"), std::string::npos) << m;
   EXPECT_NE(m.find("command: "), std::string::npos) << m;
-  EXPECT_NE(m.find(tc.path.string()), std::string::npos) << m;
+  EXPECT_NE(m.find(tc.invocation.string()), std::string::npos) << m;
   EXPECT_NE(m.find("'-DWITH SPACE=1'"), std::string::npos) << m;  // shell-quoted for display
   EXPECT_NE(m.find((f.kernels / "bad.cpp").string()), std::string::npos) << m;
   EXPECT_NE(m.find("error:"), std::string::npos) << m;  // the compiler's diagnostics

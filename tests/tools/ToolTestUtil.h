@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -190,6 +191,36 @@ inline void writeFile(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
 }
 
+/// What the warm cache's entries depend on, as a string of paths, sizes and
+/// mtimes: the tools, the templates, the runtime sources, the seed example
+/// and the compiler. When it changes the template is rebuilt, so a cache
+/// full of STALE entries (after a template edit) never reaches a test.
+inline std::string warmCacheFingerprint() {
+  std::string f;
+  auto add = [&](const fs::path& p) {
+    std::error_code ec;
+    auto t = fs::last_write_time(p, ec);
+    auto size = fs::is_regular_file(p, ec) ? fs::file_size(p, ec) : 0;
+    f += p.string() + " " + std::to_string(size) + " " + std::to_string(t.time_since_epoch().count()) + "\n";
+  };
+  add(kCompile);
+  for (const char* dir : {"templates", "runtime/include", "runtime/src/cpu", "examples/seed"}) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (auto& e : fs::recursive_directory_iterator(sourceRoot() / dir, ec))
+      if (e.is_regular_file()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files) add(p);
+  }
+  const char* cxx = std::getenv("SK_CXX");
+  f += std::string("SK_CXX=") + (cxx ? cxx : "") + "\n";
+  for (const char* c : {"/usr/bin/clang++", "/usr/bin/g++"}) {
+    std::error_code ec;
+    add(fs::canonical(c, ec));
+  }
+  return f;
+}
+
 /// A cache directory already holding the seed example's builds (fused,
 /// unfused reference, profiled) for 2 workers, copied from a template that
 /// the first test to need it builds once under a lock (tests run as separate
@@ -203,7 +234,8 @@ inline void fillWarmCache(const fs::path& dest) {
   int fd = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(flock(fd, LOCK_EX), 0);
-  if (!fs::exists(tmpl / "READY")) {
+  const std::string fingerprint = warmCacheFingerprint();
+  if (!fs::exists(tmpl / "READY") || readFile(tmpl / "READY") != fingerprint) {
     std::error_code ec;
     fs::remove_all(tmpl, ec);
     fs::create_directories(tmpl);
@@ -212,7 +244,7 @@ inline void fillWarmCache(const fs::path& dest) {
     Result r = run({kCompile, seedList(), "--run", "--repeat", "1", "--workers", "2", "--cache-dir", tmpl.string(),
                     "--trace", scratch / "t.json"});
     ASSERT_EQ(r.code, 0) << r.all();
-    writeFile(tmpl / "READY", "");
+    writeFile(tmpl / "READY", fingerprint);
   }
   fs::create_directories(dest);
   fs::permissions(dest, fs::perms::owner_all);

@@ -19,6 +19,11 @@ std::string hintFor(const Error& error) {
   if (error.kind() == ErrorKind::Compile && has("not found") && has("compiler")) {
     return "install clang (e.g. apt-get install clang) or point SK_CXX at a C++ compiler, e.g. SK_CXX=g++";
   }
+  if (error.kind() == ErrorKind::Compile && has("timed out")) {
+    // The driver's per-process limit, not a wait inside a launch.
+    return "the compiler was stopped at its time limit: a SuperKernel this large compiles slowly; split it into "
+           "smaller scopes in the op list, or try another compiler (SK_CXX=g++)";
+  }
   if (has("timed out")) {
     return "a wait outlasted SK_WAIT_TIMEOUT_MS (default 10000 ms): raise it if the kernels are only slow; if they "
            "hang, check each kernel's declared access/partition and retry with --options debug-sync-all=1";

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -374,14 +375,35 @@ class CacheTool {
     rj["entries"] = g.items.size();
     rj["workers"] = g.workers;
     rj["options"] = g.options;
+    // Entries made through the C++ API from an op list with relative kernel
+    // paths (and no recorded base directory) cannot be rebuilt from their
+    // stored text: they are rehashed only, not reported stale.
+    if (g.baseDir.empty()) {
+      const json raw = json::parse(g.opList, nullptr, false);
+      if (raw.is_object() && raw.contains("kernels") && raw["kernels"].is_object()) {
+        for (auto& [name, k] : raw["kernels"].items()) {
+          if (!k.is_object() || !k.contains("source") || !k["source"].is_string()) continue;
+          const std::string src = k["source"].get<std::string>();
+          if (fs::path(src).is_relative()) {
+            rj["result"] = "skipped";
+            rj["reason"] = fmt::format("kernel {} has a relative source path ({}); its op list cannot be replayed",
+                                       name, src);
+            replays_.push_back(rj);
+            return;
+          }
+        }
+      }
+    }
     auto list = parseOpList(g.opList, "stored op list", g.baseDir.empty() ? fs::path("/") : fs::path(g.baseDir));
     if (!list) {
-      markAll("replay_failed", "stored op list does not parse: " + list.error().message());
-      rj["result"] = "replay_failed";
+      // It loaded when the entry was built: a kernel source was removed or
+      // the format moved on. Either way the entry cannot be reproduced.
+      markAll("stale", "the stored op list no longer loads: " + list.error().message());
+      rj["result"] = "stale";
       replays_.push_back(rj);
       return;
     }
-    rj["ops"] = list->ops.size();
+    rj["ops"] = std::count_if(list->ops.begin(), list->ops.end(), [](const Op& o) { return o.kind == Op::Kind::Launch; });
     Session* ss = session(g.workers);
     if (!ss) {
       markAll("replay_failed", sessionError_);
@@ -478,8 +500,9 @@ class CacheTool {
       }
       if (tab.rows()) s += tab.str();
       for (const json& r : replays_) {
-        s += fmt::format("  replay: {} ops, {} workers, {} entries: {}{}\n", r.value("ops", size_t{0}),
+        s += fmt::format("  replay: {} launches, {} workers, {} entries: {}{}{}\n", r.value("ops", size_t{0}),
                          r.value("workers", 0u), r.value("entries", size_t{0}), r.value("result", ""),
+                         r.contains("reason") ? " (" + r.value("reason", "") + ")" : "",
                          r.contains("launches_fused")
                              ? fmt::format(" ({} fused vs {} unfused launches)", r["launches_fused"].get<size_t>(),
                                            r["launches_unfused"].get<size_t>())

@@ -519,6 +519,12 @@ class Compiler {
     auto prof = ss.compile(list, req);
     progress_.clear();
     if (!prof) return failure(std::move(prof).error().context("profiled build for --trace"));
+    if (prof->steps.empty()) {
+      // Nothing to launch (an op list without ops): an empty, valid trace.
+      if (Status st = writeFile(args_.trace, "{\"traceEvents\":[]}\n", "--trace"); !st) return failure(st.error());
+      rep_["outputs"]["trace"] = args_.trace;
+      return std::nullopt;
+    }
     auto buffers = BufferSet::create(prof->list);
     if (!buffers) return failure(std::move(buffers).error());
     auto text = ss.runProfiled(*prof, *buffers);

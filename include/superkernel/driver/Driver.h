@@ -140,6 +140,8 @@ class Driver {
   std::unique_ptr<Impl> impl_;
   Expected<ObjectArtifact> compileWithKey(const KernelVariant& v, const Options& o, const std::string& key) const;
   std::vector<std::string> abiFlags() const;
+  /// kernel_abi.c's object, compiled on first use (scratch files in `scratchDir`).
+  Expected<std::shared_ptr<const std::string>> abiObjectBytes(const std::filesystem::path& scratchDir) const;
 };
 
 /// Copy ObjectArtifact::symbolSize into KernelVariant::codeBytes (same order).

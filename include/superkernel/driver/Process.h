@@ -50,5 +50,9 @@ std::vector<std::string> splitLauncher(std::string_view launcher);
 /// Find an executable: a name containing '/' is used as is; otherwise each
 /// $PATH entry is tried. Returns the resolved real path, or empty if none.
 std::filesystem::path findExecutable(std::string_view name);
+/// The same lookup without resolving symlinks: the path to spawn. A compiler
+/// driver picks its mode from argv[0] (clang++ vs clang), and launcher
+/// symlinks (/usr/lib/ccache/clang++) only work under their own name.
+std::filesystem::path findExecutableUnresolved(std::string_view name);
 
 }  // namespace sk

@@ -23,7 +23,8 @@ const char* compilerFamilyName(CompilerFamily f);
 struct Toolchain {
   std::string target = "cpu";             // cpu (ascend, cuda later)
   std::string requested;                  // as asked: "clang++", "g++", "/opt/x/bin/c++"
-  std::filesystem::path path;             // resolved real path of the compiler
+  std::filesystem::path path;             // resolved real path of the compiler (its identity)
+  std::filesystem::path invocation;       // what is spawned: found on PATH, symlinks kept
   CompilerFamily family = CompilerFamily::Unknown;  // from --version
   std::string contentHash;                // hex SHA-256 of the compiler binary
   std::string version;                    // `--version` output (stdout, trimmed)
