@@ -5,6 +5,7 @@
 // exactly the element split of C -> C "block"; A and B are "all".
 // Static shape: -DSK_M, -DSK_K, -DSK_N.
 #include "superkernel/cpu/kernel.h"
+#include "sk_weight.h"
 
 #ifdef SK_M
 #define SKV_M ((int64_t)(SK_M))
@@ -23,17 +24,8 @@
 #endif
 
 #ifdef SK_WEIGHT_BF16
-typedef uint16_t sk_weight_t;
-static inline float sk_w(sk_weight_t v) {
-  const uint32_t u = (uint32_t)v << 16;
-  float f;
-  __builtin_memcpy(&f, &u, 4);
-  return f;
-}
 #define SK_MATMUL_ENTRY sk_matmul_bf16w
 #else
-typedef float sk_weight_t;
-static inline float sk_w(sk_weight_t v) { return v; }
 #define SK_MATMUL_ENTRY sk_matmul_f32
 #endif
 

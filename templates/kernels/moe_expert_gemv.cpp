@@ -10,6 +10,7 @@
 // sk_report_error and its outputs are set to 0.
 // Static shape: -DSK_EXPERTS, -DSK_TOPK, -DSK_ROWS, -DSK_COLS, -DSK_X_PER_SLOT.
 #include "superkernel/cpu/kernel.h"
+#include "sk_weight.h"
 
 #ifdef SK_EXPERTS
 #define SKV_EXPERTS ((int64_t)(SK_EXPERTS))
@@ -38,17 +39,8 @@
 #endif
 
 #ifdef SK_WEIGHT_BF16
-typedef uint16_t sk_weight_t;
-static inline float sk_w(sk_weight_t v) {
-  const uint32_t u = (uint32_t)v << 16;
-  float f;
-  __builtin_memcpy(&f, &u, 4);
-  return f;
-}
 #define SK_MOE_ENTRY sk_moe_expert_gemv_bf16w
 #else
-typedef float sk_weight_t;
-static inline float sk_w(sk_weight_t v) { return v; }
 #define SK_MOE_ENTRY sk_moe_expert_gemv_f32
 #endif
 
@@ -72,13 +64,6 @@ SK_KERNEL void SK_MOE_ENTRY(const sk_ctx* ctx, const sk_weight_t* w, const float
     }
     const sk_weight_t* wr = w + (e * R + r) * C;
     const float* xs = SKV_X_PER_SLOT ? x + s * C : x;
-    float s0 = 0.0f, s1 = 0.0f;
-    int64_t c = 0;
-    for (; c + 2 <= C; c += 2) {
-      s0 += sk_w(wr[c]) * xs[c];
-      s1 += sk_w(wr[c + 1]) * xs[c + 1];
-    }
-    for (; c < C; ++c) s0 += sk_w(wr[c]) * xs[c];
-    y[o] = s0 + s1;
+    y[o] = sk_dot_w(wr, xs, C);
   }
 }

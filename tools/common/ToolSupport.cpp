@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
 
 #include "superkernel/codegen/Target.h"
 
@@ -184,6 +185,17 @@ uint64_t preloadBytesOf(const SuperKernelPlan& step, const FusionPlan& plan) {
     total += preloadBytes(step.options.preloadCode, plan.variants[static_cast<size_t>(op.preloadVariant)].codeBytes);
   }
   return total;
+}
+
+int guardedMain(const char* tool, int (*realMain)(int, char**), int argc, char** argv) {
+  try {
+    return realMain(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of memory\n", tool);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: internal error: %s\n", tool, e.what());
+  }
+  return kExitRuntimeFailure;
 }
 
 }  // namespace sk::tools

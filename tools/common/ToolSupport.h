@@ -93,4 +93,8 @@ double median(std::vector<double> v);
 /// Sum of the preload-code bytes the plan's steps prefetch.
 uint64_t preloadBytesOf(const SuperKernelPlan& step, const FusionPlan& plan);
 
+/// Run a tool's main so that no exception escapes as a crash: anything
+/// unexpected becomes one "internal error" line and exit 4.
+int guardedMain(const char* tool, int (*realMain)(int, char**), int argc, char** argv);
+
 }  // namespace sk::tools

@@ -593,13 +593,4 @@ int realMain(int argc, char** argv) {
 }  // namespace
 }  // namespace sk::tools
 
-int main(int argc, char** argv) {
-  try {
-    return sk::tools::realMain(argc, argv);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "sk-cache: error: out of memory\n");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sk-cache: error: internal error: %s\n", e.what());
-  }
-  return sk::tools::kExitRuntimeFailure;
-}
+int main(int argc, char** argv) { return sk::tools::guardedMain("sk-cache", sk::tools::realMain, argc, argv); }

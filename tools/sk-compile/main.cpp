@@ -587,15 +587,4 @@ int realMain(int argc, char** argv) {
 }  // namespace
 }  // namespace sk::tools
 
-int main(int argc, char** argv) {
-  // No exception may escape as a crash: anything unexpected is an internal
-  // error with a message (exit 4), never std::terminate.
-  try {
-    return sk::tools::realMain(argc, argv);
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "sk-compile: error: out of memory\n");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sk-compile: error: internal error: %s\n", e.what());
-  }
-  return sk::tools::kExitRuntimeFailure;
-}
+int main(int argc, char** argv) { return sk::tools::guardedMain("sk-compile", sk::tools::realMain, argc, argv); }
