@@ -24,8 +24,9 @@ set output img.'/decode_step.png'
 set terminal pngcairo size 1100,500 font ',10' noenhanced
 set multiplot layout 1,2
 set ylabel 'µs per decode step'
+set yrange [*:*]
 set logscale y
-set title 'shared weights (cache resident, latency bound)'
+set title 'shared weights (cache resident)'
 plot dir.'/decode_decode_stack_shared_weights.csv' skip 1 using 0:2:3:4:(0.3):xtic(1) with boxerrorbars lc rgb '#228833' notitle
 set title 'distinct weights per layer (about 0.3 GiB, memory bound)'
 plot dir.'/decode_decode_stack.csv' skip 1 using 0:2:3:4:(0.3):xtic(1) with boxerrorbars lc rgb '#aa3377' notitle

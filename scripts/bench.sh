@@ -2,8 +2,8 @@
 # Build the benchmarks (release), run all of them, write the results under
 # build/bench-results/ and regenerate docs/img/*.png (docs/PERFORMANCE.md).
 #
-#   scripts/bench.sh                 full run (~15-25 min on 2 cores; the first
-#                                    run also compiles ~3,000 unfused steps)
+#   scripts/bench.sh                 full run (about 2-3 min on 2 cores, most of
+#                                    it compiling the first time)
 #   scripts/bench.sh --smoke         every benchmark on small inputs, < ~60 s
 #                                    once built (CI: keeps bench/ from rotting);
 #                                    plots go to build/bench-results/smoke/img
@@ -11,9 +11,7 @@
 #                                    (e.g. --only decode,sweep  --reps 9)
 # Environment: SK_BENCH_BUILD (build dir, default build/release),
 #              SK_BENCH_OUT (results dir, default build/bench-results[/smoke]),
-#              SK_BENCH_LAYERS (decode-stack layers, default 61; see
-#              docs/PERFORMANCE.md: the 61-layer SuperKernel does not compile
-#              within the driver's 600 s timeout on a loaded 2-core machine).
+#              SK_BENCH_LAYERS (decode-stack layers, default 61).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 smoke=0

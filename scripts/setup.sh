@@ -9,7 +9,7 @@ PACKAGES=(
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev libtinfo-dev libedit-dev libxml2-dev libffi-dev
-  graphviz gnuplot-nox
+  graphviz gnuplot-nox python3
 )
 
 missing=()
