@@ -12,24 +12,9 @@
 
 #include <fmt/format.h>
 
-namespace sk {
+#include "FileUtil.h"
 
-namespace {
-bool writeAll(int fd, std::string_view bytes) {
-  const char* p = bytes.data();
-  size_t left = bytes.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-}  // namespace
+namespace sk {
 
 Expected<std::shared_ptr<LoadedLibrary>> LoadedLibrary::fromBytes(std::string_view bytes, const std::string& name) {
   std::string label = "sk-" + name.substr(0, 200);
@@ -43,7 +28,7 @@ Expected<std::shared_ptr<LoadedLibrary>> LoadedLibrary::fromBytes(std::string_vi
     if (fd < 0) return runtimeError(fmt::format("cannot load {}: no memfd and no temp file: {}", name, std::strerror(errno)));
     ::fchmod(fd, 0700);
   }
-  if (!writeAll(fd, bytes)) {
+  if (!detail::writeAllFd(fd, bytes)) {
     int e = errno;
     ::close(fd);
     if (!tmpPath.empty()) ::unlink(tmpPath.c_str());
