@@ -193,7 +193,12 @@ struct Cache::Impl {
     std::optional<Error> error;
   };
   mutable std::shared_mutex mapMutex;
-  std::unordered_map<std::string, ArtifactPtr> ready;
+  // Transparent hash: the hit path looks keys up by string_view, no copy.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  std::unordered_map<std::string, ArtifactPtr, KeyHash, std::equal_to<>> ready;
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights;
 
   Counters pending;  // not yet merged into stats.json
@@ -938,7 +943,7 @@ Expected<ArtifactPtr> Cache::lookup(std::string_view key, std::string_view kind,
 
 ArtifactPtr Cache::findInMemory(std::string_view key) const {
   std::shared_lock<std::shared_mutex> lk(impl_->mapMutex);
-  auto it = impl_->ready.find(std::string(key));
+  auto it = impl_->ready.find(key);
   return it == impl_->ready.end() ? ArtifactPtr() : it->second;
 }
 

@@ -64,7 +64,6 @@ Expected<std::string> sha256File(const fs::path& file) {
 
 struct KeyBuilder::Impl {
   Sha sha;
-  bool finished = false;
   void field(std::string_view tag, std::string_view bytes) {
     auto len = [&](uint64_t n) {
       unsigned char le[8];
@@ -117,7 +116,6 @@ Status KeyBuilder::addTree(std::string_view tag, const fs::path& dir) {
 }
 
 std::string KeyBuilder::finish() {
-  impl_->finished = true;
   return impl_->sha.hex();
 }
 

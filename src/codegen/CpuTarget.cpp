@@ -52,23 +52,6 @@ std::string commentText(std::string_view s) {
   return out;
 }
 
-// Integer range of an integral dtype, in a type wide enough for both INT64_MIN
-// and UINT64_MAX.
-std::pair<__int128, __int128> intRange(DType t) {
-  switch (t) {
-    case DType::I8: return {INT8_MIN, INT8_MAX};
-    case DType::I16: return {INT16_MIN, INT16_MAX};
-    case DType::I32: return {INT32_MIN, INT32_MAX};
-    case DType::I64: return {INT64_MIN, INT64_MAX};
-    case DType::U8: return {0, UINT8_MAX};
-    case DType::U16: return {0, UINT16_MAX};
-    case DType::U32: return {0, UINT32_MAX};
-    case DType::U64: return {0, static_cast<__int128>(UINT64_MAX)};
-    case DType::Bool: return {0, 1};
-    default: return {0, 0};
-  }
-}
-
 std::string hexFloat(double v, const char* suffix) {
   if (std::isnan(v)) return std::string("__builtin_nan") + (suffix[0] ? "f" : "") + "(\"\")";
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "__builtin_inf" + (suffix[0] ? "f" : "") + "()";
@@ -542,24 +525,7 @@ uint64_t preloadBytes(PreloadCode mode, uint64_t codeBytes) {
   return 0;
 }
 
-const char* cpuCType(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::F64: return "double";
-    case DType::F16: return "uint16_t";
-    case DType::BF16: return "uint16_t";
-    case DType::I8: return "int8_t";
-    case DType::I16: return "int16_t";
-    case DType::I32: return "int32_t";
-    case DType::I64: return "int64_t";
-    case DType::U8: return "uint8_t";
-    case DType::U16: return "uint16_t";
-    case DType::U32: return "uint32_t";
-    case DType::U64: return "uint64_t";
-    case DType::Bool: return "bool";
-  }
-  return "void";
-}
+const char* cpuCType(DType t) { return dtypeCType(t); }
 
 Expected<std::string> cpuScalarLiteral(const ScalarValue& v, DType t) {
   if (t == DType::F16 || t == DType::BF16) {
@@ -588,7 +554,7 @@ Expected<std::string> cpuScalarLiteral(const ScalarValue& v, DType t) {
     }
     value = static_cast<__int128>(d);
   }
-  auto [lo, hi] = intRange(t);
+  auto [lo, hi] = dtypeIntRange(t);
   if (value < lo || value > hi) {
     return badInput(fmt::format("{} is out of range for a {} parameter", static_cast<long long>(value), dtypeName(t)));
   }

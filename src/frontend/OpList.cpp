@@ -35,6 +35,21 @@ const DTypeInfo& info(DType t) {
 size_t dtypeSize(DType t) { return info(t).size; }
 const char* dtypeName(DType t) { return info(t).name; }
 const char* dtypeCType(DType t) { return info(t).ctype; }
+bool dtypeIsFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+std::pair<__int128, __int128> dtypeIntRange(DType t) {
+  switch (t) {
+    case DType::I8: return {INT8_MIN, INT8_MAX};
+    case DType::I16: return {INT16_MIN, INT16_MAX};
+    case DType::I32: return {INT32_MIN, INT32_MAX};
+    case DType::I64: return {INT64_MIN, INT64_MAX};
+    case DType::U8: return {0, UINT8_MAX};
+    case DType::U16: return {0, UINT16_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    case DType::U64: return {0, static_cast<__int128>(UINT64_MAX)};
+    case DType::Bool: return {0, 1};
+    default: return {0, 0};
+  }
+}
 std::optional<DType> parseDType(std::string_view s) {
   for (const auto& d : kDTypes)
     if (s == d.name) return d.t;

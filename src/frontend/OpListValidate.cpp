@@ -13,6 +13,7 @@
 // Paths in messages are rebuilt from the in-memory list (kernels, buffers and
 // args keep file order), so a Graph-recorded list gets the same messages as
 // a parsed file.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -48,23 +49,6 @@ Status checkMacros(const OpList& l, const std::map<std::string, std::string>& m,
       return err(l, path + pathKey(k), "macro value contains a newline or NUL");
   }
   return Status::success();
-}
-
-bool isFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
-
-// Range of an integer scalar dtype.
-std::pair<int64_t, int64_t> intRange(DType t) {
-  switch (t) {
-    case DType::I8: return {INT8_MIN, INT8_MAX};
-    case DType::I16: return {INT16_MIN, INT16_MAX};
-    case DType::I32: return {INT32_MIN, INT32_MAX};
-    case DType::U8: return {0, UINT8_MAX};
-    case DType::U16: return {0, UINT16_MAX};
-    case DType::U32: return {0, UINT32_MAX};
-    case DType::U64: return {0, INT64_MAX};  // JSON integers we accept are int64
-    case DType::Bool: return {0, 1};
-    default: return {INT64_MIN, INT64_MAX};
-  }
 }
 
 std::string paramList(const KernelDecl& k) {
@@ -181,11 +165,14 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
       const ScalarValue& v = arg.scalar();
       if (std::holds_alternative<double>(v)) {
         double d = std::get<double>(v);
-        if (!isFloat(p->dtype))
+        if (!dtypeIsFloat(p->dtype))
           return err(l, ap, "parameter " + quote(name) + " is " + dtypeName(p->dtype) + ", got a floating-point number");
         if (!std::isfinite(d)) return err(l, ap, "scalar is not finite");
-      } else if (!isFloat(p->dtype)) {
-        auto [lo, hi] = intRange(p->dtype);
+      } else if (!dtypeIsFloat(p->dtype)) {
+        // JSON integers we accept are int64, so u64 tops out at INT64_MAX here.
+        auto [wlo, whi] = dtypeIntRange(p->dtype);
+        const int64_t lo = static_cast<int64_t>(wlo);
+        const int64_t hi = static_cast<int64_t>(std::min<__int128>(whi, INT64_MAX));
         int64_t x = std::get<int64_t>(v);
         if (x < lo || x > hi)
           return err(l, ap, "value " + std::to_string(x) + " out of range of " + dtypeName(p->dtype));

@@ -15,10 +15,6 @@
 
 namespace sk::plan {
 
-namespace {
-bool isFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
-}  // namespace
-
 SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   const OpList& list = ctx.list;
   SuperKernelPlan sk;
@@ -65,7 +61,7 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
         b.count = ref.isView ? ref.count : list.buffers[bi].elements();
       } else {
         ScalarValue v = a->scalar();
-        if (isFloat(param.dtype) && std::holds_alternative<int64_t>(v))
+        if (dtypeIsFloat(param.dtype) && std::holds_alternative<int64_t>(v))
           v = static_cast<double>(std::get<int64_t>(v));
         b.scalar = v;
       }

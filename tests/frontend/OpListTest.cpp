@@ -375,3 +375,17 @@ TEST(OpList, RealBuiltinsParse) {
 
 }  // namespace
 }  // namespace sk
+
+// One dtype table serves the validator, the planner and codegen.
+TEST(OpListDTypes, RangesAndKinds) {
+  for (sk::DType t : {sk::DType::F32, sk::DType::F64, sk::DType::F16, sk::DType::BF16}) {
+    EXPECT_TRUE(sk::dtypeIsFloat(t)) << sk::dtypeName(t);
+  }
+  EXPECT_FALSE(sk::dtypeIsFloat(sk::DType::I32));
+  EXPECT_FALSE(sk::dtypeIsFloat(sk::DType::Bool));
+  EXPECT_TRUE(sk::dtypeIntRange(sk::DType::I8) == (std::pair<__int128, __int128>{-128, 127}));
+  EXPECT_TRUE(sk::dtypeIntRange(sk::DType::Bool) == (std::pair<__int128, __int128>{0, 1}));
+  EXPECT_TRUE(sk::dtypeIntRange(sk::DType::U64).second == static_cast<__int128>(UINT64_MAX));
+  EXPECT_TRUE(sk::dtypeIntRange(sk::DType::I64).first == static_cast<__int128>(INT64_MIN));
+  EXPECT_STREQ(sk::dtypeCType(sk::DType::BF16), "uint16_t");
+}

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,8 +27,13 @@ size_t dtypeSize(DType t);
 /// The op-list spelling ("f32", "bool", ...).
 const char* dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view s);
-/// The cpu-ABI C type ("float", "uint16_t" for f16/bf16, "bool" -> "uint8_t"? no: "bool").
+/// The cpu-ABI C type ("float", "uint16_t" for f16/bf16, "bool").
 const char* dtypeCType(DType t);
+/// f32, f64, f16, bf16.
+bool dtypeIsFloat(DType t);
+/// [lo, hi] of an integral dtype (bool: [0, 1]); wide enough for INT64_MIN
+/// and UINT64_MAX. Float dtypes: [0, 0].
+std::pair<__int128, __int128> dtypeIntRange(DType t);
 
 enum class ParamKind : uint8_t { Buffer, Scalar };
 enum class Access : uint8_t { Read, Write, ReadWrite };
