@@ -654,7 +654,8 @@ int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const 
   cc.root = cacheDir;
   auto cache = must(sk::Cache::open(cc), "cache");
   auto art = must(cache->lookup(key, sk::kKindSuperKernel, true), "lookup");
-  if (!art) die("disk hit expected for " + key);
+  if (!art || !art->bytes || art->bytes->empty()) die("disk hit expected for " + key);
+  // What a process does on a disk hit: verify (above), then load (memfd + dlopen).
   auto loaded = must(sk::cpuLoad(*art), "load");
   if (!sk::cpuRunFunction(*loaded)) die("disk hit expected for " + key);
   double lookupMs = (nowNs() - t0) / 1e6;
