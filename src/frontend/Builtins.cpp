@@ -111,6 +111,27 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target)
   return r;
 }
 
+Expected<KernelDecl> resolveKernelForChecks(const KernelDecl& k, std::string_view target) {
+  auto r = resolveKernel(k, target);
+  if (r) return r;
+  // One op list serves every target and --target may pick another than the
+  // list's: a kernel this target lacks is checked with another target's
+  // declaration here; planning for a target without it is the error.
+  if (!k.builtin.empty()) {
+    if (!validBuiltinName(k.builtin)) return r;
+    std::error_code ec;
+    for (fs::directory_iterator it(dataKernelsDir(), ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code ec2;
+      if (!it->is_directory(ec2) || !fs::is_regular_file(it->path() / (k.builtin + ".json"), ec2)) continue;
+      auto other = resolveKernel(k, it->path().filename().string());
+      if (other) return other;
+    }
+    return r;
+  }
+  if (!k.sources.empty()) return resolveKernel(k, k.sources.begin()->first);
+  return r;
+}
+
 }  // namespace detail
 
 Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target) {

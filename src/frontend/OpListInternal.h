@@ -46,6 +46,10 @@ Expected<KernelDecl> findBuiltinKernelFor(const std::filesystem::path& kernelsRo
 /// "sources" map gives the target's source (or an error naming the targets
 /// it has); others are copied.
 Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target);
+/// resolveKernel, or when `target` lacks the kernel, another target's
+/// declaration (for the op list's checks: --target may choose another target
+/// than the list's; planOpList's resolveKernels makes the missing one an error).
+Expected<KernelDecl> resolveKernelForChecks(const KernelDecl& k, std::string_view target);
 
 /// The checks of one launch op against its (resolved) kernel and the list's
 /// buffers: args vs params, kinds, dtypes, views in bounds, block_dim, macros.

@@ -211,7 +211,7 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
     const KernelDecl& k = l.kernels[i];
     std::string path = "kernels" + pathKey(k.name);
     if (resolved.count(k.name)) return err(l, path, "duplicate kernel " + quote(k.name));
-    auto r = resolveKernel(k, l.target);
+    auto r = resolveKernelForChecks(k, l.target);
     if (!r) return err(l, path + (k.builtin.empty() ? ".sources" : ".builtin"), r.error().message());
     SK_RETURN_IF_ERROR(validateKernel(l, i, *r, limits));
     resolved.emplace(k.name, std::move(*r));

@@ -28,8 +28,12 @@ uint64_t fnv1a(const std::string& s) {
 
 Status resolveKernels(PlanContext& ctx) {
   for (const auto& k : ctx.list.kernels) {
+    // The chosen target's declaration: a kernel it lacks is the error here.
     auto r = detail::resolveKernel(k, ctx.list.target);
-    if (!r) return r.error().context("kernels" + detail::pathKey(k.name));
+    if (!r)
+      return detail::pathError(ctx.list.origin,
+                               "kernels" + detail::pathKey(k.name) + (k.builtin.empty() ? ".sources" : ".builtin"),
+                               r.error().message());
     ctx.kernels[k.name] = std::move(*r);
   }
   return Status::success();

@@ -40,6 +40,7 @@ struct TargetState {
 struct Session::Impl {
   SessionOptions options;
   std::shared_ptr<Cache> cache;
+  TargetState* cpu = nullptr;  // set up by create(), never removed
 
   std::mutex mu;  // guards `targets`
   std::map<std::string, std::unique_ptr<TargetState>, std::less<>> targets;
@@ -109,6 +110,7 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   // at the first compile.
   auto cpu = im.target("cpu");
   if (!cpu) return std::move(cpu).error().context("while creating a session");
+  im.cpu = *cpu;
   spdlog::debug("session: {} cpu core(s), compiler {}, cache {}", (*cpu)->device->machine().totalCores(),
                 (*cpu)->toolchain.versionLine(), im.cache->root().string());
   return s;
@@ -118,7 +120,7 @@ Expected<Device*> Session::device(std::string_view target) {
   SK_ASSIGN_OR_RETURN(TargetState * t, impl_->target(target));
   return t->device.get();
 }
-const Toolchain& Session::toolchain() const { return impl_->targets.at("cpu")->toolchain; }
+const Toolchain& Session::toolchain() const { return impl_->cpu->toolchain; }
 const std::shared_ptr<Cache>& Session::cache() const { return impl_->cache; }
 const SessionOptions& Session::options() const { return impl_->options; }
 

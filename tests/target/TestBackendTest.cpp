@@ -297,6 +297,26 @@ TEST(TestBackend, KernelWithoutASourceForTheTargetIsAClearError) {
       << cp.error().message();
 }
 
+TEST(TestBackend, OneListServesEveryTargetAndTheRequestPicks) {
+  // The list says cpu, but --target (CompileRequest::target) may pick testbe:
+  // the list loads although "scale" has no cpu source.
+  std::string text = kTwoOps;
+  text.replace(text.find("\"target\": \"testbe\""), std::string("\"target\": \"testbe\"").size(), "\"target\": \"cpu\"");
+  auto list = parseOpList(text, "two_ops_cpu.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  CompileRequest req;
+  req.target = "testbe";
+  auto cp = session().compile(*list, req);
+  ASSERT_TRUE(cp.ok()) << cp.error().message();
+  EXPECT_EQ(cp->plan.target, "testbe");
+  auto cpu = session().compile(*list);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.error().message().find("two_ops_cpu.json: kernels.scale.sources: kernel \"scale\" has no source for "
+                                       "target cpu (it has: testbe)"),
+            std::string::npos)
+      << cpu.error().message();
+}
+
 TEST(TestBackend, BuiltinMissingForTheTargetNamesTheTargetsThatHaveIt) {
   auto k = findBuiltinKernel("add_f32", "testbe");
   ASSERT_FALSE(k.ok());

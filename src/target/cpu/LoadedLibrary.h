@@ -1,7 +1,8 @@
-// A dlopen'ed SuperKernel shared object. The cache opens exactly the bytes it
-// hashed: they are copied into a memfd (memfd_create) and dlopen'ed through
-// /proc/self/fd/N, so nothing on disk can change them after the check. The
-// library is dlclose'd on destruction (after which the memfd is closed).
+// A dlopen'ed SuperKernel shared object (private to the cpu back end). The
+// device loads exactly the bytes the cache hashed: they are copied into a
+// memfd (memfd_create) and dlopen'ed through /proc/self/fd/N, so nothing on
+// disk can change them after the check. The library is dlclose'd on
+// destruction (after which the memfd is closed).
 #pragma once
 
 #include <cstdint>
@@ -10,13 +11,9 @@
 #include <string_view>
 
 #include "superkernel/support/Error.h"
-
-struct sk_run_args;
+#include "superkernel/target/cpu/Cpu.h"
 
 namespace sk {
-
-/// extern "C" int run(uint32_t block_dim, void* stream, const sk_run_args* args)
-using SuperKernelRunFn = int (*)(uint32_t blockDim, void* stream, const sk_run_args* args);
 
 class LoadedLibrary {
  public:
