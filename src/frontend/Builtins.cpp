@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/support/Paths.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -71,7 +72,11 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k) {
 
 }  // namespace detail
 
-Expected<KernelDecl> findBuiltinKernel(std::string_view name) { return detail::findBuiltinKernelIn(templatesDir(), name); }
+Expected<KernelDecl> findBuiltinKernel(std::string_view name) {
+  // Without the data directory every name is "unknown"; say where it was looked for.
+  SK_RETURN_IF_ERROR(checkDataDir());
+  return detail::findBuiltinKernelIn(templatesDir(), name);
+}
 
 std::vector<std::string> builtinKernelNames() { return detail::namesIn(templatesDir()); }
 

@@ -1,4 +1,5 @@
 #include "superkernel/session/Session.h"
+#include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -74,6 +75,7 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   if (auto o = parseOptions(im.options.options); !o) {
     return std::move(o).error().context("session options");
   }
+  if (Status st = checkDataDir(); !st) return st.error().context("while creating a session");
   ToolchainRequest tr;
   tr.target = "cpu";
   tr.compiler = im.options.compiler;

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/Suggest.h"
 #include "common/ToolSupport.h"
 #include "superkernel/superkernel.h"
 
@@ -569,6 +570,7 @@ int realMain(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    printSuggestions(kTool, suggestForArgs(app, argc, argv));
     return kExitBadInput;
   }
   initLogging();

@@ -147,8 +147,9 @@ class Driver {
 /// Copy ObjectArtifact::symbolSize into KernelVariant::codeBytes (same order).
 void applyCodeBytes(std::vector<KernelVariant>& variants, const std::vector<ObjectArtifact>& objects);
 
-/// Sizes of the defined symbols of a relocatable/shared ELF object (LLVM
-/// Object): name -> st_size. ErrorKind::Compile if the bytes are not an object.
+/// Sizes of the defined symbols of a relocatable/shared ELF object (its
+/// .symtab, else .dynsym): name -> st_size. ErrorKind::Compile if the bytes
+/// are not a well-formed ELF object of the host's byte order.
 Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objectBytes);
 /// One symbol's size; an error naming the symbol if it is not defined.
 Expected<uint64_t> readSymbolSize(std::string_view objectBytes, std::string_view symbol);

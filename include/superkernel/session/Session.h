@@ -2,14 +2,21 @@
 // generated source per step -> compiled, cached, loaded shared objects ->
 // execution on the host executor.
 //
-//   sk::Session session;                                  // executor + toolchain + cache
+//   auto session = sk::Session::create();             // executor + toolchain + cache
 //   auto list = sk::loadOpList("model.json");
-//   auto fused = session.compile(*list);                  // CompiledPlan
-//   auto ref = session.compile(*list, {.fuse = false});   // the unfused reference
-//   auto a = sk::BufferSet::create(*list);                // identical initial contents
+//   if (!session || !list) return 1;
+//   auto fused = (*session)->compile(*list);           // CompiledPlan
+//   sk::CompileRequest reference;
+//   reference.fuse = false;                            // the unfused reference
+//   auto ref = (*session)->compile(*list, reference);
+//   auto a = sk::BufferSet::create(*list);             // identical initial contents
 //   auto b = sk::BufferSet::create(*list);
-//   session.run(*fused, *a);  session.run(*ref, *b);
-//   auto diff = a->compare(*b);                           // nullopt: bit-identical
+//   if (!fused || !ref || !a || !b) return 1;
+//   if (!(*session)->run(*fused, *a) || !(*session)->run(*ref, *b)) return 1;
+//   auto diff = a->compare(*b);                        // nullopt inside: bit-identical
+//   return diff && !*diff ? 0 : 1;
+//
+// (tests/docs/check_snippets.cmake compiles the lines above.)
 //
 // Thread-safety: compile() may be called from several threads at once (the
 // cache single-flights identical keys). run() of one CompiledPlan is not
