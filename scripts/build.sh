@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configure and build one configuration (warnings are errors: SK_WERROR=ON).
 #   scripts/build.sh                 -> build/release        (Release, system c++)
-#   scripts/build.sh release-clang   -> build/release-clang  (Release, clang++)
+#   scripts/build.sh release-clang   -> build/release-clang  (Release, clang++, shared libraries)
 #   scripts/build.sh asan            -> build/asan   (ASan + UBSan, RelWithDebInfo)
 #   scripts/build.sh tsan            -> build/tsan   (TSan, RelWithDebInfo)
 # Extra arguments after the config name are passed to the build (targets).
@@ -12,7 +12,7 @@ compilers=()
 case "$config" in
   release) san=""; type=Release ;;
   release-clang) san=""; type=Release
-    compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++) ;;
+    compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBUILD_SHARED_LIBS=ON) ;;
   asan) san="address;undefined"; type=RelWithDebInfo ;;
   tsan) san="thread"; type=RelWithDebInfo ;;
   *) echo "build.sh: unknown configuration '$config' (release, release-clang, asan, tsan)" >&2; exit 2 ;;
