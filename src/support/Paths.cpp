@@ -102,29 +102,31 @@ Status checkDataDir() {
   if (const char* v = env("SK_DATA_DIR")) {
     if (fs::is_directory(fs::path(v) / "templates", ec)) return {};
     return ioError(std::string("SK_DATA_DIR=") + v + " has no templates/ directory (it must name the directory "
-                   "holding templates/ and runtime/, e.g. <prefix>/" SK_DATA_SUBDIR ")");
+                   "holding templates/, kernels/ and runtime/, e.g. <prefix>/" SK_DATA_SUBDIR ")");
   }
-  if (env("SK_TEMPLATES_DIR") && env("SK_RUNTIME_DIR")) return {};
+  if (env("SK_TEMPLATES_DIR") && env("SK_KERNELS_DIR") && env("SK_RUNTIME_DIR")) return {};
   if (!foundDataRoot().empty() && fs::is_directory(foundDataRoot() / "templates", ec)) return {};
   std::string searched;
   if (!registeredDataDir().empty()) searched += "\n  " + registeredDataDir().string() + " (registered)";
   for (const fs::path& c : dataDirCandidates()) searched += "\n  " + c.string();
-  return ioError("superkernel's data directory (templates/ and runtime/) was not found; searched:" + searched +
-                 "\nset SK_DATA_DIR to <install prefix>/" SK_DATA_SUBDIR " (or SK_TEMPLATES_DIR and SK_RUNTIME_DIR)");
+  return ioError("superkernel's data directory (templates/, kernels/, runtime/) was not found; searched:" + searched +
+                 "\nset SK_DATA_DIR to <install prefix>/" SK_DATA_SUBDIR " (or SK_TEMPLATES_DIR, SK_KERNELS_DIR and SK_RUNTIME_DIR)");
 }
 
 fs::path dataTemplatesDir() {
   if (const char* v = env("SK_TEMPLATES_DIR")) return fs::path(v);
   return dataRoot() / "templates";
 }
-fs::path runtimeIncludeDir() {
-  if (const char* v = env("SK_RUNTIME_DIR")) return fs::path(v) / "include";
-  return dataRoot() / "runtime" / "include";
+fs::path dataKernelsDir() {
+  if (const char* v = env("SK_KERNELS_DIR")) return fs::path(v);
+  return dataRoot() / "kernels";
 }
-fs::path runtimeCpuSourceDir() {
-  if (const char* v = env("SK_RUNTIME_DIR")) return fs::path(v) / "src" / "cpu";
-  return dataRoot() / "runtime" / "src" / "cpu";
+fs::path dataRuntimeDir() {
+  if (const char* v = env("SK_RUNTIME_DIR")) return fs::path(v);
+  return dataRoot() / "runtime";
 }
+fs::path runtimeIncludeDir() { return dataRuntimeDir() / "cpu" / "include"; }
+fs::path runtimeCpuSourceDir() { return dataRuntimeDir() / "cpu" / "src"; }
 const char* libraryVersion() { return SK_VERSION_STRING; }
 
 }  // namespace sk

@@ -42,6 +42,7 @@ struct Args {
   std::string opList;
   bool run = false;
   bool planOnly = false;
+  bool forceRecompile = false;
   int repeat = 5;
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
@@ -407,6 +408,7 @@ class Compiler {
     SessionOptions so;
     so.workers = args_.workers;
     so.cacheDir = args_.cacheDir;
+    so.forceRecompile = args_.forceRecompile;
     so.jobs = args_.jobs;
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
@@ -640,6 +642,9 @@ int realMain(int argc, char** argv) {
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
   app.add_flag("--run", a.run,
                "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
+  app.add_flag("--force-recompile", a.forceRecompile,
+               "compile everything again instead of loading it from the cache, replacing the cached entries "
+               "(also: SK_FORCE_RECOMPILE=1)");
   app.add_flag("--plan-only", a.planOnly,
                "plan and print the report without compiling or running anything (no compiler needed)");
   app.add_option("--repeat", a.repeat,

@@ -48,7 +48,12 @@
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 
+struct sk_run_args;
+
 namespace sk {
+
+class LoadedLibrary;
+using SuperKernelRunFn = int (*)(uint32_t blockDim, void* stream, const sk_run_args* args);
 
 struct DriverConfig {
   /// Parallel compiler processes in compileObjects; 0 = hardware threads.
@@ -77,7 +82,7 @@ using ProgressFn = std::function<void(size_t done, size_t total)>;
 struct SuperKernelArtifact {
   std::string key;
   ArtifactPtr artifact;                             // bytes, manifest, held entry
-  std::shared_ptr<LoadedLibrary> library;           // == artifact->library
+  std::shared_ptr<LoadedLibrary> library;           // the loaded shared object
   SuperKernelRunFn run = nullptr;                   // dlsym("run")
   bool cached = false;                              // not compiled by this call
 };
@@ -108,7 +113,8 @@ class Driver {
   /// The shared-object link flags (between the compiler and the inputs).
   std::vector<std::string> linkFlags(const Options& options) const;
   /// The object's cache key (reads the source and its neighbour headers).
-  Expected<std::string> objectKey(const KernelVariant& variant, const Options& options) const;
+  Expected<std::string> objectKey(const KernelVariant& variant, const Options& options,
+                                  KeyInputs* inputs = nullptr) const;
 
   /// Compile one variant (or get it from the cache), with its symbol size.
   Expected<ObjectArtifact> compileObject(const KernelVariant& variant, const Options& options) const;
@@ -120,8 +126,10 @@ class Driver {
                                                        const ProgressFn& progress = {}) const;
 
   /// The SuperKernel's cache key.
+  /// `inputs`, if given, receives what the key was hashed from (manifests
+  /// keep it for sk-cache explain).
   Expected<std::string> superKernelKey(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
-                                       const Options& options) const;
+                                       const Options& options, KeyInputs* inputs = nullptr) const;
   /// Compile + link without the cache, into `outputFile` (its directory must
   /// exist; scratch files go next to it).
   Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,

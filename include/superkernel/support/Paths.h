@@ -1,6 +1,8 @@
-// Where superkernel's own data lives at run time: templates (builtin kernels,
-// per-target source templates) and the runtime headers/sources that generated
-// code is compiled against.
+// Where superkernel's own data lives at run time, one folder per target in
+// each: templates/<target>/ (source templates of the emitters),
+// kernels/<target>/ (builtin kernels: declarations and sources) and
+// runtime/<target>/ (headers and sources generated code is compiled
+// against).
 //
 // Found relative to the binary that holds this code, never through a path
 // baked in at configure time, so an install prefix can be moved or copied:
@@ -12,9 +14,9 @@
 // made at configure time. A static library's code lives in the consumer's
 // executable, which may be anywhere: the installed CMake package therefore
 // compiles a one-line registration of <prefix>/share/superkernel into the
-// consumer (setDefaultDataDir), which wins over the search. Overrides, in
-// order: SK_DATA_DIR (the directory holding templates/ and runtime/),
-// SK_TEMPLATES_DIR and SK_RUNTIME_DIR (one each).
+// consumer (setDefaultDataDir), which wins over the search. Overrides:
+// SK_DATA_DIR (the directory holding templates/, kernels/ and runtime/), and
+// SK_TEMPLATES_DIR / SK_KERNELS_DIR / SK_RUNTIME_DIR (one part each).
 #pragma once
 
 #include <filesystem>
@@ -26,11 +28,13 @@
 namespace sk {
 
 std::filesystem::path dataTemplatesDir();     // .../templates
-std::filesystem::path runtimeIncludeDir();    // .../runtime/include
-std::filesystem::path runtimeCpuSourceDir();  // .../runtime/src/cpu
-/// Use `dir` (holding templates/ and runtime/) unless SK_DATA_DIR is set;
-/// for embedders that link statically or ship the data elsewhere. Call before
-/// the first compile (the location is read once).
+std::filesystem::path dataKernelsDir();       // .../kernels
+std::filesystem::path dataRuntimeDir();       // .../runtime
+std::filesystem::path runtimeIncludeDir();    // .../runtime/cpu/include
+std::filesystem::path runtimeCpuSourceDir();  // .../runtime/cpu/src
+/// Use `dir` (holding templates/, kernels/ and runtime/) unless SK_DATA_DIR
+/// is set; for embedders that link statically or ship the data elsewhere.
+/// Call before the first compile (the location is read once).
 void setDefaultDataDir(const std::filesystem::path& dir);
 /// Ok if the data directory was found (or overridden); else an Io error that
 /// lists every directory searched and the variables that override them.
