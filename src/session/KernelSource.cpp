@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
@@ -84,8 +85,36 @@ Expected<fs::path> storeKernelSource(const fs::path& dir, std::string_view fileN
   return file;
 }
 
+namespace {
+// A memory-only session has no cache directory: its sources go to one
+// private directory per process (mkdtemp, 0700), removed at exit.
+Expected<fs::path> privateSourceDir() {
+  struct Dir {
+    fs::path path;
+    std::string error;
+    Dir() {
+      const char* t = std::getenv("TMPDIR");
+      std::string tmpl = std::string(t && *t ? t : "/tmp") + "/superkernel-sources-XXXXXX";
+      if (::mkdtemp(tmpl.data())) path = tmpl;
+      else error = std::strerror(errno);
+    }
+    ~Dir() {
+      std::error_code ec;
+      if (!path.empty()) fs::remove_all(path, ec);
+    }
+  };
+  static Dir dir;
+  if (dir.path.empty()) return ioError("cannot create a private directory for kernel sources: " + dir.error);
+  return dir.path;
+}
+}  // namespace
+
 Expected<fs::path> storeKernelSource(Session& session, std::string_view fileName, std::string_view text) {
-  return storeKernelSource(session.cache()->root() / "sources", fileName, text);
+  const auto& cache = session.cache();
+  if (cache->diskEnabled() && !cache->root().empty())
+    return storeKernelSource(cache->root() / "sources", fileName, text);
+  SK_ASSIGN_OR_RETURN(fs::path dir, privateSourceDir());
+  return storeKernelSource(dir, fileName, text);
 }
 
 Status addKernelFromMemory(Graph& graph, Session& session, KernelDecl decl, std::string_view text) {

@@ -389,18 +389,19 @@ class Compiler {
     // compiling then fails.
     PlanOnlyConfig pc;
     pc.sessionOptions = args_.options;
-    pc.numWorkers = args_.workers;
-    auto planned = planOnly(*list, fusedReq, pc);
-    if (!planned) return failure(std::move(planned).error());
-    rep_["target"] = planned->list.target;
-    rep_["arch"] = planned->list.arch;
-    rep_["options"] = planned->options.canonical();
-    rep_["plan"] = planJson(*planned);
-    rep_["workers"] = pc.numWorkers ? pc.numWorkers : defaultWorkerCount();
+    pc.workers = args_.workers;
+    auto plannedOr = planOnly(*list, fusedReq, pc);
+    if (!plannedOr) return failure(std::move(plannedOr).error());
+    const CompiledPlan& planned = plannedOr->plan;
+    rep_["target"] = planned.list.target;
+    rep_["arch"] = planned.list.arch;
+    rep_["options"] = planned.options.canonical();
+    rep_["plan"] = planJson(planned);
+    rep_["workers"] = plannedOr->cores;
     if (args_.planOnly) {
       rep_["plan_only"] = true;
       if (!args_.emitDot.empty()) {
-        if (auto f = emitDot(*planned)) return f;
+        if (auto f = emitDot(planned)) return f;
       }
       return std::nullopt;
     }
@@ -415,7 +416,9 @@ class Compiler {
     auto session = Session::create(so);
     if (!session) return failure(std::move(session).error());
     Session& ss = **session;
-    rep_["workers"] = ss.executor().numWorkers();
+    auto device = ss.device("cpu");
+    if (!device) return failure(std::move(device).error());
+    rep_["workers"] = (*device)->machine().totalCores();
     rep_["compiler"] = json{{"path", ss.toolchain().path.string()}, {"version", ss.toolchain().versionLine()}};
     const auto& cache = ss.cache();
     rep_["cache_dir"] = cache->root().string();

@@ -24,7 +24,8 @@ namespace sk {
 Expected<std::filesystem::path> storeKernelSource(const std::filesystem::path& dir, std::string_view fileName,
                                                   std::string_view text);
 
-/// storeKernelSource under the session's cache root (sources/).
+/// storeKernelSource under the session's cache root (sources/); a
+/// memory-only session uses a private per-process directory removed at exit.
 Expected<std::filesystem::path> storeKernelSource(Session& session, std::string_view fileName, std::string_view text);
 
 /// Declare a kernel whose source is `text`: `decl.source` is the file name
