@@ -25,6 +25,7 @@ nlohmann::json CacheStats::toJson() const {
                         {"evicted", evicted},
                         {"entries", entries},
                         {"bytes", bytes},
+                        {"max_bytes", maxBytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
                         {"root", root.string()}};
@@ -46,6 +47,7 @@ Expected<CacheStats> Cache::stats() {
   s.memoryHits = v[7];
   s.diskHits = v[8];
   s.root = d.root;
+  s.maxBytes = d.maxBytes;
   if (d.store) {
     for (auto& e : d.store->scan()) {
       if (!e.complete) continue;
@@ -148,6 +150,12 @@ Expected<GcResult> Cache::clear() {
     fs::remove(shard.path(), ec2);  // only if empty
   }
   return r;
+}
+
+Status Cache::zeroStats() {
+  Impl& d = *impl_;
+  for (int i = 0; i < cache::kNumCounters; ++i) d.pending.at(i).store(0);
+  return d.statsFile.zero();
 }
 
 }  // namespace sk
