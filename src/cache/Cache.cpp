@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/FileUtil.h"
+#include "cache/remote/RemoteTier.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 
@@ -141,17 +142,22 @@ std::string fileTrustProblem(const struct stat& st) {
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, compiles{0}, compileFailures{0}, corrupt{0}, untrusted{0}, evicted{0},
       memoryHits{0}, diskHits{0};
+  remote::RemoteCounters remote;  // counted by the remote tier itself
 };
 
-const char* const kCounterNames[] = {"hits", "misses", "compiles", "compile_failures", "corrupt",
-                                     "untrusted", "evicted", "memory_hits", "disk_hits"};
+const char* const kCounterNames[] = {"hits",           "misses",         "compiles",      "compile_failures",
+                                     "corrupt",        "untrusted",      "evicted",       "memory_hits",
+                                     "disk_hits",      "remote_hits",    "remote_misses", "remote_uploads",
+                                     "remote_errors",  "remote_rejected"};
 
 std::atomic<uint64_t>* counterArray(Counters& c, int i) {
-  std::atomic<uint64_t>* a[] = {&c.hits,    &c.misses,    &c.compiles,   &c.compileFailures, &c.corrupt,
-                                &c.untrusted, &c.evicted, &c.memoryHits, &c.diskHits};
+  std::atomic<uint64_t>* a[] = {&c.hits,          &c.misses,        &c.compiles,         &c.compileFailures,
+                                &c.corrupt,       &c.untrusted,     &c.evicted,          &c.memoryHits,
+                                &c.diskHits,      &c.remote.hits,   &c.remote.misses,    &c.remote.uploads,
+                                &c.remote.errors, &c.remote.rejected};
   return a[i];
 }
-constexpr int kNumCounters = 9;
+constexpr int kNumCounters = 14;
 
 // Closes the directory fd (releasing its shared flock) when the last
 // reference goes away.
@@ -183,6 +189,7 @@ struct Cache::Impl {
   std::mutex privateTempMutex;
   uint64_t maxBytes = 0;
   std::string fault;
+  std::unique_ptr<remote::RemoteTier> remote;  // null: no remote tier
 
   // memory: ready artifacts (the hit path) and builds in flight
   struct Flight {
@@ -644,9 +651,65 @@ struct Cache::Impl {
         return finish(std::move(*hit), false);
       }
     }
+    // Remote tier: a verified entry is published here and loaded; else
+    // build (holding the fleet's build lock when we got it) and upload.
+    remote::RemoteTier::Claim claim;
+    if (remote) {
+      if (auto entry = remote->fetchOrClaim(req.key, req.kind, claim)) {
+        auto hit = adoptRemote(req, std::move(*entry));
+        if (hit && *hit) {
+          count(pending.hits);
+          return finish(std::move(*hit), true);
+        }
+      }
+    }
     auto r = build(req);
+    if (remote && r && !(*r)->entryDir.empty()) remote->uploadBuilt(req.key, (*r)->manifest, *(*r)->bytes);
+    claim.release();
     keyLock.reset();
     return finish(std::move(r), true);
+  }
+
+  // A verified remote entry: published into this store through the normal
+  // path (staging dir, one rename) and loaded from there, so it gets the
+  // same checks as any disk entry. When the store cannot take it, it is used
+  // from memory (as a build would be). nullptr: use a local build instead.
+  Expected<ArtifactPtr> adoptRemote(const CacheRequest& req, remote::RemoteEntry entry) {
+    const std::string artifactName = entry.manifest.value("artifact", std::string());
+    if (!validArtifactName(artifactName)) return ArtifactPtr();  // (RemoteStorage checked it too)
+    fs::path staging;
+    UniqueFd stagingLock;
+    bool publishable = false;
+    SK_RETURN_IF_ERROR(makeStaging(req.key, staging, stagingLock, publishable));
+    std::error_code ec;
+    Status w = detail::writeNewFile(staging / artifactName, entry.artifact, 0755, true);
+    Status st = w ? (publishable ? publish(req.key, staging, artifactName, entry.manifest)
+                                 : Status(ioError("the store cannot take it")))
+                  : w;
+    if (st) {
+      stagingLock.reset();
+      auto hit = loadFromDisk(req.key, req.kind, req.load);
+      if (!hit || !*hit) return hit;
+      auto a = std::make_shared<Artifact>(**hit);
+      a->origin = Artifact::Origin::Remote;
+      if (maxBytes > 0) (void)evict(maxBytes, req.key);
+      return ArtifactPtr(std::move(a));
+    }
+    spdlog::warn("could not store remote cache entry {}: {}; using it from memory", req.key, st.error().message());
+    fs::remove_all(staging, ec);
+    auto a = std::make_shared<Artifact>();
+    a->key = req.key;
+    a->kind = req.kind;
+    a->origin = Artifact::Origin::Remote;
+    a->sha256 = sha256Hex(entry.artifact);
+    a->bytes = std::make_shared<const std::string>(std::move(entry.artifact));
+    a->manifest = std::move(entry.manifest);
+    if (req.load) {
+      auto lib = LoadedLibrary::fromBytes(*a->bytes, req.key);
+      if (!lib) return ArtifactPtr();
+      a->library = *lib;
+    }
+    return ArtifactPtr(std::move(a));
   }
 
   // Give an artifact a library (a hit on something first built with load=false).
@@ -840,6 +903,7 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
     d.count(d.pending.untrusted);
   }
   d.cleanStaleTemps(config.staleTempAge);
+  d.remote = remote::RemoteTier::open(config.remote, &d.pending.remote);
   return c;
 }
 
@@ -950,6 +1014,9 @@ ArtifactPtr Cache::findInMemory(std::string_view key) const {
 const fs::path& Cache::root() const { return impl_->root; }
 const fs::path& Cache::requestedRoot() const { return impl_->requested; }
 bool Cache::usingPrivateFallback() const { return impl_->privateFallback; }
+std::string Cache::remoteUrl() const {
+  return impl_->remote ? impl_->remote->storage().settings().url.redacted() : std::string();
+}
 bool Cache::diskEnabled() const { return impl_->disk; }
 uint64_t Cache::maxBytes() const { return impl_->maxBytes; }
 void Cache::flushStats() { impl_->flush(true); }
@@ -966,6 +1033,11 @@ nlohmann::json CacheStats::toJson() const {
                         {"bytes", bytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
+                        {"remote_hits", remoteHits},
+                        {"remote_misses", remoteMisses},
+                        {"remote_uploads", remoteUploads},
+                        {"remote_errors", remoteErrors},
+                        {"remote_rejected", remoteRejected},
                         {"root", root.string()}};
 }
 
@@ -990,6 +1062,11 @@ Expected<CacheStats> Cache::stats() {
   s.evicted = v[6];
   s.memoryHits = v[7];
   s.diskHits = v[8];
+  s.remoteHits = v[9];
+  s.remoteMisses = v[10];
+  s.remoteUploads = v[11];
+  s.remoteErrors = v[12];
+  s.remoteRejected = v[13];
   s.root = d.root;
   if (d.disk) {
     for (auto& e : d.scan()) {
