@@ -664,7 +664,7 @@ struct Cache::Impl {
       }
     }
     auto r = build(req);
-    if (remote && r && !(*r)->entryDir.empty()) remote->uploadBuilt(req.key, (*r)->manifest, *(*r)->bytes);
+    if (remote && r && !(*r)->entryDir.empty()) remote->uploadBuilt(claim, req.key, (*r)->manifest, *(*r)->bytes);
     claim.release();
     keyLock.reset();
     return finish(std::move(r), true);

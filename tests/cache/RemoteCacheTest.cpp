@@ -160,6 +160,10 @@ TEST(RemoteCache, WrongSecretTamperingAndNoSecretNeverLoad) {
   EXPECT_EQ(sw.remoteRejected, 1u);
   EXPECT_EQ(sw.remoteHits, 0u);
   EXPECT_EQ(sw.compiles, 1u);
+  EXPECT_EQ(sw.remoteUploads, 0u);  // it may hold the wrong secret: never overwrite what it cannot verify
+  Machine right(f.server.url(), f.secret);
+  ASSERT_TRUE(right.get(key).ok());
+  EXPECT_EQ(right.fake.calls, 0);  // A's entry is intact for the rest of the fleet
 
   // Tamper with the stored artifact: the right secret rejects it as well.
   remote::RemoteStorage probe(**remote::resolveRemoteSettings([&] {

@@ -85,6 +85,13 @@ TEST(SkCacheRemote, FreshMachineCompilesNothingAndOperatorsCanInspectTheTier) {
   EXPECT_EQ(v.code, 1) << v.all();
   EXPECT_THAT(v.out, HasSubstr("REJECTED"));
   EXPECT_THAT(v.out, HasSubstr(victim.substr(0, 16)));
+  // An operator whose secret is right removes it; the next machine rebuilds and re-uploads.
+  v = run({{kCache, "remote", "verify", "--delete-bad"}, f.env()});
+  EXPECT_EQ(v.code, 0) << v.all();
+  EXPECT_THAT(v.out, HasSubstr("deleted 1"));
+  v = run({{kCache, "remote", "verify"}, f.env()});
+  EXPECT_EQ(v.code, 0) << v.all();
+  EXPECT_THAT(v.out, HasSubstr(fmt::format("all good ({} ok, 0 bad)", built - 1)));
 }
 
 TEST(SkCacheRemote, ClearErrors) {

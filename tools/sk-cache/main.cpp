@@ -46,6 +46,7 @@ struct Args {
   bool noReplay = false;
   bool verbose = false;
   std::string remote;  // --remote URL (default $SK_REMOTE_CACHE)
+  bool deleteBad = false;  // remote verify --delete-bad
 };
 
 // An error with its exit code (I/O trouble is 4; bad arguments, unknown
@@ -615,21 +616,32 @@ class RemoteTool {
       if (verify) tab.add({e.status == "ok" ? "ok" : st, shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what, e.problem});
       else tab.add({shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what});
     }
+    uint64_t deleted = 0;
+    if (verify && args_.deleteBad && problems) {
+      std::vector<std::string> bad;
+      for (const RemoteEntryInfo& e : *l)
+        if (e.status != "ok") bad.push_back(e.key);
+      auto d = admin_->remove(bad);
+      if (!d) return failure(std::move(d).error());
+      deleted = *d;
+    }
     if (args_.json) {
       json j{{"url", admin_->url()}, {"prefix", admin_->prefix()}, {"entries", arr}};
       if (verify) j["problems"] = problems;
+      if (verify && args_.deleteBad) j["deleted"] = deleted;
       outJson(j);
     } else {
       std::string s = fmt::format("remote {} ({}): {} entries, {}\n", admin_->url(), admin_->prefix(), l->size(),
                                   formatSize(bytes));
       if (tab.rows()) s += tab.str();
       if (verify)
-        s += fmt::format("remote verify: {} ({} ok, {} bad)\n",
+        s += fmt::format("remote verify: {} ({} ok, {} bad){}\n",
                          problems ? fmt::format("{} problem{}", problems, problems == 1 ? "" : "s") : "all good",
-                         l->size() - problems, problems);
+                         l->size() - problems, problems,
+                         args_.deleteBad && problems ? fmt::format("; deleted {}", deleted) : "");
       out(s);
     }
-    if (verify && problems) {
+    if (verify && problems && !args_.deleteBad) {
       return Failure{Error(ErrorKind::Mismatch,
                            fmt::format("{} of {} remote entries failed verification (rejected: signed with another "
                                        "secret or modified; no machine with this secret loads them)",
@@ -681,6 +693,8 @@ int realMain(int argc, char** argv) {
   auto* rls = remote->add_subcommand("ls", "list the entries of this library version");
   auto* rverify = remote->add_subcommand("verify", "check every entry's signature and contents (exit 1 on a problem)");
   rverify->add_flag("-v,--verbose", a.verbose, "list every entry, not only the bad ones");
+  rverify->add_flag("--delete-bad", a.deleteBad,
+                    "delete rejected and corrupt entries (only from a machine whose secret is known to be right)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

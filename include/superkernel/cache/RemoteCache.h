@@ -107,6 +107,9 @@ class RemoteCacheAdmin {
   /// Every entry under prefix(), sorted by key. With verify, each value's
   /// signature and contents are checked (needs the secret: BadInput without).
   Expected<std::vector<RemoteEntryInfo>> list(bool verify);
+  /// Delete entries of this prefix by cache key (not in read-only mode).
+  /// Returns how many existed.
+  Expected<uint64_t> remove(const std::vector<std::string>& keys);
 
  private:
   RemoteCacheAdmin();

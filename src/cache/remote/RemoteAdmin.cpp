@@ -126,4 +126,15 @@ Expected<std::vector<RemoteEntryInfo>> RemoteCacheAdmin::list(bool verify) {
   return out;
 }
 
+Expected<uint64_t> RemoteCacheAdmin::remove(const std::vector<std::string>& keys) {
+  if (readOnly()) return badInput("the remote cache is read-only here (SK_REMOTE_CACHE_READONLY=1): not deleting");
+  uint64_t n = 0;
+  for (const std::string& k : keys) {
+    RedisReply r;
+    if (auto f = impl_->storage->raw({"DEL", impl_->storage->entryKey(k)}, r)) return impl_->failure(*f);
+    n += r.type == RedisReply::Type::Integer ? static_cast<uint64_t>(r.integer) : 0;
+  }
+  return n;
+}
+
 }  // namespace sk

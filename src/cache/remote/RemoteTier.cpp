@@ -37,7 +37,7 @@ std::unique_ptr<RemoteTier> RemoteTier::open(const RemoteCacheConfig& config, Re
 }
 
 RemoteTier::Claim::Claim(Claim&& o) noexcept
-    : storage_(o.storage_), key_(std::move(o.key_)), token_(std::move(o.token_)) {
+    : storage_(o.storage_), key_(std::move(o.key_)), token_(std::move(o.token_)), mayUpload_(o.mayUpload_) {
   o.token_.clear();
 }
 
@@ -47,6 +47,7 @@ RemoteTier::Claim& RemoteTier::Claim::operator=(Claim&& o) noexcept {
     storage_ = o.storage_;
     key_ = std::move(o.key_);
     token_ = std::move(o.token_);
+    mayUpload_ = o.mayUpload_;
     o.token_.clear();
   }
   return *this;
@@ -87,6 +88,7 @@ std::optional<RemoteEntry> RemoteTier::fetchOrClaim(std::string_view key, std::s
           }
         }
         st.countMiss();
+        claim.mayUpload_ = true;
         return std::nullopt;
       }
       if (l != RemoteStorage::Lock::Held) return std::nullopt;  // error (counted) or off
@@ -99,6 +101,8 @@ std::optional<RemoteEntry> RemoteTier::fetchOrClaim(std::string_view key, std::s
       spdlog::info("waited {} ms for another machine to build {}; building here", st.settings().lockWait.count(),
                    key.substr(0, 16));
       st.countMiss();
+      claim.storage_ = &st;
+      claim.mayUpload_ = true;
       return std::nullopt;
     }
     waited = true;
@@ -111,8 +115,9 @@ std::optional<RemoteEntry> RemoteTier::fetchOrClaim(std::string_view key, std::s
   }
 }
 
-void RemoteTier::uploadBuilt(std::string_view key, const nlohmann::json& manifest, std::string_view artifact) {
-  storage_->upload(key, manifest, artifact);
+void RemoteTier::uploadBuilt(const Claim& claim, std::string_view key, const nlohmann::json& manifest,
+                             std::string_view artifact) {
+  if (claim.mayUpload()) storage_->upload(key, manifest, artifact);
 }
 
 }  // namespace sk::remote

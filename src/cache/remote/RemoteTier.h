@@ -41,18 +41,26 @@ class RemoteTier {
     ~Claim() { release(); }
     void release();
     bool held() const { return !token_.empty(); }
+    /// Upload a local build: only after a clean miss. After a rejection the
+    /// stored value may be valid for the rest of the fleet (this machine may
+    /// hold the wrong secret) and is left alone; after an error the tier is
+    /// unhealthy and the upload would most likely fail too.
+    bool mayUpload() const { return mayUpload_; }
 
    private:
     friend class RemoteTier;
     RemoteStorage* storage_ = nullptr;
     std::string key_, token_;
+    bool mayUpload_ = false;
   };
 
   /// A verified entry (counted remote_hits), or nullopt with `claim` holding
   /// the build lock when this machine should build and upload.
   std::optional<RemoteEntry> fetchOrClaim(std::string_view key, std::string_view kind, Claim& claim);
-  /// Upload a build that was published locally (not in read-only mode).
-  void uploadBuilt(std::string_view key, const nlohmann::json& manifest, std::string_view artifact);
+  /// Upload a build that was published locally (not in read-only mode, and
+  /// only when claim.mayUpload()).
+  void uploadBuilt(const Claim& claim, std::string_view key, const nlohmann::json& manifest,
+                   std::string_view artifact);
 
   RemoteStorage& storage() { return *storage_; }
 
