@@ -8,6 +8,7 @@
 
 #include "cache/remote/RemoteStorage.h"
 #include "superkernel/cache/Key.h"
+#include "superkernel/support/Sha256.h"
 #include "superkernel/cache/RemoteCache.h"
 #include "superkernel/support/Log.h"
 

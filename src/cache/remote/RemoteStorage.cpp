@@ -17,8 +17,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "cache/FileUtil.h"
 #include "superkernel/cache/Key.h"
+#include "superkernel/support/Sha256.h"
+#include "support/Fd.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 

@@ -33,15 +33,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/remote/RedisClient.h"
+#include "cache/remote/RemoteCounters.h"
 #include "superkernel/cache/RemoteCache.h"
 #include "superkernel/support/Error.h"
 
 namespace sk::remote {
 
-/// Counters the Cache persists in stats.json (remote_*).
-struct RemoteCounters {
-  std::atomic<uint64_t> hits{0}, misses{0}, uploads{0}, errors{0}, rejected{0};
-};
 
 /// A RemoteCacheConfig with the environment applied and files read.
 struct RemoteSettings {
