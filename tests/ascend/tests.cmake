@@ -7,7 +7,7 @@ add_executable(sk_test_ascend ${SK_ASCEND_TEST_SOURCES})
 sk_set_warnings(sk_test_ascend)
 set_target_properties(sk_test_ascend PROPERTIES ENABLE_EXPORTS ON)
 target_include_directories(sk_test_ascend PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(sk_test_ascend PRIVATE superkernel::ascend_sim GTest::gtest GTest::gtest_main
+target_link_libraries(sk_test_ascend PRIVATE superkernel::superkernel superkernel::ascend_sim GTest::gtest GTest::gtest_main
   fmt::fmt Threads::Threads)
 target_compile_definitions(sk_test_ascend PRIVATE
   SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}")
@@ -62,4 +62,5 @@ _sk_ascend_kernel_pair(moe_gate_sig moe_gate_topk.cpp sk_moe_gate_topk_f32
   "SK_ROWS=3,SK_EXPERTS=6,SK_TOPK=3,SK_SIGMOID=1,SK_NORMALIZE=0")
 _sk_ascend_kernel_pair(moe_combine moe_combine.cpp sk_moe_combine_f32 "SK_TOPK=2,SK_ROWS=8")
 target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
-target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}")
+target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
+  SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")
