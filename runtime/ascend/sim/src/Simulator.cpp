@@ -514,3 +514,33 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
 }
 
 }  // namespace sk::ascend_sim
+
+namespace sk::ascend_sim {
+
+Expected<Module> Module::load(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    return runtimeError(fmt::format("cannot load simulated kernels {}: {}", path, e ? e : "dlopen failed"));
+  }
+  void* enter = dlsym(h, "sk_ascend_sim_enter");
+  if (enter == nullptr) {
+    dlclose(h);
+    return runtimeError(fmt::format("{} has no sk_ascend_sim_enter: not built against the simulator's "
+                                    "kernel_operator.h",
+                                    path));
+  }
+  return Module(h, reinterpret_cast<sk_ascend_sim_enter_fn>(enter), path);
+}
+
+Module::~Module() {
+  if (handle_) dlclose(handle_);
+}
+
+Expected<void*> Module::entry(const std::string& symbol) const {
+  void* f = dlsym(handle_, symbol.c_str());
+  if (f == nullptr) return runtimeError(fmt::format("{} has no kernel entry {}", path_, symbol));
+  return f;
+}
+
+}  // namespace sk::ascend_sim

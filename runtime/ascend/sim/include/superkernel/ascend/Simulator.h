@@ -78,3 +78,27 @@ constexpr int64_t kPreloadUnitsAic = 16;
 constexpr int64_t kPreloadUnitsAiv = 8;
 
 }  // namespace sk::ascend_sim
+
+namespace sk::ascend_sim {
+
+/// A shared object of simulated kernels (what the simulator's build links),
+/// loaded privately; closed on destruction.
+class Module {
+ public:
+  static Expected<Module> load(const std::string& path);
+  Module(Module&& o) noexcept : handle_(o.handle_), enter_(o.enter_), path_(std::move(o.path_)) { o.handle_ = nullptr; }
+  Module& operator=(Module&&) = delete;
+  Module(const Module&) = delete;
+  ~Module();
+  /// A kernel entry; error names the object and the symbol.
+  Expected<void*> entry(const std::string& symbol) const;
+  sk_ascend_sim_enter_fn enter() const { return enter_; }
+
+ private:
+  Module(void* h, sk_ascend_sim_enter_fn e, std::string p) : handle_(h), enter_(e), path_(std::move(p)) {}
+  void* handle_ = nullptr;
+  sk_ascend_sim_enter_fn enter_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace sk::ascend_sim

@@ -1,0 +1,36 @@
+// Building an ascend step for the simulator (DESIGN section 9): the same
+// Ascend C the device build compiles, compiled by the host compiler against
+// runtime/ascend/sim/include, split-mode copies made with llvm-objcopy
+// --redefine-sym exactly as for the device, linked into one shared object the
+// simulator loads. Every step is one spawned process with argv; a failure
+// carries the command line and the compiler's output.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "superkernel/support/Error.h"
+#include "target/ascend/AscendEmitter.h"
+#include "target/ascend/AscendStep.h"
+
+namespace sk::ascend {
+
+struct SimBuildConfig {
+  std::filesystem::path cxx;         // host C++ compiler (clang++)
+  std::filesystem::path objcopy;     // host llvm-objcopy (split-mode copies)
+  std::filesystem::path simInclude;  // runtime/ascend/sim/include
+  std::filesystem::path workDir;     // objects and the shared object go here
+};
+
+/// Defaults: clang++ and llvm-objcopy from PATH, the source tree's simulator headers.
+Expected<SimBuildConfig> defaultSimBuildConfig(const std::filesystem::path& workDir);
+
+struct SimArtifact {
+  std::filesystem::path sharedObject;
+  std::string entry;  // fused: the SuperKernel; unfused: the sub-kernel's symbol
+};
+
+/// Build a fused step (source = its emitted SuperKernel) or an unfused one (source null: its one sub-kernel).
+Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& config);
+
+}  // namespace sk::ascend
