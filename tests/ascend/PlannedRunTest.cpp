@@ -1,0 +1,132 @@
+// Op lists through the real planner, generated as ascend SuperKernels and run
+// in the simulator, against the same list planned unfused (one simulated
+// launch per op): outputs equal bit for bit. The decode layer example uses
+// only builtin kernels, so it runs on the ascend builtins as is.
+//
+// The step runner here (plan -> AscendStep -> source -> simulator build ->
+// launch) is what the ascend device does once the back-end seam lands; it
+// stays a test helper until then.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "superkernel/ascend/Simulator.h"
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/plan/Plan.h"
+#include "superkernel/session/BufferSet.h"
+#include "target/ascend/AscendEmitter.h"
+#include "target/ascend/AscendStep.h"
+#include "target/ascend/SimBuild.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/sk_ascend_plan_XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+struct RunStats {
+  uint32_t fusedSteps = 0, unfusedSteps = 0, syncPoints = 0;
+};
+
+sk::Status runPlan(const sk::FusionPlan& plan, sk::BufferSet& bufs, const fs::path& work, RunStats* stats) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    auto step = sk::ascend::makeAscendStep(plan, i, SK_ASCEND_KERNELS_DIR);
+    if (!step) return step.error();
+    std::optional<sk::ascend::AscendSource> src;
+    if (step->fused) {
+      auto s = sk::ascend::emitAscend(*step);
+      if (!s) return s.error();
+      src = std::move(*s);
+      stats->syncPoints += src->syncPoints;
+      ++stats->fusedSteps;
+    } else {
+      ++stats->unfusedSteps;
+    }
+    auto cfg = sk::ascend::defaultSimBuildConfig(work / fmt::format("step{}", i));
+    if (!cfg) return cfg.error();
+    auto art = sk::ascend::buildForSimulator(*step, src ? &*src : nullptr, *cfg);
+    if (!art) return art.error();
+    auto mod = sk::ascend_sim::Module::load(art->sharedObject.string());
+    if (!mod) return mod.error();
+    auto entry = mod->entry(art->entry);
+    if (!entry) return entry.error();
+    sk::ascend_sim::LaunchSpec spec;
+    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(step->type));
+    spec.blockDim = step->blockDim;
+    spec.entry = *entry;
+    spec.enter = mod->enter();
+    spec.name = step->name;
+    std::vector<uint8_t> profile;
+    auto ptr = [&](int b) { return static_cast<uint8_t*>(bufs.data(step->buffers[b].listIndex)); };
+    if (src) {
+      for (size_t b = 0; b < step->buffers.size(); ++b) spec.args.push_back(ptr(static_cast<int>(b)));
+      if (src->profileBytes) {
+        profile.resize(src->profileBytes);
+        spec.args.push_back(profile.data());
+      }
+    } else {
+      for (const sk::ascend::AscendArg& a : step->ops[0].args) spec.args.push_back(ptr(a.buffer) + a.byteOffset);
+    }
+    sk::Status st = sk::ascend_sim::launch(spec);
+    if (!st) return st;
+  }
+  return sk::Status::success();
+}
+
+sk::OpList decodeLayer() {
+  auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "examples" / "decode_layer" / "decode_layer.json");
+  EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message());
+  return l.ok() ? std::move(*l) : sk::OpList{};
+}
+
+class AscendPlannedRun : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
+  const sk::OpList list = decodeLayer();
+  auto opts = sk::parseOptions(GetParam());
+  ASSERT_TRUE(opts.ok());
+  TempDir d;
+
+  static std::optional<sk::BufferSet> reference;
+  if (!reference) {
+    auto refPlan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = false});
+    ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
+    auto bufs = sk::BufferSet::create(list);
+    ASSERT_TRUE(bufs.ok());
+    RunStats rs;
+    sk::Status st = runPlan(*refPlan, *bufs, d.path / "ref", &rs);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    EXPECT_EQ(rs.fusedSteps, 0u);
+    EXPECT_EQ(rs.unfusedSteps, list.ops.size());
+    reference = std::move(*bufs);
+  }
+
+  auto plan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = true});
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  auto bufs = sk::BufferSet::create(list);
+  ASSERT_TRUE(bufs.ok());
+  RunStats rs;
+  sk::Status st = runPlan(*plan, *bufs, d.path / "fused", &rs);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_GE(rs.fusedSteps, 1u);
+  auto diff = bufs->compare(*reference);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_FALSE(diff->has_value()) << (*diff)->message();
+  RecordProperty("sync_points", static_cast<int>(rs.syncPoints));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ascend, AscendPlannedRun,
+                         ::testing::Values("", "early-start=0:split-mode=1", "early-start=2:preload-code=max",
+                                           "debug-sync-all=1:split-mode=2:profiling=1"));
+
+}  // namespace
