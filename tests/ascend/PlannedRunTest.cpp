@@ -127,6 +127,7 @@ TEST_P(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
 
 INSTANTIATE_TEST_SUITE_P(Ascend, AscendPlannedRun,
                          ::testing::Values("", "early-start=0:split-mode=1", "early-start=2:preload-code=max",
-                                           "debug-sync-all=1:split-mode=2:profiling=1"));
+                                           "debug-sync-all=1:split-mode=2:profiling=1",
+                                           "stream-fusion=1:split-mode=1"));
 
 }  // namespace

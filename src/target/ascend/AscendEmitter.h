@@ -22,7 +22,12 @@
 //    both for every core; early-start 0: a full SyncAll of the task type;
 //  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
 //    alignment; profiling: a begin/end record per op and sync point per core
-//    into an extra GM buffer (the entry's last parameter).
+//    into an extra GM buffer (the entry's last parameter);
+//  - stream-fusion=1: separate cube and vector programs (<entry>_aic /
+//    <entry>_aiv), each holding only its pool's calls and its side of the sync
+//    points, so the two core types advance independently between the data
+//    edges that need them (the sync points are the same ones, in the same
+//    order, so the two programs cannot wait on each other in a cycle).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +52,7 @@ struct AscendSource {
   uint32_t syncPoints = 0;
 };
 
-/// The SuperKernel of a fused step. BadInput for what cannot be expressed
-/// (stream-fusion=1 is not generated yet).
+/// The SuperKernel of a fused step.
 Expected<AscendSource> emitAscend(const AscendStep& step);
 
 /// The identifier the SuperKernel of step `name` is exported as.
