@@ -10,6 +10,6 @@ if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build" --target sk_test_ascend
-SK_REGEN_GOLDENS=1 "$build/tests/sk_test_ascend" --gtest_filter='Ascend/AscendEmitterGolden.*'
-"$build/tests/sk_test_ascend" --gtest_filter='Ascend/AscendEmitterGolden.*'
+SK_REGEN_GOLDENS=1 "$build/tests/sk_test_ascend" --gtest_filter='AscendEmitterGolden.*'
+"$build/tests/sk_test_ascend" --gtest_filter='AscendEmitterGolden.*'
 git -C "$root" --no-pager diff --stat -- tests/ascend/golden || true

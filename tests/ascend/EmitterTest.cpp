@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "AscendTestSteps.h"
+#include "WorkDir.h"
 #include "superkernel/ascend/Simulator.h"
 #include "target/ascend/AscendEmitter.h"
 #include "target/ascend/SimBuild.h"
@@ -55,18 +56,6 @@ sk::Options options(const char* text) {
   EXPECT_TRUE(o.ok()) << text;
   return o.ok() ? *o : sk::Options{};
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/sk_ascend_emit_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 using Buffers = std::vector<std::vector<uint8_t>>;
 
@@ -134,9 +123,9 @@ Buffers reference(const AscendStep& s) {
   auto it = memo.find(s.name);
   if (it != memo.end()) return it->second;
   Buffers bufs = initialBuffers(s);
-  TempDir d;
+  const fs::path d = workDir("reference");
   for (size_t i = 0; i < s.ops.size(); ++i) {
-    sk::Status st = runStep(unfused(s, i), nullptr, bufs, d.path / std::to_string(i));
+    sk::Status st = runStep(unfused(s, i), nullptr, bufs, d / std::to_string(i));
     EXPECT_TRUE(st.ok()) << st.error().message();
   }
   return memo[s.name] = bufs;
@@ -149,64 +138,59 @@ struct Case {
   uint32_t syncPoints;
 };
 
-class AscendEmitterGolden : public ::testing::TestWithParam<Case> {};
+const Case kCases[] = {
+    {"chain_default.cpp", chain, "", 2},  // split-mode 4, per-func preload, early-start 1
+    {"chain_early_start_0.cpp", chain, "early-start=0:split-mode=1", 2},
+    {"chain_early_start_2.cpp", chain, "early-start=2:split-mode=1", 2},
+    {"chain_plain.cpp", chain, "split-mode=1:preload-code=none:func-align=0", 2},
+    {"chain_debug_sync_all.cpp", chain, "debug-sync-all=1:preload-code=max:split-mode=1", 2},
+    {"chain_profiling.cpp", chain, "profiling=1:split-mode=1", 2},
+    {"vector_only.cpp", vectorOnly, "split-mode=2", 2},
+    {"cube_only.cpp", cubeOnly, "split-mode=1", 2},
+    {"cube_only_early_start_2.cpp", cubeOnly, "split-mode=1:early-start=2", 1},
+    {"chain_stream_fusion.cpp", chain, "stream-fusion=1:split-mode=2:profiling=1", 2},
+    {"vector_only_stream_fusion.cpp", vectorOnly, "stream-fusion=1:split-mode=1", 2},
+};
 
-TEST_P(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
-  const Case& c = GetParam();
-  const AscendStep step = c.make(options(c.options));
-  auto src = sk::ascend::emitAscend(step);
-  ASSERT_TRUE(src.ok()) << src.error().message();
-  checkGolden(c.golden, src->text);
-  EXPECT_EQ(src->syncPoints, c.syncPoints);
+// One test for all cases (one process: the unfused references are built once per step).
+TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.golden);
+    const AscendStep step = c.make(options(c.options));
+    auto src = sk::ascend::emitAscend(step);
+    ASSERT_TRUE(src.ok()) << src.error().message();
+    checkGolden(c.golden, src->text);
+    EXPECT_EQ(src->syncPoints, c.syncPoints);
 
-  Buffers fused = initialBuffers(step);
-  TempDir d;
-  std::vector<uint8_t> profile;
-  sk::Status st = runStep(step, &*src, fused, d.path, &profile);
-  ASSERT_TRUE(st.ok()) << st.error().message();
-  const Buffers ref = reference(step);
-  for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << step.buffers[b].name;
-  if (src->profileBytes) {
-    // Every core recorded each op's begin and end, in order, with non-decreasing cycles.
-    const uint32_t cores = step.poolCores(Pool::Cube) + step.poolCores(Pool::Vector);
-    for (uint32_t core = 0; core < cores; ++core) {
-      const uint8_t* base = profile.data() + static_cast<size_t>(core) * src->profileSlots * 16;
-      uint32_t ends = 0;
-      uint64_t last = 0;
-      for (uint32_t r = 0; r < src->profileSlots; ++r) {
-        uint32_t id, kind;
-        uint64_t cyc;
-        std::memcpy(&id, base + r * 16, 4);
-        std::memcpy(&kind, base + r * 16 + 4, 4);
-        std::memcpy(&cyc, base + r * 16 + 8, 8);
-        ASSERT_LE(kind, 3u) << "core " << core << " record " << r;
-        EXPECT_GE(cyc, last);
-        last = cyc;
-        ends += kind == 1;
+    Buffers fused = initialBuffers(step);
+    std::vector<uint8_t> profile;
+    std::string dir = c.golden;
+    sk::Status st = runStep(step, &*src, fused, workDir(dir.substr(0, dir.find('.'))), &profile);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    const Buffers ref = reference(step);
+    for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << step.buffers[b].name;
+    if (src->profileBytes) {
+      // Every core recorded each op's begin and end, in order, with non-decreasing cycles.
+      const uint32_t cores = step.poolCores(Pool::Cube) + step.poolCores(Pool::Vector);
+      for (uint32_t core = 0; core < cores; ++core) {
+        const uint8_t* base = profile.data() + static_cast<size_t>(core) * src->profileSlots * 16;
+        uint32_t ends = 0;
+        uint64_t last = 0;
+        for (uint32_t r = 0; r < src->profileSlots; ++r) {
+          uint32_t kind;
+          uint64_t cyc;
+          std::memcpy(&kind, base + r * 16 + 4, 4);
+          std::memcpy(&cyc, base + r * 16 + 8, 8);
+          ASSERT_LE(kind, 3u) << "core " << core << " record " << r;
+          EXPECT_GE(cyc, last);
+          last = cyc;
+          ends += kind == 1;
+        }
+        EXPECT_EQ(ends, step.ops.size()) << "core " << core;
       }
-      EXPECT_EQ(ends, step.ops.size()) << "core " << core;
     }
   }
 }
-
-INSTANTIATE_TEST_SUITE_P(
-    Ascend, AscendEmitterGolden,
-    ::testing::Values(Case{"chain_default.cpp", chain, "", 2},                      // split-mode 4, per-func preload
-                      Case{"chain_early_start_0.cpp", chain, "early-start=0:split-mode=1", 2},
-                      Case{"chain_early_start_2.cpp", chain, "early-start=2:split-mode=1", 2},
-                      Case{"chain_plain.cpp", chain, "split-mode=1:preload-code=none:func-align=0", 2},
-                      Case{"chain_debug_sync_all.cpp", chain, "debug-sync-all=1:preload-code=max:split-mode=1", 2},
-                      Case{"chain_profiling.cpp", chain, "profiling=1:split-mode=1", 2},
-                      Case{"vector_only.cpp", vectorOnly, "split-mode=2", 2},
-                      Case{"cube_only.cpp", cubeOnly, "split-mode=1", 2},
-                      Case{"cube_only_early_start_2.cpp", cubeOnly, "split-mode=1:early-start=2", 1},
-                      Case{"chain_stream_fusion.cpp", chain, "stream-fusion=1:split-mode=2:profiling=1", 2},
-                      Case{"vector_only_stream_fusion.cpp", vectorOnly, "stream-fusion=1:split-mode=1", 2}),
-    [](const ::testing::TestParamInfo<Case>& i) {
-      std::string n = i.param.golden;
-      n = n.substr(0, n.find('.'));
-      return n;
-    });
 
 // One flag taken out of correct generated code: the simulator reports it, the launch never passes silently.
 TEST(AscendEmitter, RemovingOneFlagIsCaught) {
@@ -224,8 +208,7 @@ TEST(AscendEmitter, RemovingOneFlagIsCaught) {
     ASSERT_NE(at, std::string::npos);
     broken.text.erase(at, std::strlen(cut));
     Buffers bufs = initialBuffers(step);
-    TempDir d;
-    sk::Status st = runStep(step, &broken, bufs, d.path);
+    sk::Status st = runStep(step, &broken, bufs, workDir("broken"));
     ASSERT_FALSE(st.ok()) << "the broken SuperKernel passed";
     const std::string& m = st.error().message();
     EXPECT_TRUE(m.find("deadlock") != std::string::npos || m.find("flags left pending") != std::string::npos ||

@@ -17,22 +17,11 @@
 #include "target/ascend/AscendEmitter.h"
 #include "target/ascend/AscendStep.h"
 #include "target/ascend/SimBuild.h"
+#include "WorkDir.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/sk_ascend_plan_XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 struct RunStats {
   uint32_t fusedSteps = 0, unfusedSteps = 0, syncPoints = 0;
@@ -89,45 +78,39 @@ sk::OpList decodeLayer() {
   return l.ok() ? std::move(*l) : sk::OpList{};
 }
 
-class AscendPlannedRun : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
+// One test for every option mix (one process: the unfused reference is computed once).
+TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
   const sk::OpList list = decodeLayer();
-  auto opts = sk::parseOptions(GetParam());
-  ASSERT_TRUE(opts.ok());
-  TempDir d;
+  const fs::path d = sktest::ascend::workDir();
+  auto refPlan = sk::planOpList(list, {}, {.numWorkers = 16, .fuse = false});
+  ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
+  auto reference = sk::BufferSet::create(list);
+  ASSERT_TRUE(reference.ok());
+  RunStats rs;
+  sk::Status st = runPlan(*refPlan, *reference, d / "ref", &rs);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+  EXPECT_EQ(rs.fusedSteps, 0u);
+  EXPECT_EQ(rs.unfusedSteps, list.ops.size());
 
-  static std::optional<sk::BufferSet> reference;
-  if (!reference) {
-    auto refPlan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = false});
-    ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
+  int n = 0;
+  for (const char* text : {"", "early-start=0:split-mode=1", "early-start=2:preload-code=max",
+                           "debug-sync-all=1:split-mode=2:profiling=1", "stream-fusion=1:split-mode=1"}) {
+    SCOPED_TRACE(text);
+    auto opts = sk::parseOptions(text);
+    ASSERT_TRUE(opts.ok());
+    auto plan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = true});
+    ASSERT_TRUE(plan.ok()) << plan.error().message();
     auto bufs = sk::BufferSet::create(list);
     ASSERT_TRUE(bufs.ok());
-    RunStats rs;
-    sk::Status st = runPlan(*refPlan, *bufs, d.path / "ref", &rs);
+    RunStats fs;
+    st = runPlan(*plan, *bufs, d / std::to_string(n++), &fs);
     ASSERT_TRUE(st.ok()) << st.error().message();
-    EXPECT_EQ(rs.fusedSteps, 0u);
-    EXPECT_EQ(rs.unfusedSteps, list.ops.size());
-    reference = std::move(*bufs);
+    EXPECT_GE(fs.fusedSteps, 1u);
+    EXPECT_GE(fs.syncPoints, 1u);
+    auto diff = bufs->compare(*reference);
+    ASSERT_TRUE(diff.ok());
+    EXPECT_FALSE(diff->has_value()) << (*diff)->message();
   }
-
-  auto plan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = true});
-  ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto bufs = sk::BufferSet::create(list);
-  ASSERT_TRUE(bufs.ok());
-  RunStats rs;
-  sk::Status st = runPlan(*plan, *bufs, d.path / "fused", &rs);
-  ASSERT_TRUE(st.ok()) << st.error().message();
-  EXPECT_GE(rs.fusedSteps, 1u);
-  auto diff = bufs->compare(*reference);
-  ASSERT_TRUE(diff.ok());
-  EXPECT_FALSE(diff->has_value()) << (*diff)->message();
-  RecordProperty("sync_points", static_cast<int>(rs.syncPoints));
 }
-
-INSTANTIATE_TEST_SUITE_P(Ascend, AscendPlannedRun,
-                         ::testing::Values("", "early-start=0:split-mode=1", "early-start=2:preload-code=max",
-                                           "debug-sync-all=1:split-mode=2:profiling=1",
-                                           "stream-fusion=1:split-mode=1"));
 
 }  // namespace

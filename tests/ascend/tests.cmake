@@ -11,8 +11,15 @@ target_link_libraries(sk_test_ascend PRIVATE superkernel::superkernel superkerne
   fmt::fmt Threads::Threads)
 target_compile_definitions(sk_test_ascend PRIVATE
   SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}")
+# The emitter and planned-run tests compile simulated SuperKernels with clang++: through ccache when there is
+# one, so a second run recompiles nothing.
+find_program(SK_ASCEND_TEST_CCACHE ccache)
+set(_sk_ascend_env "SK_LOG_LEVEL=warn")
+if(SK_ASCEND_TEST_CCACHE)
+  list(APPEND _sk_ascend_env "SK_COMPILER_LAUNCHER=${SK_ASCEND_TEST_CCACHE}")
+endif()
 gtest_discover_tests(sk_test_ascend DISCOVERY_MODE PRE_TEST
-  PROPERTIES LABELS ascend ENVIRONMENT "SK_LOG_LEVEL=warn")
+  PROPERTIES LABELS ascend ENVIRONMENT "${_sk_ascend_env}")
 
 # The ascend builtin kernels (kernels/ascend), each compiled like a simulated
 # sub-kernel with static shapes and its entry renamed asc_<name>, next to the

@@ -3,7 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include <atomic>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "superkernel/driver/Process.h"
 
@@ -11,6 +17,9 @@ namespace sk::ascend {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Run every argv, `jobs` at a time; the first failure (in argv order) is the result.
+Status runAll(const std::vector<std::vector<std::string>>& all, unsigned jobs);
 
 Status run(const std::vector<std::string>& argv) {
   ProcessOptions po;
@@ -24,6 +33,21 @@ Status run(const std::vector<std::string>& argv) {
   return Status::success();
 }
 
+Status runAll(const std::vector<std::vector<std::string>>& all, unsigned jobs) {
+  std::vector<Status> results(all.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < all.size(); i = next++) results[i] = run(all[i]);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::max(1u, jobs) && t < all.size(); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  for (Status& st : results)
+    if (!st) return st;
+  return Status::success();
+}
+
 }  // namespace
 
 Expected<SimBuildConfig> defaultSimBuildConfig(const fs::path& workDir) {
@@ -34,6 +58,15 @@ Expected<SimBuildConfig> defaultSimBuildConfig(const fs::path& workDir) {
   c.objcopy = findExecutableUnresolved("llvm-objcopy");
   if (c.objcopy.empty()) return compileError("llvm-objcopy not found on PATH (split-mode copies need it)");
   c.simInclude = fs::path(SK_SOURCE_ROOT) / "runtime" / "ascend" / "sim" / "include";
+  if (const char* l = std::getenv("SK_COMPILER_LAUNCHER"); l && *l) {
+    c.launcher = splitLauncher(l);
+    if (findExecutableUnresolved(c.launcher[0]).empty()) {
+      return compileError(fmt::format("compiler launcher '{}' (SK_COMPILER_LAUNCHER) not found on PATH", c.launcher[0]));
+    }
+  }
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  c.jobs = std::min(8u, hw);
+  if (const char* j = std::getenv("SK_BUILD_JOBS"); j && *j) c.jobs = std::clamp(std::atoi(j), 1, 64);
   return c;
 }
 
@@ -43,6 +76,11 @@ Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSour
   if (ec) return ioError(fmt::format("cannot create {}: {}", cfg.workDir.string(), ec.message()));
   const int split = source ? source->splitMode : 1;
   std::vector<fs::path> objects;
+  std::vector<std::vector<std::string>> compiles, copies;
+  auto withLauncher = [&](std::vector<std::string> argv) {
+    argv.insert(argv.begin(), cfg.launcher.begin(), cfg.launcher.end());
+    return argv;
+  };
   std::vector<bool> used(step.objects.size(), false);
   std::vector<uint32_t> blocksOf(step.objects.size(), 0);
   std::vector<bool> ownEarly(step.objects.size(), false);
@@ -63,11 +101,11 @@ Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSour
     cs.blockNum = blocksOf[i];
     cs.kernelEarlyStart = ownEarly[i];
     cs.splitMode = split;
-    SK_RETURN_IF_ERROR(run(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
+    compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
     objects.push_back(cs.object);
     for (int k = 1; k < split; ++k) {
       const fs::path copy = cfg.workDir / fmt::format("{}.split{}.o", o.symbol, k);
-      SK_RETURN_IF_ERROR(run(splitCopyArgv(cfg.objcopy, cs.object, copy, o.symbol, k)));
+      copies.push_back(splitCopyArgv(cfg.objcopy, cs.object, copy, o.symbol, k));
       objects.push_back(copy);
     }
   }
@@ -83,13 +121,15 @@ Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSour
     cs.source = src;
     cs.object = cfg.workDir / (source->entry + ".o");
     cs.splitMode = split;
-    SK_RETURN_IF_ERROR(run(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
+    compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
     objects.push_back(cs.object);
     a.entry = source->entry;
   } else {
     if (step.ops.size() != 1) return internalError("an unfused step has one op");
     a.entry = step.objects[step.ops[0].object].symbol;
   }
+  SK_RETURN_IF_ERROR(runAll(compiles, cfg.jobs));
+  SK_RETURN_IF_ERROR(runAll(copies, cfg.jobs));
   a.sharedObject = cfg.workDir / (a.entry + ".so");
   SK_RETURN_IF_ERROR(run(simLinkArgv(cfg.cxx, objects, a.sharedObject)));
   return a;

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "superkernel/support/Error.h"
 #include "target/ascend/AscendEmitter.h"
@@ -20,9 +21,14 @@ struct SimBuildConfig {
   std::filesystem::path objcopy;     // host llvm-objcopy (split-mode copies)
   std::filesystem::path simInclude;  // runtime/ascend/sim/include
   std::filesystem::path workDir;     // objects and the shared object go here
+  /// Prepended to every compiler argv (SK_COMPILER_LAUNCHER, e.g. ccache); never to llvm-objcopy.
+  std::vector<std::string> launcher;
+  /// Compiles run at once.
+  unsigned jobs = 2;
 };
 
-/// Defaults: clang++ and llvm-objcopy from PATH, the source tree's simulator headers.
+/// Defaults: clang++ and llvm-objcopy from PATH, the source tree's simulator headers,
+/// $SK_COMPILER_LAUNCHER, $SK_BUILD_JOBS (else the hardware's threads, at most 8).
 Expected<SimBuildConfig> defaultSimBuildConfig(const std::filesystem::path& workDir);
 
 struct SimArtifact {
