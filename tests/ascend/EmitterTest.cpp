@@ -123,9 +123,26 @@ Buffers reference(const AscendStep& s) {
   auto it = memo.find(s.name);
   if (it != memo.end()) return it->second;
   Buffers bufs = initialBuffers(s);
-  const fs::path d = workDir("reference");
-  for (size_t i = 0; i < s.ops.size(); ++i) {
-    sk::Status st = runStep(unfused(s, i), nullptr, bufs, d / std::to_string(i));
+  // Every op's object in one shared object, then one launch per op.
+  std::vector<AscendStep> steps;
+  for (size_t i = 0; i < s.ops.size(); ++i) steps.push_back(unfused(s, i));
+  std::vector<sk::ascend::SimBuildItem> items;
+  for (const AscendStep& u : steps) items.push_back({&u, nullptr});
+  auto cfg = sk::ascend::defaultSimBuildConfig(workDir("reference"));
+  EXPECT_TRUE(cfg.ok());
+  auto lib = sk::ascend::buildForSimulator(items, *cfg, "reference");
+  EXPECT_TRUE(lib.ok()) << lib.error().message();
+  auto mod = sk::ascend_sim::Module::load(lib->sharedObject.string());
+  EXPECT_TRUE(mod.ok());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    sk::ascend_sim::LaunchSpec spec;
+    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(steps[i].type));
+    spec.blockDim = steps[i].blockDim;
+    spec.entry = *mod->entry(lib->entries[i]);
+    spec.enter = mod->enter();
+    spec.name = steps[i].name;
+    for (const AscendArg& a : steps[i].ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
+    sk::Status st = sk::ascend_sim::launch(spec);
     EXPECT_TRUE(st.ok()) << st.error().message();
   }
   return memo[s.name] = bufs;

@@ -27,7 +27,10 @@ struct RunStats {
   uint32_t fusedSteps = 0, unfusedSteps = 0, syncPoints = 0;
 };
 
+// Every step generated first, all built into one shared object, then launched in order.
 sk::Status runPlan(const sk::FusionPlan& plan, sk::BufferSet& bufs, const fs::path& work, RunStats* stats) {
+  std::vector<sk::ascend::AscendStep> steps;
+  std::vector<std::optional<sk::ascend::AscendSource>> sources;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     auto step = sk::ascend::makeAscendStep(plan, i, SK_ASCEND_KERNELS_DIR);
     if (!step) return step.error();
@@ -41,30 +44,38 @@ sk::Status runPlan(const sk::FusionPlan& plan, sk::BufferSet& bufs, const fs::pa
     } else {
       ++stats->unfusedSteps;
     }
-    auto cfg = sk::ascend::defaultSimBuildConfig(work / fmt::format("step{}", i));
-    if (!cfg) return cfg.error();
-    auto art = sk::ascend::buildForSimulator(*step, src ? &*src : nullptr, *cfg);
-    if (!art) return art.error();
-    auto mod = sk::ascend_sim::Module::load(art->sharedObject.string());
-    if (!mod) return mod.error();
-    auto entry = mod->entry(art->entry);
+    steps.push_back(std::move(*step));
+    sources.push_back(std::move(src));
+  }
+  std::vector<sk::ascend::SimBuildItem> items;
+  for (size_t i = 0; i < steps.size(); ++i) items.push_back({&steps[i], sources[i] ? &*sources[i] : nullptr});
+  auto cfg = sk::ascend::defaultSimBuildConfig(work);
+  if (!cfg) return cfg.error();
+  auto lib = sk::ascend::buildForSimulator(items, *cfg, "plan");
+  if (!lib) return lib.error();
+  auto mod = sk::ascend_sim::Module::load(lib->sharedObject.string());
+  if (!mod) return mod.error();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const sk::ascend::AscendStep& step = steps[i];
+    const auto& src = sources[i];
+    auto entry = mod->entry(lib->entries[i]);
     if (!entry) return entry.error();
     sk::ascend_sim::LaunchSpec spec;
-    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(step->type));
-    spec.blockDim = step->blockDim;
+    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(step.type));
+    spec.blockDim = step.blockDim;
     spec.entry = *entry;
     spec.enter = mod->enter();
-    spec.name = step->name;
+    spec.name = step.name;
     std::vector<uint8_t> profile;
-    auto ptr = [&](int b) { return static_cast<uint8_t*>(bufs.data(step->buffers[b].listIndex)); };
+    auto ptr = [&](int b) { return static_cast<uint8_t*>(bufs.data(step.buffers[b].listIndex)); };
     if (src) {
-      for (size_t b = 0; b < step->buffers.size(); ++b) spec.args.push_back(ptr(static_cast<int>(b)));
+      for (size_t b = 0; b < step.buffers.size(); ++b) spec.args.push_back(ptr(static_cast<int>(b)));
       if (src->profileBytes) {
         profile.resize(src->profileBytes);
         spec.args.push_back(profile.data());
       }
     } else {
-      for (const sk::ascend::AscendArg& a : step->ops[0].args) spec.args.push_back(ptr(a.buffer) + a.byteOffset);
+      for (const sk::ascend::AscendArg& a : step.ops[0].args) spec.args.push_back(ptr(a.buffer) + a.byteOffset);
     }
     sk::Status st = sk::ascend_sim::launch(spec);
     if (!st) return st;

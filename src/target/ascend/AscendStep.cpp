@@ -151,7 +151,8 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
       }
     }
     // Inside a SuperKernel the object also carries its block count (__SUPER_KERNEL_STATIC_BLOCK_NUM__).
-    if (sk.fused) scalars += fmt::format("blocks={};", op.blockDim);
+    const bool ownEarly = sk.fused && sk.options.earlyStart == 1 && decl->earlyStart;
+    if (sk.fused) scalars += fmt::format("blocks={};own_early_start={};", op.blockDim, ownEarly ? 1 : 0);
     const std::string symbol = scalars.empty() ? v.symbol : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
     defines.emplace_back(decl->entry, symbol);
     auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
@@ -167,7 +168,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
       s.objects.push_back(std::move(o));
     }
     a.object = it->second;
-    a.ownEarlyStart = sk.fused && sk.options.earlyStart == 1 && decl->earlyStart;
+    a.ownEarlyStart = ownEarly;
     s.ops.push_back(std::move(a));
   }
 

@@ -32,7 +32,10 @@ const char* poolName(Pool p);
 
 /// One sub-kernel object: a variant compiled with one op's scalar values.
 struct AscendObject {
-  std::string symbol;  // its entry after -D<entry>=<symbol>
+  /// Its entry after -D<entry>=<symbol>: the variant's symbol, plus (when there are scalars, or inside a
+  /// SuperKernel) a hash of everything else its compile depends on — scalar values, block count, whether
+  /// its own early-start points are honoured — so one symbol is always one object.
+  std::string symbol;
   std::filesystem::path source;
   std::vector<std::pair<std::string, std::string>> defines;  // macros, scalars (SK_<NAME>), entry rename
   Pool pool = Pool::Vector;

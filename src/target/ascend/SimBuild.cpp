@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "superkernel/driver/Process.h"
@@ -70,69 +71,90 @@ Expected<SimBuildConfig> defaultSimBuildConfig(const fs::path& workDir) {
   return c;
 }
 
-Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& cfg) {
+Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, const SimBuildConfig& cfg,
+                                       const std::string& libraryName) {
   std::error_code ec;
   fs::create_directories(cfg.workDir, ec);
   if (ec) return ioError(fmt::format("cannot create {}: {}", cfg.workDir.string(), ec.message()));
-  const int split = source ? source->splitMode : 1;
   std::vector<fs::path> objects;
   std::vector<std::vector<std::string>> compiles, copies;
+  std::set<std::string> made;  // objects and copies by file name: shared across the items
   auto withLauncher = [&](std::vector<std::string> argv) {
     argv.insert(argv.begin(), cfg.launcher.begin(), cfg.launcher.end());
     return argv;
   };
-  std::vector<bool> used(step.objects.size(), false);
-  std::vector<uint32_t> blocksOf(step.objects.size(), 0);
-  std::vector<bool> ownEarly(step.objects.size(), false);
-  for (const AscendOp& op : step.ops) {
-    used[op.object] = true;
-    blocksOf[op.object] = op.blockDim;
-    ownEarly[op.object] = ownEarly[op.object] || op.ownEarlyStart;
-  }
-  for (size_t i = 0; i < step.objects.size(); ++i) {
-    if (!used[i]) continue;
-    const AscendObject& o = step.objects[i];
-    CompileStep cs;
-    cs.source = o.source;
-    cs.object = cfg.workDir / (o.symbol + ".o");
-    cs.arch = o.pool == Pool::Cube ? CoreArch::Cube : CoreArch::Vec;
-    cs.defines = o.defines;
-    cs.subKernel = step.fused;
-    cs.blockNum = blocksOf[i];
-    cs.kernelEarlyStart = ownEarly[i];
-    cs.splitMode = split;
-    compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
-    objects.push_back(cs.object);
-    for (int k = 1; k < split; ++k) {
-      const fs::path copy = cfg.workDir / fmt::format("{}.split{}.o", o.symbol, k);
-      copies.push_back(splitCopyArgv(cfg.objcopy, cs.object, copy, o.symbol, k));
-      objects.push_back(copy);
+  SimLibrary lib;
+  for (const SimBuildItem& item : items) {
+    const AscendStep& step = *item.step;
+    const AscendSource* source = item.source;
+    if (step.fused != (source != nullptr)) return internalError("a fused step needs its source, an unfused one none");
+    const int split = source ? source->splitMode : 1;
+    std::vector<bool> used(step.objects.size(), false);
+    std::vector<uint32_t> blocksOf(step.objects.size(), 0);
+    std::vector<bool> ownEarly(step.objects.size(), false);
+    for (const AscendOp& op : step.ops) {
+      used[op.object] = true;
+      blocksOf[op.object] = op.blockDim;
+      ownEarly[op.object] = ownEarly[op.object] || op.ownEarlyStart;
     }
-  }
-  SimArtifact a;
-  if (source) {
-    const fs::path src = cfg.workDir / (source->entry + ".cpp");
-    {
-      std::ofstream out(src, std::ios::binary);
-      out << source->text;
-      if (!out) return ioError("cannot write " + src.string());
+    for (size_t i = 0; i < step.objects.size(); ++i) {
+      if (!used[i]) continue;
+      const AscendObject& o = step.objects[i];
+      CompileStep cs;
+      cs.source = o.source;
+      cs.object = cfg.workDir / (o.symbol + ".o");
+      cs.arch = o.pool == Pool::Cube ? CoreArch::Cube : CoreArch::Vec;
+      cs.defines = o.defines;
+      cs.subKernel = step.fused;
+      cs.blockNum = blocksOf[i];
+      cs.kernelEarlyStart = ownEarly[i];
+      cs.splitMode = split;
+      // One symbol is one object: its name carries everything its compile depends on (AscendStep.h).
+      if (made.insert(cs.object.filename().string()).second) {
+        compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
+        objects.push_back(cs.object);
+      }
+      for (int k = 1; k < split; ++k) {
+        const fs::path copy = cfg.workDir / fmt::format("{}.split{}.o", o.symbol, k);
+        if (!made.insert(copy.filename().string()).second) continue;
+        copies.push_back(splitCopyArgv(cfg.objcopy, cs.object, copy, o.symbol, k));
+        objects.push_back(copy);
+      }
     }
-    CompileStep cs;
-    cs.source = src;
-    cs.object = cfg.workDir / (source->entry + ".o");
-    cs.splitMode = split;
-    compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
-    objects.push_back(cs.object);
-    a.entry = source->entry;
-  } else {
-    if (step.ops.size() != 1) return internalError("an unfused step has one op");
-    a.entry = step.objects[step.ops[0].object].symbol;
+    if (source) {
+      const fs::path src = cfg.workDir / (source->entry + ".cpp");
+      if (!made.insert(src.filename().string()).second) {
+        return badInput(fmt::format("two SuperKernels named {} in one simulator build", source->entry));
+      }
+      {
+        std::ofstream out(src, std::ios::binary);
+        out << source->text;
+        if (!out) return ioError("cannot write " + src.string());
+      }
+      CompileStep cs;
+      cs.source = src;
+      cs.object = cfg.workDir / (source->entry + ".o");
+      cs.splitMode = split;
+      compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
+      objects.push_back(cs.object);
+      lib.entries.push_back(source->entry);
+    } else {
+      if (step.ops.size() != 1) return internalError("an unfused step has one op");
+      lib.entries.push_back(step.objects[step.ops[0].object].symbol);
+    }
   }
   SK_RETURN_IF_ERROR(runAll(compiles, cfg.jobs));
   SK_RETURN_IF_ERROR(runAll(copies, cfg.jobs));
-  a.sharedObject = cfg.workDir / (a.entry + ".so");
-  SK_RETURN_IF_ERROR(run(simLinkArgv(cfg.cxx, objects, a.sharedObject)));
-  return a;
+  lib.sharedObject = cfg.workDir / (libraryName + ".so");
+  SK_RETURN_IF_ERROR(run(simLinkArgv(cfg.cxx, objects, lib.sharedObject)));
+  return lib;
+}
+
+Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& cfg) {
+  auto lib = buildForSimulator({SimBuildItem{&step, source}}, cfg,
+                               source ? source->entry : step.objects.at(step.ops.at(0).object).symbol);
+  if (!lib) return std::move(lib).error();
+  return SimArtifact{lib->sharedObject, lib->entries.at(0)};
 }
 
 }  // namespace sk::ascend

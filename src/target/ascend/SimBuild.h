@@ -39,4 +39,17 @@ struct SimArtifact {
 /// Build a fused step (source = its emitted SuperKernel) or an unfused one (source null: its one sub-kernel).
 Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& config);
 
+/// Many steps into one shared object (a whole plan: its unfused ops share objects, every compile runs in one
+/// parallel batch and there is one link). entries[i] is item i's entry.
+struct SimBuildItem {
+  const AscendStep* step = nullptr;
+  const AscendSource* source = nullptr;  // fused steps only
+};
+struct SimLibrary {
+  std::filesystem::path sharedObject;
+  std::vector<std::string> entries;
+};
+Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, const SimBuildConfig& config,
+                                       const std::string& libraryName);
+
 }  // namespace sk::ascend
