@@ -93,7 +93,7 @@ sk::OpList decodeLayer() {
 TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
   const sk::OpList list = decodeLayer();
   const fs::path d = sktest::ascend::workDir();
-  auto refPlan = sk::planOpList(list, {}, {.numWorkers = 16, .fuse = false});
+  auto refPlan = sk::planOpList(list, {}, {.machine = sk::MachineModel::singlePool("cpu", 16), .fuse = false});
   ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
   auto reference = sk::BufferSet::create(list);
   ASSERT_TRUE(reference.ok());
@@ -109,7 +109,7 @@ TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
     SCOPED_TRACE(text);
     auto opts = sk::parseOptions(text);
     ASSERT_TRUE(opts.ok());
-    auto plan = sk::planOpList(list, *opts, {.numWorkers = 16, .fuse = true});
+    auto plan = sk::planOpList(list, *opts, {.machine = sk::MachineModel::singlePool("cpu", 16), .fuse = true});
     ASSERT_TRUE(plan.ok()) << plan.error().message();
     auto bufs = sk::BufferSet::create(list);
     ASSERT_TRUE(bufs.ok());

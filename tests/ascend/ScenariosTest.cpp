@@ -79,7 +79,7 @@ sk::OpList ascendScenarios() {
   const fs::path ports = fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
   for (sk::KernelDecl& k : list.kernels) {
     k.sourcePath = ports / fs::path(k.source).filename();
-    k.coreType = k.name == "scale" ? "cube" : "vector";
+    k.coreType = k.name == "scale" ? sk::CoreType::Cube : sk::CoreType::Vector;
   }
   return list;
 }
@@ -88,7 +88,7 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
   const sk::OpList list = ascendScenarios();
   ASSERT_FALSE(list.ops.empty());
   const fs::path d = sktest::ascend::workDir();
-  auto refPlan = sk::planOpList(list, {}, {.numWorkers = 4, .fuse = false});
+  auto refPlan = sk::planOpList(list, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = false});
   ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
   auto reference = sk::BufferSet::create(list);
   ASSERT_TRUE(reference.ok());
@@ -106,7 +106,7 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
     SCOPED_TRACE(c.options);
     auto opts = sk::parseOptions(c.options);
     ASSERT_TRUE(opts.ok());
-    auto plan = sk::planOpList(list, *opts, {.numWorkers = c.workers, .fuse = true});
+    auto plan = sk::planOpList(list, *opts, {.machine = sk::MachineModel::singlePool("cpu", c.workers), .fuse = true});
     ASSERT_TRUE(plan.ok()) << plan.error().message();
     size_t fused = 0;
     for (const sk::SuperKernelPlan& s : plan->steps) fused += s.fused ? 1 : 0;
@@ -124,7 +124,7 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
 TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "session" / "data" / "scenarios.json");
   ASSERT_TRUE(l.ok());
-  auto plan = sk::planOpList(*l, {}, {.numWorkers = 4, .fuse = true});
+  auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
   ASSERT_TRUE(plan.ok());
   bool seen = false;
   for (size_t i = 0; i < plan->steps.size(); ++i) {

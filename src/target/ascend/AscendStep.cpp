@@ -45,7 +45,7 @@ Expected<AscendDecl> ascendDecl(const KernelDecl& d, const fs::path& dir) {
   if (d.builtin.empty()) {
     a.source = d.sourcePath;
     a.entry = d.entry;
-    a.coreType = d.coreType;
+    a.coreType = coreTypeName(d.coreType);
     a.earlyStart = d.earlyStart;
     return a;
   }
