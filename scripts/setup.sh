@@ -9,6 +9,7 @@ PACKAGES=(
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox python3
+  libhiredis-dev redis-server
 )
 
 missing=()
@@ -31,3 +32,13 @@ echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# redis-server is only for the remote-cache tests, which start their own
+# server on a loopback port of their choosing: do not leave Debian's system
+# service running on the default port.
+if printf '%s\n' "${missing[@]}" | grep -qx redis-server; then
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+  elif command -v service >/dev/null; then
+    $SUDO service redis-server stop >/dev/null 2>&1 || true
+  fi
+fi

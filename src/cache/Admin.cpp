@@ -28,6 +28,11 @@ nlohmann::json CacheStats::toJson() const {
                         {"max_bytes", maxBytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
+                        {"remote_hits", remoteHits},
+                        {"remote_misses", remoteMisses},
+                        {"remote_uploads", remoteUploads},
+                        {"remote_errors", remoteErrors},
+                        {"remote_rejected", remoteRejected},
                         {"root", root.string()}};
 }
 
@@ -46,6 +51,11 @@ Expected<CacheStats> Cache::stats() {
   s.evicted = v[6];
   s.memoryHits = v[7];
   s.diskHits = v[8];
+  s.remoteHits = v[9];
+  s.remoteMisses = v[10];
+  s.remoteUploads = v[11];
+  s.remoteErrors = v[12];
+  s.remoteRejected = v[13];
   s.root = d.root;
   s.maxBytes = d.maxBytes;
   if (d.store) {

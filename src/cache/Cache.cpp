@@ -196,9 +196,61 @@ Expected<ArtifactPtr> Cache::Impl::resolve(const CacheRequest& req) {
     if (!hit) return finish(std::move(hit).error(), true);
     if (*hit) return finish(std::move(*hit), false);
   }
+  // Remote tier: a verified entry is published here and loaded; else build
+  // (holding the fleet's build lock when we got it) and upload.
+  remote::RemoteTier::Claim claim;
+  if (remote) {
+    if (auto entry = remote->fetchOrClaim(req.key, req.kind, claim)) {
+      auto hit = adoptRemote(req, std::move(*entry));
+      if (hit && *hit) {
+        Counters::count(pending.hits);
+        return finish(std::move(*hit), true);
+      }
+    }
+  }
   auto r = build(req);
+  if (remote && r && !(*r)->entryDir.empty()) remote->uploadBuilt(claim, req.key, (*r)->manifest, *(*r)->bytes);
+  claim.release();
   keyLock.reset();
   return finish(std::move(r), true);
+}
+
+// A verified remote entry goes through the normal publish path (staging
+// dir, manifest last, one rename) and is then read back like any disk entry,
+// with the same checks. When the store cannot take it, it is used from
+// memory (as a build would be). nullptr: build locally instead.
+Expected<ArtifactPtr> Cache::Impl::adoptRemote(const CacheRequest& req, remote::RemoteEntry entry) {
+  const std::string artifactName = entry.manifest.value("artifact", std::string());
+  if (!cache::validArtifactName(artifactName)) return ArtifactPtr();  // (RemoteStorage checked it too)
+  fs::path staging;
+  UniqueFd stagingLock;
+  bool publishable = false;
+  SK_RETURN_IF_ERROR(makeStaging(req.key, staging, stagingLock, publishable));
+  Status st = detail::writeNewFile(staging / artifactName, entry.artifact, 0755, true);
+  if (st) {
+    st = publishable ? store->publish(req.key, staging, artifactName, entry.manifest, fault)
+                     : Status(ioError("the cache directory cannot take it"));
+  }
+  if (st) {
+    stagingLock.reset();
+    auto hit = loadFromDisk(req.key, req.kind, req.hold);
+    if (!hit || !*hit) return hit;
+    auto a = std::make_shared<Artifact>(**hit);
+    a->origin = Artifact::Origin::Remote;
+    if (maxBytes > 0) (void)store->evict(maxBytes, req.key);
+    return ArtifactPtr(std::move(a));
+  }
+  spdlog::warn("could not store remote cache entry {}: {}; using it from memory", req.key, st.error().message());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  auto a = std::make_shared<Artifact>();
+  a->key = req.key;
+  a->kind = req.kind;
+  a->origin = Artifact::Origin::Remote;
+  a->sha256 = sha256Hex(entry.artifact);
+  a->bytes = std::make_shared<const std::string>(std::move(entry.artifact));
+  a->manifest = std::move(entry.manifest);
+  return ArtifactPtr(std::move(a));
 }
 
 ArtifactPtr Cache::Impl::withHold(const ArtifactPtr& a) {
@@ -289,6 +341,7 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   d.store = std::make_unique<cache::DiskStore>(d.root, d.pending);
   d.statsFile.setRoot(d.root);
   d.store->cleanStaleTemps(config.staleTempAge);
+  d.remote = remote::RemoteTier::open(config.remote, &d.pending.remote);
   return c;
 }
 
@@ -406,6 +459,9 @@ void Cache::discard(std::string_view key, const std::string& why) {
 const fs::path& Cache::root() const { return impl_->root; }
 const fs::path& Cache::requestedRoot() const { return impl_->requested; }
 bool Cache::usingPrivateFallback() const { return impl_->privateFallback; }
+std::string Cache::remoteUrl() const {
+  return impl_->remote ? impl_->remote->storage().settings().url.redacted() : std::string();
+}
 bool Cache::diskEnabled() const { return impl_->disk; }
 uint64_t Cache::maxBytes() const { return impl_->maxBytes; }
 void Cache::flushStats() { impl_->flush(true); }

@@ -15,12 +15,16 @@ namespace sk::cache {
 namespace fs = std::filesystem;
 using detail::UniqueFd;
 
-const char* const kCounterNames[kNumCounters] = {"hits",    "misses",    "compiles",    "compile_failures", "corrupt",
-                                                 "untrusted", "evicted", "memory_hits", "disk_hits"};
+const char* const kCounterNames[kNumCounters] = {
+    "hits",        "misses",        "compiles",       "compile_failures", "corrupt",
+    "untrusted",   "evicted",       "memory_hits",    "disk_hits",        "remote_hits",
+    "remote_misses", "remote_uploads", "remote_errors", "remote_rejected"};
 
 std::atomic<uint64_t>& Counters::at(int i) {
-  std::atomic<uint64_t>* a[] = {&hits,      &misses,  &compiles,   &compileFailures, &corrupt,
-                                &untrusted, &evicted, &memoryHits, &diskHits};
+  std::atomic<uint64_t>* a[] = {&hits,           &misses,        &compiles,       &compileFailures,
+                                &corrupt,        &untrusted,     &evicted,        &memoryHits,
+                                &diskHits,       &remote.hits,   &remote.misses,  &remote.uploads,
+                                &remote.errors,  &remote.rejected};
   return *a[i];
 }
 

@@ -105,6 +105,7 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   cc.root = im.options.cacheDir;
   cc.disk = im.options.diskCache;
   if (im.options.forceRecompile) cc.recompile = true;
+  cc.remote = im.options.remoteCache;
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");
   im.cache = std::move(*cache);

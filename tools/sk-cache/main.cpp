@@ -1,6 +1,7 @@
 // sk-cache: look after the superkernel artifact cache (DESIGN sections 6, 7;
 // docs/CACHE.md): stats, zero-stats, ls, inspect KEY, explain KEY [OTHER],
-// verify, gc --max-size SIZE, clear.
+// verify, gc --max-size SIZE, clear, and remote ping|ls|verify for the shared
+// Redis tier.
 //
 // The tool refuses a cache directory that the library would not trust (a
 // symlink, someone else's, group/other writable) instead of letting
@@ -47,6 +48,8 @@ struct Args {
   bool quarantine = false;
   bool noReplay = false;
   bool verbose = false;
+  std::string remote;  // --remote URL (default $SK_REMOTE_CACHE)
+  bool deleteBad = false;  // remote verify --delete-bad
 };
 
 // An error with its exit code (I/O trouble is 4; bad arguments, unknown
@@ -197,7 +200,7 @@ class CacheTool {
     row("size cap", s.maxBytes ? fmt::format("{} ({:.1f}% used; SK_CACHE_MAX_SIZE)", formatSize(s.maxBytes),
                                              100.0 * static_cast<double>(s.bytes) / static_cast<double>(s.maxBytes))
                                : std::string("unlimited (SK_CACHE_MAX_SIZE=0)"));
-    row("hits", fmt::format("{} (memory {}, disk {})", s.hits, s.memoryHits, s.diskHits));
+    row("hits", fmt::format("{} (memory {}, disk {}, remote {})", s.hits, s.memoryHits, s.diskHits, s.remoteHits));
     row("misses", std::to_string(s.misses));
     const uint64_t lookups = s.hits + s.misses;
     row("hit rate",
@@ -207,6 +210,8 @@ class CacheTool {
     row("corrupt", std::to_string(s.corrupt));
     row("untrusted", std::to_string(s.untrusted));
     row("evicted", std::to_string(s.evicted));
+    row("remote", fmt::format("hits {}, misses {}, uploads {}, errors {}, rejected {}", s.remoteHits, s.remoteMisses,
+                              s.remoteUploads, s.remoteErrors, s.remoteRejected));
     out(t);
     return std::nullopt;
   }
@@ -655,6 +660,123 @@ class CacheTool {
   std::string sessionError_;
 };
 
+
+// ---- sk-cache remote ping|ls|verify ----------------------------------------
+// The shared Redis tier (RemoteCache.h). These talk to the server directly
+// and never load anything; verify checks every entry's signature with this
+// machine's secret, which is how an operator finds a machine with the wrong
+// SK_REMOTE_CACHE_SECRET_FILE or a tampered entry.
+class RemoteTool {
+ public:
+  explicit RemoteTool(const Args& a) : args_(a) {}
+
+  std::optional<Failure> open() {
+    RemoteCacheConfig cfg;
+    cfg.url = args_.remote;
+    auto r = RemoteCacheAdmin::open(cfg);
+    if (!r) return failure(std::move(r).error());
+    admin_ = std::move(*r);
+    return std::nullopt;
+  }
+
+  std::optional<Failure> ping() {
+    if (auto f = open()) return f;
+    auto rtt = admin_->ping();
+    if (!rtt) return failure(std::move(rtt).error());
+    auto info = admin_->serverInfo();
+    const json server = info ? *info : json::object();
+    const std::string secret = admin_->secretProblem();
+    if (args_.json) {
+      outJson(json{{"url", admin_->url()},
+                   {"ok", true},
+                   {"latency_us", rtt->count()},
+                   {"server", server},
+                   {"prefix", admin_->prefix()},
+                   {"secret_ok", secret.empty()},
+                   {"secret_problem", secret},
+                   {"read_only", admin_->readOnly()},
+                   {"timeout_ms", admin_->timeout().count()}});
+      return std::nullopt;
+    }
+    std::string s = fmt::format("remote {}: PONG in {:.2f} ms", admin_->url(), static_cast<double>(rtt->count()) / 1000.0);
+    if (server.contains("redis_version"))
+      s += fmt::format(" (redis {}, maxmemory {}, policy {})", server.value("redis_version", "?"),
+                       server.value("maxmemory", "?"), server.value("maxmemory_policy", "?"));
+    s += "\n";
+    s += fmt::format("  prefix   {}\n", admin_->prefix());
+    s += fmt::format("  secret   {}\n", secret.empty() ? "ok" : "NOT USABLE: " + secret +
+                                                             " (this machine will not use the remote cache)");
+    s += fmt::format("  mode     {}\n", admin_->readOnly() ? "read-only" : "read-write");
+    s += fmt::format("  timeout  {} ms\n", admin_->timeout().count());
+    out(s);
+    return std::nullopt;
+  }
+
+  std::optional<Failure> ls(bool verify) {
+    if (auto f = open()) return f;
+    auto l = admin_->list(verify);
+    if (!l) return failure(std::move(l).error());
+    size_t problems = 0;
+    uint64_t bytes = 0;
+    json arr = json::array();
+    Table tab(verify ? std::vector<std::string>{"status", "key", "kind", "size", "created", "what", "problem"}
+                     : std::vector<std::string>{"key", "kind", "size", "created", "what"},
+              verify ? "lllrlll" : "llrll");
+    for (const RemoteEntryInfo& e : *l) {
+      const bool ok = e.status == "ok" || e.status == "unchecked";
+      problems += !ok;
+      bytes += e.bytes;
+      const std::string kind = e.manifest.is_object() ? e.manifest.value("kind", "") : "";
+      const int64_t created = e.manifest.is_object() ? e.manifest.value("created", int64_t{0}) : 0;
+      const std::string what = describeEntry(e.manifest);
+      arr.push_back(json{{"key", e.key}, {"kind", kind}, {"bytes", e.bytes}, {"created", created}, {"what", what},
+                         {"status", e.status}, {"problem", e.problem}});
+      if (verify && ok && !args_.verbose) continue;
+      std::string st = e.status;
+      for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (verify) tab.add({e.status == "ok" ? "ok" : st, shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what, e.problem});
+      else tab.add({shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what});
+    }
+    uint64_t deleted = 0;
+    if (verify && args_.deleteBad && problems) {
+      std::vector<std::string> bad;
+      for (const RemoteEntryInfo& e : *l)
+        if (e.status != "ok") bad.push_back(e.key);
+      auto d = admin_->remove(bad);
+      if (!d) return failure(std::move(d).error());
+      deleted = *d;
+    }
+    if (args_.json) {
+      json j{{"url", admin_->url()}, {"prefix", admin_->prefix()}, {"entries", arr}};
+      if (verify) j["problems"] = problems;
+      if (verify && args_.deleteBad) j["deleted"] = deleted;
+      outJson(j);
+    } else {
+      std::string s = fmt::format("remote {} ({}): {} entries, {}\n", admin_->url(), admin_->prefix(), l->size(),
+                                  formatSize(bytes));
+      if (tab.rows()) s += tab.str();
+      if (verify)
+        s += fmt::format("remote verify: {} ({} ok, {} bad){}\n",
+                         problems ? fmt::format("{} problem{}", problems, problems == 1 ? "" : "s") : "all good",
+                         l->size() - problems, problems,
+                         args_.deleteBad && problems ? fmt::format("; deleted {}", deleted) : "");
+      out(s);
+    }
+    if (verify && problems && !args_.deleteBad) {
+      return Failure{Error(ErrorKind::Mismatch,
+                           fmt::format("{} of {} remote entries failed verification (rejected: signed with another "
+                                       "secret or modified; no machine with this secret loads them)",
+                                       problems, l->size())),
+                     kExitMismatch};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const Args& args_;
+  std::unique_ptr<RemoteCacheAdmin> admin_;
+};
+
 int realMain(int argc, char** argv) {
   Args a;
   CLI::App app{
@@ -689,6 +811,16 @@ int realMain(int argc, char** argv) {
       ->type_name("SIZE")
       ->required();
   auto* clear = app.add_subcommand("clear", "remove every entry not in use by a running process");
+  auto* remote = app.add_subcommand("remote", "the shared Redis tier ($SK_REMOTE_CACHE): ping | ls | verify");
+  remote->add_option("--remote", a.remote, "redis://[[user]:password@]host[:port][/db] (default: $SK_REMOTE_CACHE)")
+      ->type_name("URL");
+  remote->require_subcommand(1);
+  auto* rping = remote->add_subcommand("ping", "connect, PING, and check this machine's secret file");
+  auto* rls = remote->add_subcommand("ls", "list the entries of this library version");
+  auto* rverify = remote->add_subcommand("verify", "check every entry's signature and contents (exit 1 on a problem)");
+  rverify->add_flag("-v,--verbose", a.verbose, "list every entry, not only the bad ones");
+  rverify->add_flag("--delete-bad", a.deleteBad,
+                    "delete rejected and corrupt entries (only from a machine whose secret is known to be right)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -699,6 +831,19 @@ int realMain(int argc, char** argv) {
     return kExitBadInput;
   }
   initLogging();
+  if (remote->parsed()) {
+    RemoteTool rt(a);
+    std::optional<Failure> rf;
+    if (rping->parsed()) rf = rt.ping();
+    else if (rls->parsed()) rf = rt.ls(false);
+    else if (rverify->parsed()) rf = rt.ls(true);
+    std::fflush(stdout);
+    if (rf) {
+      printError(kTool, rf->error);
+      return rf->code;
+    }
+    return kExitOk;
+  }
   CacheTool tool(a);
   std::optional<Failure> f = tool.resolve();
   if (!f) {

@@ -47,6 +47,7 @@ struct Args {
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
   std::string options, cacheDir, target;
+  std::string remoteCache;  // --remote-cache URL (default $SK_REMOTE_CACHE)
   unsigned jobs = 0;
   unsigned workers = 0;
 };
@@ -410,6 +411,7 @@ class Compiler {
     so.workers = args_.workers;
     so.cacheDir = args_.cacheDir;
     so.forceRecompile = args_.forceRecompile;
+    so.remoteCache.url = args_.remoteCache;
     so.jobs = args_.jobs;
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
@@ -667,6 +669,10 @@ int realMain(int argc, char** argv) {
       ->type_name("STR");
   app.add_option("--cache-dir", a.cacheDir, "cache directory (default: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel)")
       ->type_name("DIR");
+  app.add_option("--remote-cache", a.remoteCache,
+                 "shared Redis cache tier, redis://host:port[/db] (default: $SK_REMOTE_CACHE; needs "
+                 "SK_REMOTE_CACHE_SECRET_FILE; see docs/CACHE.md)")
+      ->type_name("URL");
   app.add_option("--jobs", a.jobs, "parallel compiler processes (default: hardware threads)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--target", a.target, "target override (cpu; ascend and cuda are reserved)")->type_name("T");

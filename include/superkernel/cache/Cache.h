@@ -65,6 +65,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superkernel/cache/Key.h"
+#include "superkernel/cache/RemoteCache.h"
 #include "superkernel/support/Error.h"
 #include "superkernel/support/Size.h"
 
@@ -94,6 +95,9 @@ struct CacheConfig {
   /// entry replaced, unless a live process holds it. nullopt:
   /// $SK_FORCE_RECOMPILE=1 (like ccache's CCACHE_RECACHE).
   std::optional<bool> recompile;
+  /// The shared remote tier behind the disk store (RemoteCache.h): url
+  /// empty means $SK_REMOTE_CACHE; unset means none.
+  RemoteCacheConfig remote;
 };
 
 /// What a build function made in the staging directory it was given.
@@ -114,7 +118,7 @@ struct BuildOutput {
 using BuildFn = std::function<Expected<BuildOutput>(const std::filesystem::path& stagingDir)>;
 
 struct Artifact {
-  enum class Origin : uint8_t { Built, Disk };
+  enum class Origin : uint8_t { Built, Disk, Remote };
   std::string key;
   std::string kind;
   Origin origin = Origin::Built;
@@ -141,10 +145,15 @@ struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, compileFailures = 0;
   uint64_t corrupt = 0, untrusted = 0, evicted = 0;
   uint64_t memoryHits = 0, diskHits = 0;             // breakdown of hits
+  /// The remote tier: verified entries fetched (also counted in hits), keys
+  /// it did not have, local builds uploaded, faults (refused, timeout, ...),
+  /// entries refused for a missing/wrong signature or bad contents.
+  uint64_t remoteHits = 0, remoteMisses = 0, remoteUploads = 0, remoteErrors = 0, remoteRejected = 0;
   uint64_t entries = 0, bytes = 0;                   // computed from the disk store
   uint64_t maxBytes = 0;                             // the size cap (0: unlimited)
   /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
-  ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","root"}
+  ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","remote_hits",
+  ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","root"}
   nlohmann::json toJson() const;
   std::filesystem::path root;
 };
@@ -203,6 +212,8 @@ class Cache {
   /// The root asked for (resolved), before any trust fallback.
   const std::filesystem::path& requestedRoot() const;
   bool usingPrivateFallback() const;
+  /// The remote tier in use, its URL with any password masked ("" when none).
+  std::string remoteUrl() const;
   bool diskEnabled() const;
   uint64_t maxBytes() const;
 

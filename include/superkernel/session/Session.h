@@ -63,6 +63,7 @@ struct SessionOptions {
   /// cache, replacing the disk entries (sk-compile --force-recompile). false:
   /// $SK_FORCE_RECOMPILE=1 still forces it.
   bool forceRecompile = false;
+  RemoteCacheConfig remoteCache;            // shared Redis tier; url empty: $SK_REMOTE_CACHE (docs/CACHE.md)
   /// Compiler of the cpu target; empty: $SK_CXX, else clang++. Other
   /// targets use their recipe's default and variable.
   std::string compiler;
