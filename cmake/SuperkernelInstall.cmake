@@ -10,6 +10,7 @@ install(DIRECTORY templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/te
 install(DIRECTORY kernels/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/kernels)
 install(DIRECTORY runtime/cpu/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/include)
 install(FILES runtime/cpu/src/kernel_abi.c DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/src)
+install(DIRECTORY runtime/ascend/sim/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/ascend/sim/include)
 
 install(TARGETS superkernel superkernel_runtime superkernel_c EXPORT superkernelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config
-  clang libclang-rt-dev
+  clang llvm libclang-rt-dev
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox python3

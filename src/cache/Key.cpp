@@ -42,13 +42,20 @@ void KeyBuilder::recordInputs(KeyInputs* sink) { impl_->sink = sink; }
 KeyBuilder& KeyBuilder::add(std::string_view tag, std::string_view bytes) {
   impl_->field(tag, bytes);
   if (impl_->sink) {
-    const bool printable = bytes.size() <= 1024 && std::all_of(bytes.begin(), bytes.end(), [](char c) {
-      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    // Short text is shown as is; separators (NUL, newline, tab, as in a
+    // joined flag list) read as spaces. Anything else is shown by its hash.
+    const auto separator = [](char c) { return c == '\0' || c == '\n' || c == '\t'; };
+    const bool text = bytes.size() <= 1024 && std::all_of(bytes.begin(), bytes.end(), [&](char c) {
+      return separator(c) || (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f);
     });
-    impl_->sink->emplace_back(std::string(tag),
-                              printable ? std::string(bytes)
-                                        : fmt::format("sha256:{} ({} bytes)", sha256Hex(bytes).substr(0, 16),
-                                                      bytes.size()));
+    std::string shown;
+    if (text) {
+      shown.assign(bytes);
+      std::replace_if(shown.begin(), shown.end(), separator, ' ');
+    } else {
+      shown = fmt::format("sha256:{} ({} bytes)", sha256Hex(bytes).substr(0, 16), bytes.size());
+    }
+    impl_->sink->emplace_back(std::string(tag), std::move(shown));
   }
   return *this;
 }

@@ -27,6 +27,7 @@ TEST(CacheCli, ForceRecompileRebuildsEverythingAndReplacesTheEntries) {
   Result r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache"});
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("SuperKernels 1 hit / 0 miss, objects 1 hit / 0 miss"));
+  const json before = parse(run({kCache, "stats", "--json", "--cache-dir", d / "cache"}));
   r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache", "--force-recompile"});
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("SuperKernels 0 hit / 1 miss, objects 0 hit / 1 miss"));
@@ -38,7 +39,8 @@ TEST(CacheCli, ForceRecompileRebuildsEverythingAndReplacesTheEntries) {
   r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache"});
   EXPECT_THAT(r.out, HasSubstr("SuperKernels 1 hit / 0 miss, objects 1 hit / 0 miss"));
   json s = parse(run({kCache, "stats", "--json", "--cache-dir", d / "cache"}));
-  EXPECT_EQ(s["entries"], 2);
+  EXPECT_EQ(s["entries"], before["entries"]);  // replaced, not added
+  EXPECT_EQ(s["compiles"].get<uint64_t>(), before["compiles"].get<uint64_t>() + 4);
   r = run({kCompile, seedList(), "--cache-dir", d / "cache"}, {{"SK_FORCE_RECOMPILE", std::string("yes")}});
   EXPECT_EQ(r.code, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr("SK_FORCE_RECOMPILE"));

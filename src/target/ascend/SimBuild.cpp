@@ -12,6 +12,8 @@
 #include <set>
 #include <thread>
 
+#include "superkernel/support/Paths.h"
+
 #include "superkernel/driver/Process.h"
 
 namespace sk::ascend {
@@ -58,7 +60,9 @@ Expected<SimBuildConfig> defaultSimBuildConfig(const fs::path& workDir) {
   if (c.cxx.empty()) return compileError("clang++ not found on PATH (the ascend simulator compiles kernels with it)");
   c.objcopy = findExecutableUnresolved("llvm-objcopy");
   if (c.objcopy.empty()) return compileError("llvm-objcopy not found on PATH (split-mode copies need it)");
-  c.simInclude = fs::path(SK_SOURCE_ROOT) / "runtime" / "ascend" / "sim" / "include";
+  // The simulator's headers are data like the cpu runtime's: found in the
+  // data directory (support/Paths.h), never through the source checkout.
+  c.simInclude = dataRuntimeDir() / "ascend" / "sim" / "include";
   if (const char* l = std::getenv("SK_COMPILER_LAUNCHER"); l && *l) {
     c.launcher = splitLauncher(l);
     if (findExecutableUnresolved(c.launcher[0]).empty()) {
