@@ -5,10 +5,9 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config
-  clang llvm-dev libclang-rt-dev
+  clang libclang-rt-dev
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev libzstd-dev libtinfo-dev libedit-dev libxml2-dev libffi-dev
   graphviz gnuplot-nox python3
   libhiredis-dev redis-server
 )

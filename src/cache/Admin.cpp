@@ -25,6 +25,7 @@ nlohmann::json CacheStats::toJson() const {
                         {"evicted", evicted},
                         {"entries", entries},
                         {"bytes", bytes},
+                        {"max_bytes", maxBytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
                         {"remote_hits", remoteHits},
@@ -56,6 +57,7 @@ Expected<CacheStats> Cache::stats() {
   s.remoteErrors = v[12];
   s.remoteRejected = v[13];
   s.root = d.root;
+  s.maxBytes = d.maxBytes;
   if (d.store) {
     for (auto& e : d.store->scan()) {
       if (!e.complete) continue;
@@ -158,6 +160,12 @@ Expected<GcResult> Cache::clear() {
     fs::remove(shard.path(), ec2);  // only if empty
   }
   return r;
+}
+
+Status Cache::zeroStats() {
+  Impl& d = *impl_;
+  for (int i = 0; i < cache::kNumCounters; ++i) d.pending.at(i).store(0);
+  return d.statsFile.zero();
 }
 
 }  // namespace sk

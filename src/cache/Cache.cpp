@@ -77,6 +77,7 @@ Expected<ArtifactPtr> Cache::Impl::loadFromDisk(std::string_view key, std::strin
 
 Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
   Counters::count(pending.misses);
+  spdlog::info("cache miss: building {} {}{}", req.kind, req.key.substr(0, 16), recompile ? " (forced recompile)" : "");
   fs::path staging;
   UniqueFd stagingLock;
   bool publishable = false;
@@ -134,8 +135,17 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
   m["created"] = cache::nowSeconds();
   m["library_version"] = libraryVersion();
   m["metadata"] = out->metadata;
+  if (!out->keyInputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& [tag, value] : out->keyInputs) inputs.push_back({tag, value});
+    m["key_inputs"] = std::move(inputs);
+  }
   a->manifest = m;
 
+  // A forced recompile replaces the published entry (unless a live process
+  // holds it: then the old entry stays and this build is used from memory).
+  if (publishable && recompile && store->removeEntry(store->entryDir(req.key), req.key))
+    spdlog::info("cache entry {} {} removed for the forced recompile", req.kind, req.key.substr(0, 16));
   if (publishable) {
     Status st = store->publish(req.key, staging, out->artifactName, m, fault);
     if (st) {
@@ -160,9 +170,19 @@ Expected<ArtifactPtr> Cache::Impl::resolve(const CacheRequest& req) {
     flush(force);
     return r;
   };
+  if (recompile) {
+    // Neither disk lookup: build (once across processes, under the key lock).
+    UniqueFd keyLock = store->lockKey(req.key, cfg.lockWait);
+    auto r = build(req);
+    keyLock.reset();
+    return finish(std::move(r), true);
+  }
   auto fromDisk = [&]() -> Expected<ArtifactPtr> {
     auto hit = loadFromDisk(req.key, req.kind, req.hold);
-    if (hit && *hit) countDiskHit();
+    if (hit && *hit) {
+      countDiskHit();
+      spdlog::debug("cache hit (disk): {} {}", req.kind, req.key.substr(0, 16));
+    }
     return hit;
   };
   {
@@ -260,6 +280,15 @@ Cache::~Cache() {
   if (!impl_->privateTemp.empty()) fs::remove_all(impl_->privateTemp, ec);
 }
 
+Expected<uint64_t> defaultCacheMaxBytes() {
+  if (const char* m = std::getenv("SK_CACHE_MAX_SIZE"); m && *m) {
+    auto v = parseSize(m);
+    if (!v) return Error(v.error()).context("SK_CACHE_MAX_SIZE");
+    return *v;
+  }
+  return uint64_t{4} << 30;
+}
+
 Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   initLogging();
   std::shared_ptr<Cache> c(new Cache());
@@ -272,12 +301,15 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   }
   if (config.maxBytes) {
     d.maxBytes = *config.maxBytes;
-  } else if (const char* m = std::getenv("SK_CACHE_MAX_SIZE"); m && *m) {
-    auto v = parseSize(m);
-    if (!v) return Error(v.error()).context("SK_CACHE_MAX_SIZE");
-    d.maxBytes = *v;
   } else {
-    d.maxBytes = uint64_t{4} << 30;
+    SK_ASSIGN_OR_RETURN(d.maxBytes, defaultCacheMaxBytes());
+  }
+  if (config.recompile) {
+    d.recompile = *config.recompile;
+  } else if (const char* r = std::getenv("SK_FORCE_RECOMPILE"); r && *r) {
+    const std::string v = r;
+    if (v != "0" && v != "1") return badInput(fmt::format("SK_FORCE_RECOMPILE='{}': use 1 (recompile) or 0", v));
+    d.recompile = v == "1";
   }
   if (!d.disk) return c;
 
@@ -320,6 +352,7 @@ Expected<ArtifactPtr> Cache::getOrBuild(const CacheRequest& req) {
     auto it = d.ready.find(req.key);
     if (it != d.ready.end() && !Impl::needsHold(it->second, req.hold)) {
       d.countMemoryHit();
+      spdlog::debug("cache hit (memory): {} {}", req.kind, req.key.substr(0, 16));
       return it->second;
     }
   }

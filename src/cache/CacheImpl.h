@@ -28,6 +28,7 @@ struct Cache::Impl {
   std::mutex privateTempMutex;
   uint64_t maxBytes = 0;
   std::string fault;
+  bool recompile = false;
 
   // memory: ready artifacts (the hit path) and builds in flight
   struct Flight {

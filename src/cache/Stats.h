@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superkernel/support/Error.h"
 #include "cache/remote/RemoteCounters.h"
 
 namespace sk::cache {
@@ -37,6 +38,8 @@ class StatsFile {
   /// Merge `pending` into the file and zero it; at most every 200 ms unless
   /// `force`. A failed write keeps the deltas pending.
   void flush(Counters& pending, bool force);
+  /// Write every persisted counter as 0 (under the lock; no file: nothing).
+  Status zero();
   /// The persisted counters ({} when absent or unreadable).
   nlohmann::json read() const;
   /// Persisted + pending, per counter.

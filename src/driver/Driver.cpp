@@ -170,13 +170,14 @@ std::vector<std::string> Driver::objectFlags(const KernelVariant& v, const Optio
   return impl_->recipe->objectFlags(v, o, impl_->cfg.arch);
 }
 
-Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o) const {
+Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o, KeyInputs* inputs) const {
   if (impl_->recipeError) return *impl_->recipeError;
   const fs::path& src = v.decl.sourcePath;
   auto bytes = readFileBytes(src);
   if (!bytes) return badInput(fmt::format("kernel '{}': {}", v.decl.name, bytes.error().message()));
   SK_ASSIGN_OR_RETURN(std::string rt, impl_->runtime());
   KeyBuilder kb;
+  kb.recordInputs(inputs);
   kb.add("kind", kKindObject);
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
@@ -223,6 +224,10 @@ Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Op
                     {"symbol", symbolOf(v)},
                     {"source", v.decl.sourcePath.string()},
                     {"macros", v.macros}};
+    // Only on a build: the inputs are hashed a second time, so a key that
+    // does not reproduce (a source edited meanwhile) is not explained wrongly.
+    auto again = objectKey(v, o, &out.keyInputs);
+    if (!again || *again != key) out.keyInputs.clear();
     return out;
   };
   CacheRequest req;
@@ -293,10 +298,11 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
 }
 
 Expected<std::string> Driver::superKernelKey(std::string_view source, const std::vector<ObjectArtifact>& objects,
-                                             const Options& o) const {
+                                             const Options& o, KeyInputs* inputs) const {
   if (impl_->recipeError) return *impl_->recipeError;
   SK_ASSIGN_OR_RETURN(std::string rt, impl_->runtime());
   KeyBuilder kb;
+  kb.recordInputs(inputs);
   kb.add("kind", kKindSuperKernel);
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
@@ -359,6 +365,8 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
       out.metadata["object_keys"] = ks;
     }
     if (!out.metadata.contains("options")) out.metadata["options"] = o.canonical();
+    auto again = superKernelKey(source, objects, o, &out.keyInputs);
+    if (!again || *again != key) out.keyInputs.clear();
     return out;
   };
   SK_ASSIGN_OR_RETURN(ArtifactPtr art, impl_->cache->getOrBuild(req));

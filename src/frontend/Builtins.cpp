@@ -114,6 +114,8 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target)
 }  // namespace detail
 
 Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target) {
+  // Without the data directory every name is "unknown"; say where it was looked for.
+  SK_RETURN_IF_ERROR(checkDataDir());
   return detail::findBuiltinKernelFor(dataKernelsDir(), name, target);
 }
 

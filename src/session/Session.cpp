@@ -1,4 +1,5 @@
 #include "superkernel/session/Session.h"
+#include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -99,9 +100,11 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   if (auto o = parseOptions(im.options.options); !o) {
     return std::move(o).error().context("session options");
   }
+  if (Status st = checkDataDir(); !st) return st.error().context("while creating a session");
   CacheConfig cc;
   cc.root = im.options.cacheDir;
   cc.disk = im.options.diskCache;
+  if (im.options.forceRecompile) cc.recompile = true;
   cc.remote = im.options.remoteCache;
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");

@@ -16,12 +16,15 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot = SK_SOURCE_ROOT;
 
-// The cpu back end's folders: its code, public header, runtime, templates, kernels.
+// A back end's own folders: its code, public header, runtime, templates, kernels (cpu, and any other back
+// end such as ascend, which builds and loads host objects for its simulator inside its own folders).
 bool inCpuBackEnd(const fs::path& rel) {
   const std::string s = rel.generic_string();
-  for (const char* dir : {"src/target/cpu/", "include/superkernel/target/cpu/", "runtime/cpu/", "templates/cpu/",
-                          "kernels/cpu/"})
-    if (s.rfind(dir, 0) == 0) return true;
+  for (const char* dir : {"src/target/", "include/superkernel/target/", "runtime/", "templates/", "kernels/"}) {
+    if (s.rfind(dir, 0) != 0) continue;
+    const std::string rest = s.substr(std::string(dir).size());
+    if (rest.find('/') != std::string::npos) return true;  // inside src/target/<name>/ etc.
+  }
   return false;
 }
 
@@ -96,7 +99,7 @@ TEST(Seam, NoModuleOutsideTheRegistryNamesATarget) {
   auto hits = scan({"src"}, std::regex(R"re("(ascend|cuda)")re"));
   for (auto it = hits.begin(); it != hits.end();) {
     if (it->where.rfind("src/target/Registry.cpp", 0) == 0 || it->where.rfind("src/frontend/Builtins.cpp", 0) == 0 ||
-        it->where.rfind("src/frontend/Options.cpp", 0) == 0)
+        it->where.rfind("src/frontend/Options.cpp", 0) == 0 || it->where.rfind("src/target/ascend/", 0) == 0)
       it = hits.erase(it);
     else
       ++it;

@@ -1,6 +1,7 @@
 // sk-cache: look after the superkernel artifact cache (DESIGN sections 6, 7;
-// docs/CACHE.md): stats, ls, inspect KEY, verify, gc --max-size SIZE, clear,
-// and remote ping|ls|verify for the shared Redis tier.
+// docs/CACHE.md): stats, zero-stats, ls, inspect KEY, explain KEY [OTHER],
+// verify, gc --max-size SIZE, clear, and remote ping|ls|verify for the shared
+// Redis tier.
 //
 // The tool refuses a cache directory that the library would not trust (a
 // symlink, someone else's, group/other writable) instead of letting
@@ -26,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/Suggest.h"
 #include "common/ToolSupport.h"
 #include "superkernel/superkernel.h"
 
@@ -41,6 +43,7 @@ struct Args {
   std::string cacheDir;
   bool json = false;
   std::string key;
+  std::string otherKey;
   std::string maxSize;
   bool quarantine = false;
   bool noReplay = false;
@@ -104,6 +107,36 @@ std::string describeEntry(const json& manifest) {
   return s;
 }
 
+// The key inputs that differ between two entries, by tag in order
+// (repeated tags, e.g. one "object" per linked object, pair up by position).
+struct InputDiff {
+  std::string tag, mine, theirs;
+};
+std::vector<InputDiff> diffInputs(const std::vector<std::pair<std::string, std::string>>& a,
+                                  const std::vector<std::pair<std::string, std::string>>& b) {
+  std::map<std::string, std::vector<std::string>> ma, mb;
+  std::vector<std::string> order;
+  for (const auto& [t, v] : a) {
+    if (!ma.count(t) && !mb.count(t)) order.push_back(t);
+    ma[t].push_back(v);
+  }
+  for (const auto& [t, v] : b) {
+    if (!ma.count(t) && !mb.count(t)) order.push_back(t);
+    mb[t].push_back(v);
+  }
+  std::vector<InputDiff> out;
+  for (const std::string& t : order) {
+    const auto& va = ma[t];
+    const auto& vb = mb[t];
+    for (size_t i = 0; i < std::max(va.size(), vb.size()); ++i) {
+      std::string x = i < va.size() ? va[i] : "(absent)";
+      std::string y = i < vb.size() ? vb[i] : "(absent)";
+      if (x != y) out.push_back({va.size() > 1 || vb.size() > 1 ? fmt::format("{}[{}]", t, i) : t, x, y});
+    }
+  }
+  return out;
+}
+
 class CacheTool {
  public:
   explicit CacheTool(const Args& a) : args_(a) {}
@@ -148,6 +181,9 @@ class CacheTool {
   std::optional<Failure> stats() {
     CacheStats s;
     s.root = root_;
+    auto cap = defaultCacheMaxBytes();
+    if (!cap) return Failure{Error(cap.error()), kExitBadInput};
+    s.maxBytes = *cap;
     if (exists_) {
       if (auto f = open()) return f;
       auto st = cache_->stats();
@@ -161,6 +197,9 @@ class CacheTool {
     std::string t = fmt::format("cache {}{}\n", s.root.string(), exists_ ? "" : " (does not exist yet)");
     auto row = [&](std::string_view k, const std::string& v) { t += fmt::format("  {:<18}{}\n", k, v); };
     row("entries", fmt::format("{} ({})", s.entries, formatSize(s.bytes)));
+    row("size cap", s.maxBytes ? fmt::format("{} ({:.1f}% used; SK_CACHE_MAX_SIZE)", formatSize(s.maxBytes),
+                                             100.0 * static_cast<double>(s.bytes) / static_cast<double>(s.maxBytes))
+                               : std::string("unlimited (SK_CACHE_MAX_SIZE=0)"));
     row("hits", fmt::format("{} (memory {}, disk {}, remote {})", s.hits, s.memoryHits, s.diskHits, s.remoteHits));
     row("misses", std::to_string(s.misses));
     const uint64_t lookups = s.hits + s.misses;
@@ -174,6 +213,88 @@ class CacheTool {
     row("remote", fmt::format("hits {}, misses {}, uploads {}, errors {}, rejected {}", s.remoteHits, s.remoteMisses,
                               s.remoteUploads, s.remoteErrors, s.remoteRejected));
     out(t);
+    return std::nullopt;
+  }
+
+  // Counters back to zero; entries stay (ccache -z).
+  std::optional<Failure> zeroStats() {
+    if (!exists_) {
+      if (!args_.json) out(fmt::format("cache {} does not exist yet: nothing to zero\n", root_.string()));
+      else outJson(json{{"zeroed", false}, {"root", root_.string()}});
+      return std::nullopt;
+    }
+    if (auto f = open()) return f;
+    if (Status st = cache_->zeroStats(); !st) return failure(st.error());
+    if (args_.json) outJson(json{{"zeroed", true}, {"root", root_.string()}});
+    else out(fmt::format("cache {}: statistics zeroed\n", root_.string()));
+    return std::nullopt;
+  }
+
+  // Why a lookup missed: the entry's key inputs (recorded at build time)
+  // against another entry's, named or else the closest one built for the same
+  // thing (same kind and description), so "what changed" reads directly.
+  std::optional<Failure> explain() {
+    if (!exists_) return Failure{badInput(fmt::format("cache {} does not exist", root_.string())), kExitBadInput};
+    if (auto f = open()) return f;
+    auto m = cache_->inspect(args_.key);
+    if (!m) return failure(std::move(m).error());
+    const json& a = *m;
+    auto inputsOf = [](const json& manifest) {
+      std::vector<std::pair<std::string, std::string>> v;
+      if (!manifest.contains("key_inputs") || !manifest["key_inputs"].is_array()) return v;
+      for (const auto& p : manifest["key_inputs"])
+        if (p.is_array() && p.size() == 2 && p[0].is_string() && p[1].is_string())
+          v.emplace_back(p[0].get<std::string>(), p[1].get<std::string>());
+      return v;
+    };
+    const auto mine = inputsOf(a);
+    const std::string key = a.value("key", std::string());
+    if (mine.empty())
+      return Failure{badInput(fmt::format("entry {} has no recorded key inputs (built by an older superkernel); "
+                                          "nothing to explain",
+                                          shortKey(key))),
+                     kExitBadInput};
+    // The entry to compare with.
+    json b;
+    if (!args_.otherKey.empty()) {
+      auto o = cache_->inspect(args_.otherKey);
+      if (!o) return failure(std::move(o).error());
+      b = *o;
+    } else {
+      auto l = cache_->list();
+      if (!l) return failure(std::move(l).error());
+      size_t best = SIZE_MAX;
+      for (const CacheEntryInfo& e : *l) {
+        if (e.key == key || e.kind != a.value("kind", std::string())) continue;
+        auto o = cache_->inspect(e.key);
+        if (!o || describeEntry(*o) != describeEntry(a)) continue;
+        const size_t d = diffInputs(mine, inputsOf(*o)).size();
+        if (!inputsOf(*o).empty() && d < best) best = d, b = *o;
+      }
+    }
+    json j{{"key", key}, {"what", describeEntry(a)}, {"inputs", a["key_inputs"]}};
+    std::string t = fmt::format("{} {}: {}\n", a.value("kind", std::string()), shortKey(key), describeEntry(a));
+    if (b.is_null()) {
+      t += "  no other entry was built for the same thing: a first build, not a changed input\n";
+      t += "  its key inputs:\n";
+      for (const auto& [tag, value] : mine) t += fmt::format("    {:<22}{}\n", tag, value);
+      j["compared_with"] = nullptr;
+    } else {
+      const auto theirs = inputsOf(b);
+      const std::string other = b.value("key", std::string());
+      const auto diffs = diffInputs(mine, theirs);
+      t += fmt::format("  compared with {} ({}, created {}): {} of {} key inputs differ\n", shortKey(other),
+                       describeEntry(b), isoTime(b.value("created", int64_t{0})), diffs.size(), mine.size());
+      json jd = json::array();
+      for (const auto& d : diffs) {
+        t += fmt::format("    {:<22}{}\n    {:<22}{}\n", d.tag, "this:  " + d.mine, "", "other: " + d.theirs);
+        jd.push_back(json{{"input", d.tag}, {"this", d.mine}, {"other", d.theirs}});
+      }
+      j["compared_with"] = other;
+      j["differences"] = jd;
+    }
+    if (args_.json) outJson(j);
+    else out(t);
     return std::nullopt;
   }
 
@@ -672,7 +793,12 @@ int realMain(int argc, char** argv) {
       ->type_name("DIR");
   app.add_flag("--json", a.json, "machine-readable output (one JSON object on stdout)");
 
-  auto* stats = app.add_subcommand("stats", "counters (hits, misses, compiles, ...) and size");
+  auto* stats = app.add_subcommand("stats", "counters (hits, misses, compiles, ...), size and size cap");
+  auto* zeroStats = app.add_subcommand("zero-stats", "set the counters to zero (entries are kept)");
+  auto* explain = app.add_subcommand("explain", "why a lookup missed: how KEY's inputs differ from another entry's");
+  explain->add_option("KEY", a.key, "cache key or a unique prefix of at least 4 hex digits")->required();
+  explain->add_option("OTHER", a.otherKey,
+                      "the entry to compare with (default: the closest one built for the same thing)");
   auto* ls = app.add_subcommand("ls", "list entries, most recently used first");
   auto* inspect = app.add_subcommand("inspect", "show one entry's manifest");
   inspect->add_option("KEY", a.key, "cache key or a unique prefix of at least 4 hex digits")->required();
@@ -701,6 +827,7 @@ int realMain(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    printSuggestions(kTool, suggestForArgs(app, argc, argv));
     return kExitBadInput;
   }
   initLogging();
@@ -721,6 +848,8 @@ int realMain(int argc, char** argv) {
   std::optional<Failure> f = tool.resolve();
   if (!f) {
     if (stats->parsed()) f = tool.stats();
+    else if (zeroStats->parsed()) f = tool.zeroStats();
+    else if (explain->parsed()) f = tool.explain();
     else if (ls->parsed()) f = tool.ls();
     else if (inspect->parsed()) f = tool.inspect();
     else if (verify->parsed()) f = tool.verify();

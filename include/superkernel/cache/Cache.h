@@ -90,6 +90,11 @@ struct CacheConfig {
   /// Fault injection (tests): "write" makes every publish fail like a full
   /// disk. Empty: $SK_CACHE_FAULT.
   std::string fault;
+  /// Force recompilation: every key is built once more in this process
+  /// (neither memory nor disk is consulted before that build) and its disk
+  /// entry replaced, unless a live process holds it. nullopt:
+  /// $SK_FORCE_RECOMPILE=1 (like ccache's CCACHE_RECACHE).
+  std::optional<bool> recompile;
   /// The shared remote tier behind the disk store (RemoteCache.h): url
   /// empty means $SK_REMOTE_CACHE; unset means none.
   RemoteCacheConfig remote;
@@ -101,6 +106,9 @@ struct BuildOutput {
   std::vector<std::string> command;                  // for the manifest ("command")
   std::string toolchain;                             // for the manifest (version line / path)
   nlohmann::json metadata = nlohmann::json::object(); // free form ("metadata")
+  /// What the key was hashed from (KeyBuilder::recordInputs), stored in the
+  /// manifest as "key_inputs" [[tag, value], ...] for `sk-cache explain`.
+  KeyInputs keyInputs;
 };
 
 /// Builds the artifact into `stagingDir` (an empty private directory). Runs
@@ -142,8 +150,9 @@ struct CacheStats {
   /// entries refused for a missing/wrong signature or bad contents.
   uint64_t remoteHits = 0, remoteMisses = 0, remoteUploads = 0, remoteErrors = 0, remoteRejected = 0;
   uint64_t entries = 0, bytes = 0;                   // computed from the disk store
+  uint64_t maxBytes = 0;                             // the size cap (0: unlimited)
   /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
-  ///  "evicted","entries","bytes","memory_hits","disk_hits","remote_hits",
+  ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","remote_hits",
   ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","root"}
   nlohmann::json toJson() const;
   std::filesystem::path root;
@@ -226,12 +235,19 @@ class Cache {
   Expected<GcResult> clear();
   /// Merge this process's counter deltas into stats.json now.
   void flushStats();
+  /// Set every persisted counter (and this process's pending ones) to zero;
+  /// entries are untouched (sk-cache zero-stats, like ccache -z).
+  Status zeroStats();
 
  private:
   Cache();
   struct Impl;  // src/cache/CacheImpl.h
   std::unique_ptr<Impl> impl_;
 };
+
+/// The size cap when CacheConfig::maxBytes is not set: $SK_CACHE_MAX_SIZE,
+/// else 4 GiB (BadInput naming the variable if it does not parse).
+Expected<uint64_t> defaultCacheMaxBytes();
 
 /// The default root (env resolution above), absolute.
 Expected<std::filesystem::path> defaultCacheRoot();

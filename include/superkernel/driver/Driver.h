@@ -105,7 +105,8 @@ class Driver {
   /// paths that vary per build).
   std::vector<std::string> objectFlags(const KernelVariant& variant, const Options& options) const;
   /// The object's cache key (reads the source and its neighbour headers).
-  Expected<std::string> objectKey(const KernelVariant& variant, const Options& options) const;
+  Expected<std::string> objectKey(const KernelVariant& variant, const Options& options,
+                                  KeyInputs* inputs = nullptr) const;
 
   /// Compile one variant (or get it from the cache), with its symbol size.
   Expected<ObjectArtifact> compileObject(const KernelVariant& variant, const Options& options) const;
@@ -117,8 +118,10 @@ class Driver {
                                                        const ProgressFn& progress = {}) const;
 
   /// The SuperKernel's cache key.
+  /// `inputs`, if given, receives what the key was hashed from (manifests
+  /// keep it for sk-cache explain).
   Expected<std::string> superKernelKey(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
-                                       const Options& options) const;
+                                       const Options& options, KeyInputs* inputs = nullptr) const;
   /// Compile + link without the cache, into `outputFile` (its directory must
   /// exist; scratch files go next to it).
   Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
@@ -141,8 +144,9 @@ class Driver {
 /// Copy ObjectArtifact::symbolSize into KernelVariant::codeBytes (same order).
 void applyCodeBytes(std::vector<KernelVariant>& variants, const std::vector<ObjectArtifact>& objects);
 
-/// Sizes of the defined symbols of a relocatable/shared ELF object (LLVM
-/// Object): name -> st_size. ErrorKind::Compile if the bytes are not an object.
+/// Sizes of the defined symbols of a relocatable/shared ELF object (its
+/// .symtab, else .dynsym): name -> st_size. ErrorKind::Compile if the bytes
+/// are not a well-formed ELF object of the host's byte order.
 Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objectBytes);
 /// One symbol's size; an error naming the symbol if it is not defined.
 Expected<uint64_t> readSymbolSize(std::string_view objectBytes, std::string_view symbol);

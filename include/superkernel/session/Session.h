@@ -3,14 +3,21 @@
 // on the target's Device. It names no target: per target in use it holds the
 // back end's emitter, toolchain, device and drivers (target/Backend.h).
 //
-//   sk::Session session;                                  // cpu device + toolchain + cache
+//   auto session = sk::Session::create();             // cpu device + toolchain + cache
 //   auto list = sk::loadOpList("model.json");
-//   auto fused = session.compile(*list);                  // CompiledPlan
-//   auto ref = session.compile(*list, {.fuse = false});   // the unfused reference
-//   auto a = sk::BufferSet::create(*list);                // identical initial contents
+//   if (!session || !list) return 1;
+//   auto fused = (*session)->compile(*list);           // CompiledPlan
+//   sk::CompileRequest reference;
+//   reference.fuse = false;                            // the unfused reference
+//   auto ref = (*session)->compile(*list, reference);
+//   auto a = sk::BufferSet::create(*list);             // identical initial contents
 //   auto b = sk::BufferSet::create(*list);
-//   session.run(*fused, *a);  session.run(*ref, *b);
-//   auto diff = a->compare(*b);                           // nullopt: bit-identical
+//   if (!fused || !ref || !a || !b) return 1;
+//   if (!(*session)->run(*fused, *a) || !(*session)->run(*ref, *b)) return 1;
+//   auto diff = a->compare(*b);                        // nullopt inside: bit-identical
+//   return diff && !*diff ? 0 : 1;
+//
+// (tests/docs/check_snippets.cmake compiles the lines above.)
 //
 // Thread-safety: compile() may be called from several threads at once (the
 // cache single-flights identical keys). run() of one CompiledPlan is not
@@ -52,6 +59,10 @@ struct SessionOptions {
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
   std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
   bool diskCache = true;                    // false: memory-only cache
+  /// Build every object and SuperKernel again instead of loading it from the
+  /// cache, replacing the disk entries (sk-compile --force-recompile). false:
+  /// $SK_FORCE_RECOMPILE=1 still forces it.
+  bool forceRecompile = false;
   RemoteCacheConfig remoteCache;            // shared Redis tier; url empty: $SK_REMOTE_CACHE (docs/CACHE.md)
   /// Compiler of the cpu target; empty: $SK_CXX, else clang++. Other
   /// targets use their recipe's default and variable.

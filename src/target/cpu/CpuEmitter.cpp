@@ -378,6 +378,7 @@ std::string sanitizeIdentifier(std::string_view s) {
 }
 
 Expected<std::shared_ptr<const Target>> makeCpuEmitter() {
+  SK_RETURN_IF_ERROR(checkDataDir());
   std::filesystem::path file = dataTemplatesDir() / "cpu" / "superkernel.cpp.tmpl";
   std::ifstream in(file, std::ios::binary);
   if (!in) return ioError(fmt::format("cannot read template {}", file.string()));
