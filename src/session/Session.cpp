@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "superkernel/cpu/superkernel_rt.h"
+#include "superkernel/driver/Deadline.h"
 #include "superkernel/support/Log.h"
 
 namespace sk {
@@ -44,6 +45,7 @@ struct Session::Impl {
     if (it != drivers.end()) return it->second.get();
     DriverConfig cfg;
     cfg.jobs = options.jobs;
+    cfg.timeout = compileLimits().perCompile;
     cfg.arch = arch;
     auto d = std::make_unique<Driver>(toolchain, cache, cfg);
     Driver* raw = d.get();
@@ -89,6 +91,8 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   ExecutorOptions eo;
   eo.numWorkers = im.options.workers;
   eo.waitTimeoutMs = im.options.waitTimeoutMs;
+  eo.runTimeoutMs = im.options.runTimeoutMs;
+  eo.onRunTimeout = im.options.onRunTimeout;
   im.executor = std::make_unique<Executor>(eo);
   spdlog::debug("session: {} worker(s), compiler {}, cache {}", im.executor->numWorkers(),
                 im.toolchain.versionLine(), im.cache->root().string());
@@ -107,7 +111,9 @@ namespace {
 Status parallelFor(size_t n, unsigned jobs, const std::function<Status(size_t)>& fn) {
   std::vector<std::optional<Error>> errors(n);
   std::atomic<size_t> next{0};
+  const std::shared_ptr<CompileBudget> budget = currentBudget();  // the compile deadline follows the steps
   auto worker = [&] {
+    BudgetScope scope(budget);
     for (size_t i = next++; i < n; i = next++) {
       Status s = fn(i);
       if (!s) errors[i] = s.error();
@@ -147,6 +153,12 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   const auto t0 = std::chrono::steady_clock::now();
   Impl& im = *impl_;
   const std::string what = list.origin.empty() ? "op list" : list.origin;
+  // One deadline for the whole compile (SK_COMPILE_TIMEOUT_S), all or
+  // nothing: a plan needs every object and link, so the first failure stops
+  // the rest. A compile nested in another keeps the outer budget.
+  std::optional<BudgetScope> budgetScope;
+  if (!currentBudget())
+    budgetScope.emplace(std::make_shared<CompileBudget>(compileLimits().total, /*allOrNothing=*/true));
 
   CompiledPlan cp;
   cp.list = list;
@@ -246,6 +258,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     for (const PlanBuffer& b : sk.buffers) cs.listBuffers.push_back(b.listIndex);
     cs.pointers.assign(sk.buffers.size(), nullptr);
     for (const PlannedOp& op : sk.ops) cs.opNames.push_back(op.name);
+    cs.label = fmt::format("step {} ({})", i, stepLabel(sk));
     if (im.options.progress) {
       std::lock_guard lock(progressMu);
       im.options.progress("superkernels", ++built, n);
@@ -350,7 +363,9 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
     args.abi_version = SK_ABI_VERSION;
     args.num_buffers = static_cast<uint32_t>(step.pointers.size());
     args.buffers = step.pointers.data();
+    ex.setLaunchContext(&step.label, &step.opNames);  // names for the launch watchdog's report
     const int rc = step.run(step.numCores, stream, &args);
+    ex.setLaunchContext(nullptr, nullptr);
     if (rc != 0) {
       std::string msg = ex.lastError();
       if (msg.empty()) msg = describeRunResult(rc);

@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 
+#include "common/Stalls.h"
 #include "common/ToolSupport.h"
 #include "superkernel/superkernel.h"
 
@@ -40,6 +41,7 @@ struct Args {
   std::string options, cacheDir, target;
   unsigned jobs = 0;
   unsigned workers = 0;
+  uint32_t runTimeoutMs = 0;
 };
 
 // A failure with the exit code it maps to; carried to main's single exit.
@@ -317,7 +319,7 @@ class Compiler {
     if (args_.workers == 0) {
       if (auto w = workerCountFromEnv(); !w) return Failure{w.error(), kExitBadInput};
     }
-    if (auto w = waitTimeoutFromEnv(); !w) return Failure{w.error(), kExitBadInput};
+    if (auto e = badTimeoutEnvironment()) return Failure{*e, kExitBadInput};
 
     auto list = loadOpList(args_.opList);
     // The op list is input: a missing or unreadable file is exit 2 as much
@@ -329,6 +331,8 @@ class Compiler {
     so.workers = args_.workers;
     so.cacheDir = args_.cacheDir;
     so.jobs = args_.jobs;
+    so.runTimeoutMs = args_.runTimeoutMs;
+    so.onRunTimeout = exitOnRunTimeout(kTool);
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
     auto session = Session::create(so);
@@ -544,7 +548,7 @@ int realMain(int argc, char** argv) {
   CLI::App app{
       "Plan, generate, compile and cache a superkernel op list, then print the plan report.\n"
       "Exit codes: 0 ok, 1 fused and unfused results differ, 2 bad input (op list, options, arguments),\n"
-      "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error).",
+      "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error or never returned).",
       kTool};
   app.set_version_flag("--version", fmt::format("sk-compile {} (superkernel {})", libraryVersion(), libraryVersion()));
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
@@ -571,6 +575,11 @@ int realMain(int argc, char** argv) {
   app.add_option("--target", a.target, "target override (cpu; ascend and cuda are reserved)")->type_name("T");
   app.add_option("--workers", a.workers, "executor worker threads (default: $SK_NUM_WORKERS, else hardware threads)")
       ->check(CLI::Range(1u, 1024u));
+  app.add_option("--run-timeout", a.runTimeoutMs,
+                 "launch watchdog: a launch with no block started for MS milliseconds is reported and ends the run "
+                 "with exit 4 (default: $SK_RUN_TIMEOUT_MS, else 120000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1u, 86400000u));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -580,6 +589,7 @@ int realMain(int argc, char** argv) {
     return kExitBadInput;
   }
   initLogging();
+  installToolSignalHandlers(kTool);
   Compiler c(a);
   return c.run();
 }

@@ -45,6 +45,8 @@ using CompileProgressFn = std::function<void(std::string_view stage, size_t done
 struct SessionOptions {
   uint32_t workers = 0;                     // executor workers; 0: SK_NUM_WORKERS, else hardware threads
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
+  uint32_t runTimeoutMs = 0;                // launch watchdog; 0: SK_RUN_TIMEOUT_MS, else 120000
+  RunTimeoutHandler onRunTimeout{};         // empty: log the report and abort (Executor.h)
   std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
   bool diskCache = true;                    // false: memory-only cache
   std::string compiler;                     // empty: $SK_CXX, else clang++
@@ -75,6 +77,7 @@ struct CompiledStep {
   std::vector<uint32_t> listBuffers;        // manifest order -> OpList buffer index
   std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
   std::vector<std::string> opNames;         // for traces (profiling ids)
+  std::string label;                        // `step 0 (SuperKernel sk1)`: the launch watchdog's name for it
   bool cached = false;                      // served by the cache (memory or disk)
 };
 
