@@ -1,8 +1,11 @@
 #include "superkernel/cache/Cache.h"
 
+#include "cache/DiskFull.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,18 +143,18 @@ std::string fileTrustProblem(const struct stat& st) {
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, compiles{0}, compileFailures{0}, corrupt{0}, untrusted{0}, evicted{0},
-      memoryHits{0}, diskHits{0};
+      memoryHits{0}, diskHits{0}, diskFull{0};
 };
 
 const char* const kCounterNames[] = {"hits", "misses", "compiles", "compile_failures", "corrupt",
-                                     "untrusted", "evicted", "memory_hits", "disk_hits"};
+                                     "untrusted", "evicted", "memory_hits", "disk_hits", "disk_full"};
 
 std::atomic<uint64_t>* counterArray(Counters& c, int i) {
   std::atomic<uint64_t>* a[] = {&c.hits,    &c.misses,    &c.compiles,   &c.compileFailures, &c.corrupt,
-                                &c.untrusted, &c.evicted, &c.memoryHits, &c.diskHits};
+                                &c.untrusted, &c.evicted, &c.memoryHits, &c.diskHits, &c.diskFull};
   return a[i];
 }
-constexpr int kNumCounters = 9;
+constexpr int kNumCounters = 10;
 
 // Closes the directory fd (releasing its shared flock) when the last
 // reference goes away.
@@ -181,6 +184,7 @@ struct Cache::Impl {
   bool privateFallback = false;
   fs::path privateTemp;  // memory-only staging / untrusted fallback (removed at exit)
   std::mutex privateTempMutex;
+  std::atomic<bool> diskFull{false};  // no space in the cache: private builds from now on (DiskFull.cpp)
   uint64_t maxBytes = 0;
   std::string fault;
 
@@ -217,8 +221,7 @@ struct Cache::Impl {
   // ---- setup -------------------------------------------------------------
 
   Status makePrivateTemp(fs::path& out) {
-    const char* t = std::getenv("TMPDIR");
-    std::string tmpl = fmt::format("{}/superkernel-cache-XXXXXX", t && *t ? t : "/tmp");
+    std::string tmpl = (detail::privateTempBase() / "superkernel-cache-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) return ioError(fmt::format("cannot create a private temp dir: {}", errnoText(errno)));
     ::chmod(tmpl.c_str(), 0700);
     out = tmpl;
@@ -465,7 +468,7 @@ struct Cache::Impl {
   // private one when the store cannot take it (then nothing is published).
   Status makeStaging(std::string_view key, fs::path& dir, UniqueFd& lock, bool& publishable) {
     publishable = false;
-    if (disk) {
+    if (disk && !diskFull.load(std::memory_order_acquire)) {
       std::string tmpl = (tmpDir() / fmt::format("{}.{}.XXXXXX", key.substr(0, 16), ::getpid())).string();
       if (::mkdtemp(tmpl.data())) {
         dir = tmpl;
@@ -474,8 +477,13 @@ struct Cache::Impl {
         publishable = true;
         return Status::success();
       }
-      spdlog::warn("cannot create a build dir in {}: {}; building outside the cache", tmpDir().string(),
-                   errnoText(errno));
+      const int err = errno;
+      if (detail::isNoSpace(err)) {
+        enterDiskFull(errnoText(err));
+      } else {
+        spdlog::warn("cannot create a build dir in {}: {}; building outside the cache", tmpDir().string(),
+                     errnoText(err));
+      }
     }
     {
       std::lock_guard<std::mutex> g(privateTempMutex);
@@ -485,6 +493,17 @@ struct Cache::Impl {
     if (!::mkdtemp(tmpl.data())) return ioError(fmt::format("cannot create a build dir: {}", errnoText(errno)));
     dir = tmpl;
     return Status::success();
+  }
+
+  // The cache's file system is full: say so once, count it, and build
+  // privately from now on (a full disk does not fail a build while the
+  // temporary directory has room).
+  void enterDiskFull(const std::string& why) {
+    if (diskFull.exchange(true, std::memory_order_acq_rel)) return;
+    count(pending.diskFull);
+    spdlog::warn("cache {}: no space left ({}); this process builds into a private temporary cache in {} from now "
+                 "on and stores nothing (free space, or run sk-cache gc)",
+                 root.string(), why, detail::privateTempBase().string());
   }
 
   Status publish(std::string_view key, const fs::path& staging, const std::string& artifactName,
@@ -536,11 +555,35 @@ struct Cache::Impl {
       if (!staging.empty()) fs::remove_all(staging, ec);
     };
     Expected<BuildOutput> out = internalError("no build function");
-    if (req.build) {
+    auto runBuild = [&] {
+      if (!req.build) return;
       try {
         out = req.build(staging);
       } catch (const std::exception& e) {
         out = internalError(fmt::format("build of {} threw: {}", req.key, e.what()));
+      }
+    };
+    runBuild();
+    // Out of space: in the cache, retry once in the private temporary
+    // directory; there too (or already there), one I/O error that says so,
+    // wherever in the build the space ran out (DiskFull.cpp).
+    if (!out && detail::buildRanOutOfSpace(staging, out.error().message())) {
+      if (publishable) {
+        enterDiskFull(detail::firstLine(out.error().message()));
+        cleanup();
+        staging.clear();
+        stagingLock.reset();
+        SK_RETURN_IF_ERROR(makeStaging(req.key, staging, stagingLock, publishable));
+        runBuild();
+      }
+      if (!out && detail::buildRanOutOfSpace(staging, out.error().message())) {
+        count(pending.compileFailures);
+        const std::string where = staging.parent_path().string();
+        cleanup();
+        return ioError(fmt::format("no space left on device to build {} (in {}{}): {}; free space, or set TMPDIR "
+                                   "to a directory with room",
+                                   req.key.substr(0, 16), where, disk ? " and the cache " + root.string() : "",
+                                   detail::firstLine(out.error().message())));
       }
     }
     if (!out) {
@@ -591,6 +634,8 @@ struct Cache::Impl {
       if (st) {
         staging.clear();
         a->entryDir = entryDir(req.key);
+      } else if (detail::buildRanOutOfSpace(staging, st.error().message())) {
+        enterDiskFull(detail::firstLine(st.error().message()));
       } else {
         spdlog::warn("could not store cache entry {}: {}; nothing published, using the build from memory", req.key,
                      st.error().message());
@@ -754,7 +799,11 @@ struct Cache::Impl {
     return r;
   }
 
-  // Temp build dirs whose builder is gone (unlocked) and older than maxAge.
+  // Temp build dirs whose builder is gone: unlocked, and either older than
+  // maxAge or named after a process that no longer exists (a run that was
+  // killed: its staging dirs go at the next open, not 30 minutes later).
+  // The age rule covers the moment between mkdtemp and flock of a live
+  // builder; a dead pid cannot be in that moment.
   void cleanStaleTemps(std::chrono::seconds maxAge) {
     std::error_code ec;
     int64_t now = nowSeconds();
@@ -762,12 +811,26 @@ struct Cache::Impl {
       UniqueFd fd(::open(e.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!fd.valid()) continue;
       struct stat st;
-      if (::fstat(fd.get(), &st) != 0 || now - st.st_mtim.tv_sec < maxAge.count()) continue;
+      if (::fstat(fd.get(), &st) != 0) continue;
+      if (now - st.st_mtim.tv_sec < maxAge.count() && !builderIsGone(e.path().filename().string())) continue;
       if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its builder is alive
       std::error_code ec2;
       fs::remove_all(e.path(), ec2);
       spdlog::debug("removed stale cache build dir {}", e.path().string());
     }
+  }
+
+  // "<key16>.<pid>.XXXXXX" (makeStaging): true when that pid does not exist.
+  static bool builderIsGone(const std::string& name) {
+    const size_t a = name.find('.');
+    const size_t b = a == std::string::npos ? a : name.find('.', a + 1);
+    if (b == std::string::npos || b == a + 1) return false;
+    pid_t pid = 0;
+    for (size_t i = a + 1; i < b; ++i) {
+      if (name[i] < '0' || name[i] > '9' || pid > 100000000) return false;
+      pid = pid * 10 + (name[i] - '0');
+    }
+    return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
   }
 
   void cleanQuarantine() {
@@ -950,6 +1013,7 @@ ArtifactPtr Cache::findInMemory(std::string_view key) const {
 const fs::path& Cache::root() const { return impl_->root; }
 const fs::path& Cache::requestedRoot() const { return impl_->requested; }
 bool Cache::usingPrivateFallback() const { return impl_->privateFallback; }
+bool Cache::usingDiskFullFallback() const { return impl_->diskFull.load(std::memory_order_acquire); }
 bool Cache::diskEnabled() const { return impl_->disk; }
 uint64_t Cache::maxBytes() const { return impl_->maxBytes; }
 void Cache::flushStats() { impl_->flush(true); }
@@ -966,6 +1030,7 @@ nlohmann::json CacheStats::toJson() const {
                         {"bytes", bytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
+                        {"disk_full", diskFull},
                         {"root", root.string()}};
 }
 
@@ -990,6 +1055,7 @@ Expected<CacheStats> Cache::stats() {
   s.evicted = v[6];
   s.memoryHits = v[7];
   s.diskHits = v[8];
+  s.diskFull = v[9];
   s.root = d.root;
   if (d.disk) {
     for (auto& e : d.scan()) {

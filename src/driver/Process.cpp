@@ -213,7 +213,9 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
       break;
     }
     const bool cancelNow = budget && budget->cancelled();
-    if (cancelNow || (pr == 0 && limited && std::chrono::steady_clock::now() >= deadline)) {
+    // Checked after every poll, not only idle ones: a child that keeps
+    // writing must not outlive its deadline either.
+    if (cancelNow || (limited && std::chrono::steady_clock::now() >= deadline)) {
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
       killed = true;

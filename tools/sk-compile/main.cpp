@@ -351,6 +351,7 @@ class Compiler {
     fusedReq.target = args_.target;
     progress_.phase("fused");
     auto fused = ss.compile(*list, fusedReq);
+    noteDiskFull(*cache);
     if (!fused) return failure(std::move(fused).error());
     rep_["target"] = fused->list.target;
     rep_["arch"] = fused->list.arch;
@@ -371,6 +372,7 @@ class Compiler {
       ref.fuse = false;
       progress_.phase("unfused reference");
       auto u = ss.compile(*list, ref);
+      noteDiskFull(*cache);
       if (!u) return failure(std::move(u).error().context("unfused reference"));
       rep_["reference"] = compileJson(*u);
       unfused = std::move(*u);
@@ -390,6 +392,14 @@ class Compiler {
       if (auto f = trace(ss, *list, fusedReq)) return f;
     }
     return std::nullopt;
+  }
+
+  void noteDiskFull(const Cache& cache) {
+    if (notedDiskFull_ || !cache.usingDiskFullFallback()) return;
+    notedDiskFull_ = true;
+    note(fmt::format("cache directory {} ran out of space: this run built into a private temporary cache and stored "
+                     "nothing there (free space, or run sk-cache gc)",
+                     cache.root().string()));
   }
 
   void note(std::string n) {
@@ -541,6 +551,7 @@ class Compiler {
   const Args& args_;
   json rep_ = json::object();
   Progress progress_;
+  bool notedDiskFull_ = false;
 };
 
 int realMain(int argc, char** argv) {

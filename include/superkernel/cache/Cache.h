@@ -131,10 +131,12 @@ struct CacheRequest {
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, compileFailures = 0;
   uint64_t corrupt = 0, untrusted = 0, evicted = 0;
+  uint64_t diskFull = 0;                             // processes that fell back to a private cache: no space
+
   uint64_t memoryHits = 0, diskHits = 0;             // breakdown of hits
   uint64_t entries = 0, bytes = 0;                   // computed from the disk store
   /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
-  ///  "evicted","entries","bytes","memory_hits","disk_hits","root"}
+  ///  "evicted","entries","bytes","memory_hits","disk_hits","disk_full","root"}
   nlohmann::json toJson() const;
   std::filesystem::path root;
 };
@@ -189,6 +191,11 @@ class Cache {
   /// The root asked for (resolved), before any trust fallback.
   const std::filesystem::path& requestedRoot() const;
   bool usingPrivateFallback() const;
+  /// The cache's file system ran out of space (ENOSPC, EDQUOT) during a
+  /// build: from then on this process builds into a private temporary cache
+  /// ($TMPDIR, else /tmp) and publishes nothing (counted as "disk_full",
+  /// warned once). Entries already in the cache still load.
+  bool usingDiskFullFallback() const;
   bool diskEnabled() const;
   uint64_t maxBytes() const;
 
