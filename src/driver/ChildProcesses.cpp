@@ -1,6 +1,7 @@
 #include "superkernel/driver/ChildProcesses.h"
 
 #include <signal.h>
+#include <time.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -52,10 +53,20 @@ void unregisterChildGroup(pid_t pgid) {
 }
 
 int killChildGroups() {
+  // SIGTERM first, so that a child with process groups of its own (an
+  // sk-cache replay process and its compilers) can take them down in its
+  // handler; then SIGKILL for everything still there.
   int n = 0;
   for (auto& slot : gGroups) {
     const pid_t pgid = slot.load(std::memory_order_acquire);
-    if (pgid > 0 && ::kill(-pgid, SIGKILL) == 0) ++n;
+    if (pgid > 0 && ::kill(-pgid, SIGTERM) == 0) ++n;
+  }
+  if (n == 0) return 0;
+  struct timespec pause {0, 50 * 1000 * 1000};  // nanosleep: async-signal-safe
+  ::nanosleep(&pause, nullptr);
+  for (auto& slot : gGroups) {
+    const pid_t pgid = slot.load(std::memory_order_acquire);
+    if (pgid > 0) ::kill(-pgid, SIGKILL);
   }
   return n;
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -216,6 +217,16 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
     // Checked after every poll, not only idle ones: a child that keeps
     // writing must not outlive its deadline either.
     if (cancelNow || (limited && std::chrono::steady_clock::now() >= deadline)) {
+      if (options.terminateGrace.count() > 0) {
+        ::kill(-pid, SIGTERM);
+        const auto until = std::chrono::steady_clock::now() + options.terminateGrace;
+        siginfo_t si{};
+        while (std::chrono::steady_clock::now() < until) {
+          si.si_pid = 0;
+          if (::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
       killed = true;

@@ -520,6 +520,7 @@ class CacheTool {
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     ProcessOptions po;
     po.timeout = std::chrono::seconds(args_.replayTimeoutS);
+    po.terminateGrace = std::chrono::seconds(2);  // its handler kills its compilers first
     auto res = runProcess({ec ? std::string("/proc/self/exe") : self.string(), "--cache-dir", root_.string(), "verify",
                            "--replay-group", tmpl},
                           po);

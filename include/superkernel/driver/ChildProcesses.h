@@ -18,8 +18,9 @@ namespace sk {
 void registerChildGroup(pid_t pgid);
 void unregisterChildGroup(pid_t pgid);
 
-/// SIGKILL every registered process group; returns how many were signalled.
-/// Async-signal-safe (what the interrupt handler calls).
+/// SIGTERM every registered process group, 50 ms later SIGKILL them; returns
+/// how many were signalled. Async-signal-safe (what the interrupt handler
+/// and the tools' watchdog handler call).
 int killChildGroups();
 
 /// For tools (a library does not take over signals): SIGINT, SIGTERM and

@@ -18,6 +18,11 @@ struct ProcessOptions {
   /// calling thread's CompileBudget (Deadline.h), if any, bounds it further
   /// and can cancel it.
   std::chrono::milliseconds timeout{0};
+  /// On a timeout or cancel, SIGTERM the group first and SIGKILL only after
+  /// this grace (0: SIGKILL at once). For children that have children of
+  /// their own in other process groups (sk-cache's replay processes): their
+  /// SIGTERM handler takes those down first.
+  std::chrono::milliseconds terminateGrace{0};
   /// Working directory of the child; empty = inherit.
   std::filesystem::path cwd;
 };

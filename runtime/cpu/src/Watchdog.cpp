@@ -55,19 +55,14 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::setContext(const std::string* label, const std::vector<std::string>* opNames) {
-  std::lock_guard<std::mutex> lock(ctxMu_);
-  label_ = label;
-  opNames_ = opNames;
+  label_.store(label, std::memory_order_relaxed);
+  opNames_.store(opNames, std::memory_order_relaxed);
 }
 
 void Watchdog::launchBegin(const char* kind, uint32_t count, uint32_t participants) {
-  {
-    std::lock_guard<std::mutex> lock(ctxMu_);
-    kind_ = kind;
-    count_ = count;
-    participants_ = participants;
-    launchStartNs_ = nowNs();
-  }
+  kind_.store(kind, std::memory_order_relaxed);
+  count_.store(count, std::memory_order_relaxed);
+  participants_.store(participants, std::memory_order_relaxed);
   // "Last waited for" is per launch: the strings live in the code of the
   // launch that waited, which may be unloaded by the next one.
   for (uint32_t w = 0; w < participants && w < numWorkers_; ++w) host_[w].lastWaited.store(nullptr, std::memory_order_relaxed);
@@ -119,6 +114,7 @@ void Watchdog::threadMain() {
       sum += seq;
     }
     if (events != lastEvents || sum != lastSum) {
+      if (events != lastEvents) launchSeenNs_ = now;
       lastEvents = events;
       lastSum = sum;
       lastChangeNs = now;
@@ -138,17 +134,22 @@ void Watchdog::threadMain() {
 
 std::string Watchdog::report(uint64_t now, uint64_t stalledNs) {
   auto secs = [](uint64_t ns) { return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9); };
-  std::lock_guard<std::mutex> lock(ctxMu_);
+  const std::string* label = label_.load(std::memory_order_relaxed);
+  const std::vector<std::string>* opNames = opNames_.load(std::memory_order_relaxed);
+  const std::string kind = kind_.load(std::memory_order_relaxed);
+  const uint32_t participants = participants_.load(std::memory_order_relaxed);
   auto opName = [&](uint32_t op) -> std::string {
-    if (opNames_ && op < opNames_->size()) return fmt::format("op {} \"{}\"", op, (*opNames_)[op]);
+    if (opNames && op < opNames->size()) return fmt::format("op {} \"{}\"", op, (*opNames)[op]);
     return fmt::format("op {}", op);
   };
   std::string s = fmt::format(
-      "launch watchdog: no progress for {} (SK_RUN_TIMEOUT_MS={}) in {}: {} of {} {} on {} workers, running for {}",
-      secs(stalledNs), timeoutMs_, label_ ? *label_ : std::string("a launch"), kind_, count_,
-      std::string(kind_) == "runCores" ? "cores" : "blocks", participants_, secs(now - launchStartNs_));
+      "launch watchdog: no progress for {} (SK_RUN_TIMEOUT_MS={}) in {}: {} of {} {} on {} workers, running for at "
+      "least {}",
+      secs(stalledNs), timeoutMs_, label ? *label : std::string("a launch"), kind,
+      count_.load(std::memory_order_relaxed), kind == "runCores" ? "cores" : "blocks", participants,
+      secs(now - launchSeenNs_));
   uint32_t busy = 0;
-  for (uint32_t w = 0; w < numWorkers_ && w < participants_; ++w) {
+  for (uint32_t w = 0; w < numWorkers_ && w < participants; ++w) {
     const HostSlot& h = host_[w];
     if (!h.inShare.load(std::memory_order_acquire)) continue;
     ++busy;
@@ -171,7 +172,7 @@ std::string Watchdog::report(uint64_t now, uint64_t stalledNs) {
                           h.waitTarget.load(std::memory_order_relaxed));
     } else {
       line += fmt::format(", running its kernel for at least {}",
-                          secs(now - std::max(seen_[w].sinceNs, launchStartNs_)));
+                          secs(now - std::max(seen_[w].sinceNs, launchSeenNs_)));
       const char* last = h.lastWaited.load(std::memory_order_relaxed);
       line += fmt::format("; last waited for {}", last ? last : "nothing in this launch");
     }

@@ -12,8 +12,9 @@
 // sk_progress_mark, or by the executor for host-run blocks) and one host slot
 // (in its share or not, what it waits for). All writes are relaxed/release
 // stores on the worker's own cache line; the watchdog only reads them. The
-// per-launch cost is two stores by the launcher and, per worker, a handful of
-// stores; the per-block cost is sk_progress_mark.
+// per-launch cost is a few relaxed stores and one atomic add by the launcher
+// and, per worker, a handful of stores; the per-block cost is
+// sk_progress_mark. No lock and no clock read on either path.
 #pragma once
 
 #include <atomic>
@@ -89,14 +90,15 @@ class Watchdog {
   std::vector<Seen> seen_;
 
   // Launch state: written by the launcher, read by the watchdog.
+  // Relaxed atomics, no lock: they sit on the per-launch path, and the
+  // watchdog reads them only once nothing has moved for the whole limit.
   std::atomic<uint64_t> launchEvents_{0};  // +1 at begin, +1 at end: odd = a launch is running
-  std::mutex ctxMu_;                       // label/opNames/kind/count of the running launch
-  const std::string* label_ = nullptr;
-  const std::vector<std::string>* opNames_ = nullptr;
-  const char* kind_ = "";
-  uint32_t count_ = 0;
-  uint32_t participants_ = 0;
-  uint64_t launchStartNs_ = 0;
+  std::atomic<const std::string*> label_{nullptr};
+  std::atomic<const std::vector<std::string>*> opNames_{nullptr};
+  std::atomic<const char*> kind_{""};
+  std::atomic<uint32_t> count_{0};
+  std::atomic<uint32_t> participants_{0};
+  uint64_t launchSeenNs_ = 0;  // watchdog thread only: when it first saw the running launch
 
   std::mutex mu_;
   std::condition_variable cv_;
