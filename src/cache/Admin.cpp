@@ -33,6 +33,7 @@ nlohmann::json CacheStats::toJson() const {
                         {"remote_uploads", remoteUploads},
                         {"remote_errors", remoteErrors},
                         {"remote_rejected", remoteRejected},
+                        {"disk_full", diskFull},
                         {"root", root.string()}};
 }
 
@@ -56,6 +57,7 @@ Expected<CacheStats> Cache::stats() {
   s.remoteUploads = v[11];
   s.remoteErrors = v[12];
   s.remoteRejected = v[13];
+  s.diskFull = v[14];
   s.root = d.root;
   s.maxBytes = d.maxBytes;
   if (d.store) {

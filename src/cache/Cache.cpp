@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/CacheImpl.h"
+#include "cache/DiskFull.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 
@@ -28,8 +29,7 @@ using detail::UniqueFd;
 // Impl
 
 Status Cache::Impl::makePrivateTemp(fs::path& out) {
-  const char* t = std::getenv("TMPDIR");
-  std::string tmpl = fmt::format("{}/superkernel-cache-XXXXXX", t && *t ? t : "/tmp");
+  std::string tmpl = (detail::privateTempBase() / "superkernel-cache-XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) return ioError(fmt::format("cannot create a private temp dir: {}", errnoText(errno)));
   ::chmod(tmpl.c_str(), 0700);
   out = tmpl;
@@ -40,9 +40,12 @@ Status Cache::Impl::makePrivateTemp(fs::path& out) {
 // the store cannot take it (then nothing is published).
 Status Cache::Impl::makeStaging(std::string_view key, fs::path& dir, UniqueFd& lock, bool& publishable) {
   publishable = false;
-  if (store && store->makeStaging(key, dir, lock)) {
-    publishable = true;
-    return Status::success();
+  if (store && !diskFull.load(std::memory_order_acquire)) {
+    if (store->makeStaging(key, dir, lock)) {
+      publishable = true;
+      return Status::success();
+    }
+    if (const int err = errno; detail::isNoSpace(err)) enterDiskFull(errnoText(err));
   }
   {
     std::lock_guard<std::mutex> g(privateTempMutex);
@@ -52,6 +55,17 @@ Status Cache::Impl::makeStaging(std::string_view key, fs::path& dir, UniqueFd& l
   if (!::mkdtemp(tmpl.data())) return ioError(fmt::format("cannot create a build dir: {}", errnoText(errno)));
   dir = tmpl;
   return Status::success();
+}
+
+// The cache's file system is full: say so once, count it, and build
+// privately from now on (a full disk does not fail a build while the
+// temporary directory has room).
+void Cache::Impl::enterDiskFull(const std::string& why) {
+  if (diskFull.exchange(true, std::memory_order_acq_rel)) return;
+  Counters::count(pending.diskFull);
+  spdlog::warn("cache {}: no space left ({}); this process builds into a private temporary cache in {} from now on "
+               "and stores nothing (free space, or run sk-cache gc)",
+               root.string(), why, detail::privateTempBase().string());
 }
 
 // A verified entry as an Artifact; nullptr when absent or bad (quarantined).
@@ -87,11 +101,35 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
     if (!staging.empty()) fs::remove_all(staging, ec);
   };
   Expected<BuildOutput> out = internalError("no build function");
-  if (req.build) {
+  auto runBuild = [&] {
+    if (!req.build) return;
     try {
       out = req.build(staging);
     } catch (const std::exception& e) {
       out = internalError(fmt::format("build of {} threw: {}", req.key, e.what()));
+    }
+  };
+  runBuild();
+  // Out of space: in the store, retry once in the private temporary
+  // directory; there too (or already there), one I/O error that says so,
+  // wherever in the build the space ran out (DiskFull.h).
+  if (!out && detail::buildRanOutOfSpace(staging, out.error().message())) {
+    if (publishable) {
+      enterDiskFull(detail::firstLine(out.error().message()));
+      cleanup();
+      staging.clear();
+      stagingLock.reset();
+      SK_RETURN_IF_ERROR(makeStaging(req.key, staging, stagingLock, publishable));
+      runBuild();
+    }
+    if (!out && detail::buildRanOutOfSpace(staging, out.error().message())) {
+      Counters::count(pending.compileFailures);
+      const std::string where = staging.parent_path().string();
+      cleanup();
+      return ioError(fmt::format("no space left on device to build {} (in {}{}): {}; free space, or set TMPDIR to "
+                                 "a directory with room",
+                                 req.key.substr(0, 16), where, store ? " and the cache " + root.string() : "",
+                                 detail::firstLine(out.error().message())));
     }
   }
   if (!out) {
@@ -151,6 +189,8 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
     if (st) {
       staging.clear();
       a->entryDir = store->entryDir(req.key);
+    } else if (detail::buildRanOutOfSpace(staging, st.error().message())) {
+      enterDiskFull(detail::firstLine(st.error().message()));
     } else {
       spdlog::warn("could not store cache entry {}: {}; nothing published, using the build from memory", req.key,
                    st.error().message());
@@ -462,6 +502,7 @@ bool Cache::usingPrivateFallback() const { return impl_->privateFallback; }
 std::string Cache::remoteUrl() const {
   return impl_->remote ? impl_->remote->storage().settings().url.redacted() : std::string();
 }
+bool Cache::usingDiskFullFallback() const { return impl_->diskFull.load(std::memory_order_acquire); }
 bool Cache::diskEnabled() const { return impl_->disk; }
 uint64_t Cache::maxBytes() const { return impl_->maxBytes; }
 void Cache::flushStats() { impl_->flush(true); }

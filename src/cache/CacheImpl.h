@@ -2,6 +2,7 @@
 // getOrBuild) and Admin.cpp (sk-cache operations).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,7 @@ struct Cache::Impl {
   bool privateFallback = false;
   std::filesystem::path privateTemp;  // memory-only staging / untrusted fallback (removed at exit)
   std::mutex privateTempMutex;
+  std::atomic<bool> diskFull{false};  // no space in the store: private builds from now on (DiskFull.h)
   uint64_t maxBytes = 0;
   std::string fault;
   bool recompile = false;
@@ -63,6 +65,8 @@ struct Cache::Impl {
   }
 
   Status makePrivateTemp(std::filesystem::path& out);
+  /// The store's file system is full: warn once, count, build privately from now on.
+  void enterDiskFull(const std::string& why);
   Status makeStaging(std::string_view key, std::filesystem::path& dir, detail::UniqueFd& lock, bool& publishable);
   Expected<ArtifactPtr> loadFromDisk(std::string_view key, std::string_view kind, bool hold);
   Expected<ArtifactPtr> build(const CacheRequest& req);

@@ -1,6 +1,7 @@
 #include "cache/DiskStore.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/file.h>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "cache/DiskFull.h"
 #include "superkernel/cache/Trust.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Sha256.h"
@@ -219,7 +221,11 @@ UniqueFd DiskStore::lockKey(std::string_view key, std::chrono::milliseconds wait
 bool DiskStore::makeStaging(std::string_view key, fs::path& dir, UniqueFd& lock) const {
   std::string tmpl = (tmpDir() / fmt::format("{}.{}.XXXXXX", key.substr(0, 16), ::getpid())).string();
   if (!::mkdtemp(tmpl.data())) {
-    spdlog::warn("cannot create a build dir in {}: {}; building outside the cache", tmpDir().string(), errnoText(errno));
+    // No space is the caller's to report (once, DiskFull.h); errno tells it.
+    const int err = errno;
+    if (!detail::isNoSpace(err))
+      spdlog::warn("cannot create a build dir in {}: {}; building outside the cache", tmpDir().string(), errnoText(err));
+    errno = err;
     return false;
   }
   dir = tmpl;
@@ -354,6 +360,26 @@ GcResult DiskStore::evict(uint64_t limit, std::string_view keep) {
   return r;
 }
 
+namespace {
+// "<key16>.<pid>.XXXXXX" (makeStaging): true when that pid does not exist.
+bool builderIsGone(const std::string& name) {
+  const size_t a = name.find('.');
+  const size_t b = a == std::string::npos ? a : name.find('.', a + 1);
+  if (b == std::string::npos || b == a + 1) return false;
+  pid_t pid = 0;
+  for (size_t i = a + 1; i < b; ++i) {
+    if (name[i] < '0' || name[i] > '9' || pid > 100000000) return false;
+    pid = pid * 10 + (name[i] - '0');
+  }
+  return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+}  // namespace
+
+// Build dirs whose builder is gone: unlocked, and either older than maxAge
+// or named after a process that no longer exists (a run that was killed:
+// its staging dirs go at the next open, not 30 minutes later). The age rule
+// covers the moment between mkdtemp and flock of a live builder; a dead pid
+// cannot be in that moment.
 void DiskStore::cleanStaleTemps(std::chrono::seconds maxAge) const {
   std::error_code ec;
   int64_t now = nowSeconds();
@@ -361,7 +387,8 @@ void DiskStore::cleanStaleTemps(std::chrono::seconds maxAge) const {
     UniqueFd fd(::open(e.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) continue;
     struct stat st;
-    if (::fstat(fd.get(), &st) != 0 || now - st.st_mtim.tv_sec < maxAge.count()) continue;
+    if (::fstat(fd.get(), &st) != 0) continue;
+    if (now - st.st_mtim.tv_sec < maxAge.count() && !builderIsGone(e.path().filename().string())) continue;
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;  // its builder is alive
     std::error_code ec2;
     fs::remove_all(e.path(), ec2);

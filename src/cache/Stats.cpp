@@ -18,13 +18,13 @@ using detail::UniqueFd;
 const char* const kCounterNames[kNumCounters] = {
     "hits",        "misses",        "compiles",       "compile_failures", "corrupt",
     "untrusted",   "evicted",       "memory_hits",    "disk_hits",        "remote_hits",
-    "remote_misses", "remote_uploads", "remote_errors", "remote_rejected"};
+    "remote_misses", "remote_uploads", "remote_errors", "remote_rejected", "disk_full"};
 
 std::atomic<uint64_t>& Counters::at(int i) {
   std::atomic<uint64_t>* a[] = {&hits,           &misses,        &compiles,       &compileFailures,
                                 &corrupt,        &untrusted,     &evicted,        &memoryHits,
                                 &diskHits,       &remote.hits,   &remote.misses,  &remote.uploads,
-                                &remote.errors,  &remote.rejected};
+                                &remote.errors,  &remote.rejected, &diskFull};
   return *a[i];
 }
 

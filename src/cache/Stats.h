@@ -16,11 +16,11 @@
 
 namespace sk::cache {
 
-inline constexpr int kNumCounters = 14;
+inline constexpr int kNumCounters = 15;
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, compiles{0}, compileFailures{0}, corrupt{0}, untrusted{0}, evicted{0},
-      memoryHits{0}, diskHits{0};
+      memoryHits{0}, diskHits{0}, diskFull{0};
   remote::RemoteCounters remote;  // remote_*: counted by the remote tier (cache/remote/)
   /// The i-th counter, in the order of kCounterNames.
   std::atomic<uint64_t>& at(int i);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "superkernel/driver/Deadline.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
@@ -272,22 +273,40 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
   std::mutex progressMutex;
   size_t done = 0;
   if (progress && total > 0) progress(0, total);
+  // The caller's compile budget follows the jobs; with all-or-nothing, the
+  // first failure cancels the compiles still queued or running.
+  const std::shared_ptr<CompileBudget> budget = currentBudget();
   parallelForEach(total, impl_->jobs, [&](size_t s) {
+    BudgetScope scope(budget);
     size_t i = unique[s];
     results[s].emplace(compileWithKey(variants[i], o, keys[i]));
+    if (!results[s]->ok() && budget && budget->allOrNothing())
+      budget->cancel(fmt::format("kernel '{}' failed to compile", variants[i].decl.name));
     std::lock_guard<std::mutex> g(progressMutex);
     ++done;
     if (progress) progress(done, total);
   });
-  size_t failures = 0;
+  size_t failures = 0, cancelled = 0;
   std::optional<Error> first;
   for (size_t s = 0; s < total; ++s) {
     if (!results[s]->ok()) {
       ++failures;
+      // The cause, not the compiles it cancelled.
+      if (budget && budget->cancelled() && results[s]->error().message().find("cancelled") != std::string::npos) {
+        ++cancelled;
+        continue;
+      }
       if (!first) first = results[s]->error();
     }
   }
+  if (!first && failures > 0) {
+    for (size_t s = 0; s < total && !first; ++s)
+      if (!results[s]->ok()) first = results[s]->error();
+  }
   if (first) {
+    if (cancelled > 0)
+      return Error(*first).context(fmt::format("{} of {} kernels failed to compile, {} more cancelled; first",
+                                               failures - cancelled, total, cancelled));
     if (failures > 1) return Error(*first).context(fmt::format("{} of {} kernels failed to compile; first", failures, total));
     return *first;
   }

@@ -11,8 +11,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
+
+#include "superkernel/driver/ChildProcesses.h"
+#include "superkernel/driver/Deadline.h"
 
 extern char** environ;
 
@@ -20,6 +24,10 @@ namespace sk {
 namespace fs = std::filesystem;
 
 std::string ProcessResult::describe() const {
+  if (cancelled) return fmt::format("cancelled after {:.1f} s: {}", static_cast<double>(elapsed.count()) / 1000.0, cancelReason);
+  if (overallDeadline)
+    return fmt::format("stopped at the overall compile deadline after {:.1f} s (SK_COMPILE_TIMEOUT_S)",
+                       static_cast<double>(elapsed.count()) / 1000.0);
   if (timedOut) return fmt::format("timed out after {:.1f} s", static_cast<double>(elapsed.count()) / 1000.0);
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
   return fmt::format("exit code {}", exitCode);
@@ -148,6 +156,21 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
 
+  // The thread's compile budget: a spent or cancelled one starts nothing.
+  const std::shared_ptr<CompileBudget> budget = currentBudget();
+  if (budget && budget->cancelled()) {
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return compileError(fmt::format("not started, cancelled: {}\n  command: {}", budget->reason(), formatCommand(argv)));
+  }
+  if (budget && budget->expired()) {
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return compileError(fmt::format("not started: the overall compile deadline of {} s passed "
+                                    "(SK_COMPILE_TIMEOUT_S)\n  command: {}",
+                                    std::chrono::duration_cast<std::chrono::seconds>(budget->total()).count(),
+                                    formatCommand(argv)));
+  }
   auto start = std::chrono::steady_clock::now();
   pid_t pid = -1;
   int rc = ::posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), environ);
@@ -157,12 +180,19 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
     return compileError(fmt::format("cannot run '{}': {}\n  command: {}", argv[0], std::strerror(rc),
                                     formatCommand(argv)));
   }
+  registerChildGroup(pid);  // its own group (setpgroup 0): pgid == pid
   outW.reset();
   errW.reset();
 
   ProcessResult result;
-  const bool limited = options.timeout.count() > 0;
-  const auto deadline = start + options.timeout;
+  bool limited = options.timeout.count() > 0;
+  auto deadline = start + options.timeout;
+  bool byBudget = false;
+  if (budget && (!limited || budget->deadline() < deadline)) {
+    limited = true;
+    deadline = budget->deadline();
+    byBudget = true;
+  }
   bool killed = false;
   char buf[65536];
   while (outR.fd >= 0 || errR.fd >= 0) {
@@ -175,22 +205,42 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       waitMs = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
+    // A budget can be cancelled from another thread (a sibling compile
+    // failed): look at it every 50 ms.
+    if (budget) waitMs = waitMs < 0 ? 50 : std::min(waitMs, 50);
     int pr = ::poll(pfd, static_cast<nfds_t>(n), waitMs);
     if (pr < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (pr == 0) {
-      if (limited && !killed && std::chrono::steady_clock::now() >= deadline) {
-        ::kill(-pid, SIGKILL);
-        ::kill(pid, SIGKILL);
-        killed = true;
-        result.timedOut = true;
-        // Grandchildren may keep the pipes open; stop reading.
-        break;
+    const bool cancelNow = budget && budget->cancelled();
+    // Checked after every poll, not only idle ones: a child that keeps
+    // writing must not outlive its deadline either.
+    if (cancelNow || (limited && std::chrono::steady_clock::now() >= deadline)) {
+      if (options.terminateGrace.count() > 0) {
+        ::kill(-pid, SIGTERM);
+        const auto until = std::chrono::steady_clock::now() + options.terminateGrace;
+        siginfo_t si{};
+        while (std::chrono::steady_clock::now() < until) {
+          si.si_pid = 0;
+          if (::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
       }
-      continue;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      killed = true;
+      if (cancelNow) {
+        result.cancelled = true;
+        result.cancelReason = budget->reason();
+      } else {
+        result.timedOut = true;
+        result.overallDeadline = byBudget;
+      }
+      // Grandchildren may keep the pipes open; stop reading.
+      break;
     }
+    if (pr == 0) continue;
     for (int i = 0; i < n; ++i) {
       if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t got = ::read(pfd[i].fd, buf, sizeof buf);
@@ -203,10 +253,17 @@ Expected<ProcessResult> runProcess(const std::vector<std::string>& argv, const P
       }
     }
   }
+  // Wait without reaping, forget the group, then reap: while the child is a
+  // zombie its pid cannot be reused, so killChildGroups() never hits a
+  // stranger's group.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);  // anything left in the group: no process outlives its run
+  unregisterChildGroup(pid);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (killed) ::kill(-pid, SIGKILL);  // anything left in the group
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   if (WIFEXITED(status)) {
     result.exitCode = WEXITSTATUS(status);

@@ -1,5 +1,7 @@
 #include "superkernel/driver/Toolchain.h"
 
+#include "superkernel/driver/Deadline.h"
+
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -115,7 +117,9 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
     auto hash = sha256File(tc.path);
     if (!hash) return compileError(fmt::format("cannot read compiler {}: {}", tc.path.string(), hash.error().message()));
     ProcessOptions po;
-    po.timeout = std::chrono::seconds(60);
+    // Bounded like a compile (SK_COMPILE_TIMEOUT_S), and never above 60 s:
+    // a compiler that hangs on --version should not cost a compile's limit.
+    po.timeout = std::min<std::chrono::milliseconds>(std::chrono::seconds(60), compileLimits().perCompile);
     std::vector<std::string> argv = {tc.invocation.string(), "--version"};
     auto res = runProcess(argv, po);
     if (!res) return std::move(res).error();

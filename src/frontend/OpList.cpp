@@ -36,6 +36,17 @@ size_t dtypeSize(DType t) { return info(t).size; }
 const char* dtypeName(DType t) { return info(t).name; }
 const char* dtypeCType(DType t) { return info(t).ctype; }
 bool dtypeIsFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+std::optional<__int128> scalarInteger(const ScalarValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (const auto* u = std::get_if<uint64_t>(&v)) return *u;
+  return std::nullopt;
+}
+
+double scalarAsDouble(const ScalarValue& v) {
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  return static_cast<double>(*scalarInteger(v));
+}
+
 std::pair<__int128, __int128> dtypeIntRange(DType t) {
   switch (t) {
     case DType::I8: return {INT8_MIN, INT8_MAX};

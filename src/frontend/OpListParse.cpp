@@ -373,9 +373,12 @@ Expected<ArgValue> parseArg(const Reader& r, const ojson& j, const std::string& 
     SK_ASSIGN_OR_RETURN(ref.count, r.unsignedInt(j["count"], path + ".count"));
     a.value = ref;
   } else if (j.is_number_integer()) {
+    // Above INT64_MAX only a u64 parameter can take it (the validator
+    // checks the range against the parameter's dtype).
     if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-      return r.err(path, "integer " + j.dump() + " does not fit in 64 signed bits");
-    a.value = ScalarValue(j.get<int64_t>());
+      a.value = ScalarValue(j.get<uint64_t>());
+    else
+      a.value = ScalarValue(j.get<int64_t>());
   } else if (j.is_number_float()) {
     a.value = ScalarValue(j.get<double>());
   } else {

@@ -167,13 +167,15 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
           return err(l, ap, "parameter " + quote(name) + " is " + dtypeName(p->dtype) + ", got a floating-point number");
         if (!std::isfinite(d)) return err(l, ap, "scalar is not finite");
       } else if (!dtypeIsFloat(p->dtype)) {
-        // JSON integers we accept are int64, so u64 tops out at INT64_MAX here.
-        auto [wlo, whi] = dtypeIntRange(p->dtype);
-        const int64_t lo = static_cast<int64_t>(wlo);
-        const int64_t hi = static_cast<int64_t>(std::min<__int128>(whi, INT64_MAX));
-        int64_t x = std::get<int64_t>(v);
-        if (x < lo || x > hi)
-          return err(l, ap, "value " + std::to_string(x) + " out of range of " + dtypeName(p->dtype));
+        // JSON integers reach us as int64 or (above INT64_MAX) uint64; the
+        // dtype's own range decides (u64 takes 0 .. 2^64-1).
+        auto [lo, hi] = dtypeIntRange(p->dtype);
+        const __int128 x = *scalarInteger(v);
+        if (x < lo || x > hi) {
+          const std::string text = std::holds_alternative<uint64_t>(v) ? std::to_string(std::get<uint64_t>(v))
+                                                                       : std::to_string(std::get<int64_t>(v));
+          return err(l, ap, "value " + text + " out of range of " + dtypeName(p->dtype));
+        }
       }
     }
   }

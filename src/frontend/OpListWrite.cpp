@@ -63,6 +63,7 @@ ojson writeArg(const ArgValue& a) {
     return v;
   }
   if (std::holds_alternative<int64_t>(a.scalar())) return std::get<int64_t>(a.scalar());
+  if (std::holds_alternative<uint64_t>(a.scalar())) return std::get<uint64_t>(a.scalar());
   // nlohmann writes doubles so that they read back bit-identical and always
   // with a '.' or exponent, so a float stays a float through the round trip.
   return std::get<double>(a.scalar());

@@ -61,8 +61,7 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
         b.count = ref.isView ? ref.count : list.buffers[bi].elements();
       } else {
         ScalarValue v = a->scalar();
-        if (dtypeIsFloat(param.dtype) && std::holds_alternative<int64_t>(v))
-          v = static_cast<double>(std::get<int64_t>(v));
+        if (dtypeIsFloat(param.dtype) && !std::holds_alternative<double>(v)) v = scalarAsDouble(v);
         b.scalar = v;
       }
       p.args.push_back(std::move(b));

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "superkernel/driver/Deadline.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
@@ -69,6 +70,8 @@ struct Session::Impl {
     DeviceOptions dopt;
     dopt.cores = options.workers;
     dopt.waitTimeoutMs = options.waitTimeoutMs;
+    dopt.runTimeoutMs = options.runTimeoutMs;
+    dopt.onRunTimeout = options.onRunTimeout;
     SK_ASSIGN_OR_RETURN(st->device, b->makeDevice(dopt));
     TargetState* raw = st.get();
     targets.emplace(b->name, std::move(st));
@@ -81,6 +84,7 @@ struct Session::Impl {
     if (it != t.drivers.end()) return *it->second;
     DriverConfig cfg;
     cfg.jobs = options.jobs;
+    cfg.timeout = compileLimits().perCompile;
     cfg.arch = arch;
     auto d = std::make_unique<Driver>(t.recipe, t.toolchain, cache, cfg);
     Driver& raw = *d;
@@ -154,6 +158,12 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   const auto t0 = std::chrono::steady_clock::now();
   Impl& im = *impl_;
   const std::string what = list.origin.empty() ? "op list" : list.origin;
+  // One deadline for the whole compile (SK_COMPILE_TIMEOUT_S), all or
+  // nothing: a plan needs every object and link, so the first failure stops
+  // the rest. A compile nested in another keeps the outer budget.
+  std::optional<BudgetScope> budgetScope;
+  if (!currentBudget())
+    budgetScope.emplace(std::make_shared<CompileBudget>(compileLimits().total, /*allOrNothing=*/true));
 
   CompiledPlan cp;
   cp.list = list;
@@ -229,7 +239,9 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   // op list (relative paths resolve against base_dir) and the plan report.
   baseMeta["base_dir"] = cp.list.baseDir.string();
   baseMeta["plan_report"] = formatPlanReport(cp.plan);
+  const std::shared_ptr<CompileBudget> budget = currentBudget();  // the compile deadline follows the steps
   Status st = parallelFor(n, driver.jobs(), [&](size_t i) -> Status {
+    BudgetScope budgetScope(budget);
     const SuperKernelPlan& sk = cp.plan.steps[i];
     auto fail = [&](Error e) { return Status(std::move(e).context("while compiling " + stepLabel(sk))); };
     auto src = cp.target->emit(cp.plan, i);
@@ -262,6 +274,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     for (const PlanBuffer& b : sk.buffers) cs.listBuffers.push_back(b.listIndex);
     cs.pointers.assign(sk.buffers.size(), nullptr);
     for (const PlannedOp& op : sk.ops) cs.opNames.push_back(op.name);
+    cs.label = fmt::format("step {} ({})", i, stepLabel(sk));
     if (im.options.progress) {
       std::lock_guard lock(progressMu);
       im.options.progress("superkernels", ++built, n);
@@ -383,8 +396,10 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
   // Hot path: no allocation; the argument arrays were sized at compile time.
   for (CompiledStep& step : plan.steps) {
     for (size_t k = 0; k < step.listBuffers.size(); ++k) step.pointers[k] = buffers[step.listBuffers[k]];
+    dev.setLaunchContext(&step.label, &step.opNames);  // names for the launch watchdog's report
     Status st = dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
                         static_cast<uint32_t>(step.pointers.size()));
+    dev.setLaunchContext(nullptr, nullptr);
     if (!st) return st.error().context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
   }
   return Status::success();

@@ -23,11 +23,16 @@
 #include <cstdio>
 #include <algorithm>
 #include <ctime>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/Suggest.h"
+#include "common/Stalls.h"
 #include "common/ToolSupport.h"
 #include "superkernel/superkernel.h"
 
@@ -50,6 +55,8 @@ struct Args {
   bool verbose = false;
   std::string remote;  // --remote URL (default $SK_REMOTE_CACHE)
   bool deleteBad = false;  // remote verify --delete-bad
+  unsigned replayTimeoutS = 1800;  // per replayed op list (its child process)
+  std::string replayGroup;         // internal: this process is a replay child (verify --replay-group FILE)
 };
 
 // An error with its exit code (I/O trouble is 4; bad arguments, unknown
@@ -481,7 +488,7 @@ class CacheTool {
         pos->second.items.push_back(idx);
         pos->second.steps.emplace_back(meta.value("fuse", true), meta.value("step", uint64_t{0}));
       }
-      for (auto& [gk, g] : groups) replay(g);
+      for (auto& [gk, g] : groups) replayInChild(g);
     }
     return printVerify();
   }
@@ -581,12 +588,123 @@ class CacheTool {
     replays_.push_back(rj);
   }
 
+  // ---- replay in a child process -------------------------------------------
+  //
+  // Each op list is replayed by a child process (this executable, `verify
+  // --replay-group FILE`) under a deadline: a kernel that never returns
+  // cannot be stopped inside a process (the child's launch watchdog,
+  // SK_RUN_TIMEOUT_MS, reports it and exits 4), and a hung compiler or a
+  // crash must not take the rest of the verify down. The child runs replay()
+  // unchanged and prints its findings as JSON on stdout.
+
+  static json groupToJson(const Group& g, const std::vector<Item>& items) {
+    json j{{"op_list", g.opList}, {"options", g.options}, {"workers", g.workers}, {"base_dir", g.baseDir}};
+    json its = json::array();
+    for (size_t k = 0; k < g.items.size(); ++k) {
+      const Item& it = items[g.items[k]];
+      its.push_back(json{{"key", it.key},
+                         {"kind", it.kind},
+                         {"what", it.what},
+                         {"status", it.status},
+                         {"problem", it.problem},
+                         {"fuse", g.steps[k].first},
+                         {"step", g.steps[k].second}});
+    }
+    j["items"] = std::move(its);
+    return j;
+  }
+
+  void replayInChild(Group& g) {
+    auto markAll = [&](const std::string& problem) {
+      for (size_t i : g.items) {
+        if (items_[i].status != "ok") continue;
+        items_[i].status = "replay_failed";
+        items_[i].problem = problem;
+      }
+    };
+    json rj{{"entries", g.items.size()}, {"workers", g.workers}, {"options", g.options}};
+    auto fail = [&](const std::string& problem) {
+      markAll(problem);
+      rj["result"] = "replay_failed";
+      rj["reason"] = problem.substr(0, problem.find('\n'));  // the entries above carry all of it
+      replays_.push_back(rj);
+    };
+    // The group goes through a private temporary file (0600, removed after).
+    std::string tmpl = (fs::temp_directory_path() / "sk-cache-replay.XXXXXX").string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) return fail(fmt::format("cannot create a temporary file for the replay: {}", std::strerror(errno)));
+    const std::string text = groupToJson(g, items_).dump();
+    const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    struct Unlink {
+      std::string path;
+      ~Unlink() { ::unlink(path.c_str()); }
+    } unlinkLater{tmpl};
+    if (!written) return fail(fmt::format("cannot write the replay file {}: {}", tmpl, std::strerror(errno)));
+
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    ProcessOptions po;
+    po.timeout = std::chrono::seconds(args_.replayTimeoutS);
+    po.terminateGrace = std::chrono::seconds(2);  // its handler kills its compilers first
+    auto res = runProcess({ec ? std::string("/proc/self/exe") : self.string(), "--cache-dir", root_.string(), "verify",
+                           "--replay-group", tmpl},
+                          po);
+    if (!res) return fail("cannot start the replay process: " + res.error().message());
+    const json out = json::parse(res->out, nullptr, false);
+    if (!res->succeeded() || out.is_discarded() || !out.contains("items") || !out["items"].is_array() ||
+        out["items"].size() != g.items.size()) {
+      // What the child said last is why (the watchdog's report, a crash).
+      std::string why = res->err;
+      while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+      if (why.size() > 2000) why = "..." + why.substr(why.size() - 2000);
+      return fail(fmt::format("replay process {}{}", res->describe(), why.empty() ? "" : ": " + why));
+    }
+    for (size_t k = 0; k < g.items.size(); ++k) {
+      Item& item = items_[g.items[k]];
+      const json& c = out["items"][k];
+      item.status = c.value("status", item.status);
+      item.problem = c.value("problem", item.problem);
+    }
+    replays_.push_back(out.value("replay", rj));
+  }
+
+  // The child's side: replay one group read from `file`, print the findings.
+  std::optional<Failure> replayGroupChild(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    const json j = json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("items") || !j["items"].is_array())
+      return Failure{badInput(fmt::format("--replay-group {}: not a replay group file", file)), kExitBadInput};
+    Group g;
+    g.opList = j.value("op_list", "");
+    g.options = j.value("options", "");
+    g.workers = j.value("workers", 0u);
+    g.baseDir = j.value("base_dir", "");
+    for (const json& it : j["items"]) {
+      Item item;
+      item.key = it.value("key", "");
+      item.kind = it.value("kind", "");
+      item.what = it.value("what", "");
+      item.status = it.value("status", "ok");
+      item.problem = it.value("problem", "");
+      g.items.push_back(items_.size());
+      g.steps.emplace_back(it.value("fuse", true), it.value("step", uint64_t{0}));
+      items_.push_back(std::move(item));
+    }
+    replay(g);
+    json items = json::array();
+    for (const Item& i : items_) items.push_back(json{{"status", i.status}, {"problem", i.problem}});
+    outJson(json{{"items", items}, {"replay", replays_.empty() ? json::object() : replays_.back()}});
+    return std::nullopt;
+  }
+
   Session* session(uint32_t workers) {
     auto it = sessions_.find(workers);
     if (it != sessions_.end()) return it->second.get();
     SessionOptions so;
     so.cacheDir = root_;
     so.workers = workers;  // the plan's core counts depend on it: same workers, same keys
+    so.onRunTimeout = exitOnRunTimeout(kTool);  // a kernel that never returns: report, exit 4 (replay child)
     auto s = Session::create(so);
     if (!s) {
       sessionError_ = "cannot create a session to replay: " + s.error().message();
@@ -806,6 +924,12 @@ int realMain(int argc, char** argv) {
   verify->add_flag("--quarantine", a.quarantine, "move corrupt entries aside (they are rebuilt on next use)");
   verify->add_flag("--no-replay", a.noReplay, "only rehash; do not recompile or run stored op lists");
   verify->add_flag("-v,--verbose", a.verbose, "list every entry, not only the ones with a problem");
+  verify->add_option("--replay-timeout", a.replayTimeoutS,
+                     "seconds one op list's replay (its own process) may take before it is killed and reported")
+      ->check(CLI::Range(1u, 86400u))
+      ->capture_default_str();
+  verify->add_option("--replay-group", a.replayGroup, "internal: replay one group in this process")
+      ->group("");  // hidden: the parent verify runs its children with it
   auto* gc = app.add_subcommand("gc", "evict least recently used entries until the cache fits SIZE");
   gc->add_option("--max-size", a.maxSize, "size limit, e.g. 500M, 2G, 1.5GiB, 0 (empty the cache)")
       ->type_name("SIZE")
@@ -831,6 +955,11 @@ int realMain(int argc, char** argv) {
     return kExitBadInput;
   }
   initLogging();
+  installToolSignalHandlers(kTool);
+  if (auto e = badTimeoutEnvironment()) {
+    printError(kTool, *e);
+    return kExitBadInput;
+  }
   if (remote->parsed()) {
     RemoteTool rt(a);
     std::optional<Failure> rf;
@@ -852,6 +981,7 @@ int realMain(int argc, char** argv) {
     else if (explain->parsed()) f = tool.explain();
     else if (ls->parsed()) f = tool.ls();
     else if (inspect->parsed()) f = tool.inspect();
+    else if (verify->parsed() && !a.replayGroup.empty()) f = tool.replayGroupChild(a.replayGroup);
     else if (verify->parsed()) f = tool.verify();
     else if (gc->parsed()) f = tool.gc();
     else if (clear->parsed()) f = tool.clear();

@@ -26,6 +26,7 @@
 
 #include "common/Suggest.h"
 #include "common/Timing.h"
+#include "common/Stalls.h"
 #include "common/ToolSupport.h"
 #include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
@@ -50,6 +51,7 @@ struct Args {
   std::string remoteCache;  // --remote-cache URL (default $SK_REMOTE_CACHE)
   unsigned jobs = 0;
   unsigned workers = 0;
+  uint32_t runTimeoutMs = 0;
 };
 
 // A failure with the exit code it maps to; carried to main's single exit.
@@ -375,7 +377,7 @@ class Compiler {
     if (args_.workers == 0) {
       if (auto w = workerCountFromEnv(); !w) return Failure{w.error(), kExitBadInput};
     }
-    if (auto w = waitTimeoutFromEnv(); !w) return Failure{w.error(), kExitBadInput};
+    if (auto e = badTimeoutEnvironment()) return Failure{*e, kExitBadInput};
 
     auto list = loadOpList(args_.opList);
     // The op list is input: a missing or unreadable file is exit 2 as much
@@ -413,6 +415,8 @@ class Compiler {
     so.forceRecompile = args_.forceRecompile;
     so.remoteCache.url = args_.remoteCache;
     so.jobs = args_.jobs;
+    so.runTimeoutMs = args_.runTimeoutMs;
+    so.onRunTimeout = exitOnRunTimeout(kTool);
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
     auto session = Session::create(so);
@@ -431,6 +435,7 @@ class Compiler {
 
     progress_.phase("fused");
     auto fused = ss.compile(*list, fusedReq);
+    noteDiskFull(*cache);
     if (!fused) return failure(std::move(fused).error());
     rep_["target"] = fused->list.target;
     rep_["arch"] = fused->list.arch;
@@ -451,6 +456,7 @@ class Compiler {
       ref.fuse = false;
       progress_.phase("unfused reference");
       auto u = ss.compile(*list, ref);
+      noteDiskFull(*cache);
       if (!u) return failure(std::move(u).error().context("unfused reference"));
       rep_["reference"] = compileJson(*u);
       unfused = std::move(*u);
@@ -470,6 +476,14 @@ class Compiler {
       if (auto f = trace(ss, *list, fusedReq)) return f;
     }
     return std::nullopt;
+  }
+
+  void noteDiskFull(const Cache& cache) {
+    if (notedDiskFull_ || !cache.usingDiskFullFallback()) return;
+    notedDiskFull_ = true;
+    note(fmt::format("cache directory {} ran out of space: this run built into a private temporary cache and stored "
+                     "nothing there (free space, or run sk-cache gc)",
+                     cache.root().string()));
   }
 
   void note(std::string n) {
@@ -634,6 +648,7 @@ class Compiler {
   const Args& args_;
   json rep_ = json::object();
   Progress progress_;
+  bool notedDiskFull_ = false;
 };
 
 int realMain(int argc, char** argv) {
@@ -641,7 +656,7 @@ int realMain(int argc, char** argv) {
   CLI::App app{
       "Plan, generate, compile and cache a superkernel op list, then print the plan report.\n"
       "Exit codes: 0 ok, 1 fused and unfused results differ, 2 bad input (op list, options, arguments),\n"
-      "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error).",
+      "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error or never returned).",
       kTool};
   app.set_version_flag("--version", fmt::format("sk-compile {} (superkernel {})", libraryVersion(), libraryVersion()));
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
@@ -678,6 +693,11 @@ int realMain(int argc, char** argv) {
   app.add_option("--target", a.target, "target override (cpu; ascend and cuda are reserved)")->type_name("T");
   app.add_option("--workers", a.workers, "executor worker threads (default: $SK_NUM_WORKERS, else hardware threads)")
       ->check(CLI::Range(1u, 1024u));
+  app.add_option("--run-timeout", a.runTimeoutMs,
+                 "launch watchdog: a launch with no block started for MS milliseconds is reported and ends the run "
+                 "with exit 4 (default: $SK_RUN_TIMEOUT_MS, else 120000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1u, 86400000u));
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -693,6 +713,7 @@ int realMain(int argc, char** argv) {
     return kExitBadInput;
   }
   initLogging();
+  installToolSignalHandlers(kTool);
   Compiler c(a);
   return c.run();
 }

@@ -144,6 +144,8 @@ struct CacheRequest {
 struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, compileFailures = 0;
   uint64_t corrupt = 0, untrusted = 0, evicted = 0;
+  uint64_t diskFull = 0;                             // processes that fell back to a private cache: no space
+
   uint64_t memoryHits = 0, diskHits = 0;             // breakdown of hits
   /// The remote tier: verified entries fetched (also counted in hits), keys
   /// it did not have, local builds uploaded, faults (refused, timeout, ...),
@@ -153,7 +155,8 @@ struct CacheStats {
   uint64_t maxBytes = 0;                             // the size cap (0: unlimited)
   /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
   ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","remote_hits",
-  ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","root"}
+  ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","disk_full",
+  ///  "root"}
   nlohmann::json toJson() const;
   std::filesystem::path root;
 };
@@ -214,6 +217,11 @@ class Cache {
   bool usingPrivateFallback() const;
   /// The remote tier in use, its URL with any password masked ("" when none).
   std::string remoteUrl() const;
+  /// The cache's file system ran out of space (ENOSPC, EDQUOT) during a
+  /// build: from then on this process builds into a private temporary cache
+  /// ($TMPDIR, else /tmp) and publishes nothing (counted as "disk_full",
+  /// warned once). Entries already in the cache still load.
+  bool usingDiskFullFallback() const;
   bool diskEnabled() const;
   uint64_t maxBytes() const;
 

@@ -49,6 +49,10 @@ inline ArgValue arg(std::string buffer, uint64_t offset, uint64_t count) {
 inline ArgValue arg(int64_t v) { return ArgValue{ScalarValue{v}}; }
 inline ArgValue arg(int v) { return ArgValue{ScalarValue{int64_t{v}}}; }
 inline ArgValue arg(double v) { return ArgValue{ScalarValue{v}}; }
+/// For u64 parameters: values above INT64_MAX are kept as uint64_t.
+inline ArgValue arg(uint64_t v) {
+  return v > static_cast<uint64_t>(INT64_MAX) ? ArgValue{ScalarValue{v}} : ArgValue{ScalarValue{static_cast<int64_t>(v)}};
+}
 
 /// One launch to record.
 struct LaunchDesc {

@@ -108,8 +108,15 @@ struct BufferRef {
   bool operator==(const BufferRef&) const = default;
 };
 
-/// A scalar argument; the JSON number's form decides int vs float.
-using ScalarValue = std::variant<int64_t, double>;
+/// A scalar argument; the JSON number's form decides int vs float. Integers
+/// are int64_t, except those above INT64_MAX (only a u64 parameter takes
+/// them), which are uint64_t: one spelling per value, so equal values compare
+/// equal.
+using ScalarValue = std::variant<int64_t, double, uint64_t>;
+/// The integer value of an int64_t or uint64_t scalar (nullopt for double).
+std::optional<__int128> scalarInteger(const ScalarValue& v);
+/// Any scalar as a double (what a float parameter receives).
+double scalarAsDouble(const ScalarValue& v);
 
 struct ArgValue {
   std::variant<BufferRef, ScalarValue> value;

@@ -5,9 +5,17 @@
 // briefly, then back off (pause, yield, futex) so that more threads than
 // cores never collapses throughput. A wait longer than SK_WAIT_TIMEOUT_MS
 // (default 10000) fails the launch with a message naming what it waited for.
+//
+// Launch watchdog: a block that never returns (a kernel stuck in a loop)
+// cannot be cancelled, so no wait timeout ends its launch. A watchdog thread
+// notices a launch that makes no progress (no block starts anywhere) for
+// SK_RUN_TIMEOUT_MS (default 120000) and calls ExecutorOptions::onRunTimeout
+// with a report naming, per worker, the op and block it is running and what
+// it last waited for. The default handler logs the report and aborts.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,9 +35,22 @@ struct TraceEvent {
   uint64_t ns = 0;
 };
 
+/// Called by the launch watchdog, on its own thread, with the report (one
+/// line per worker still busy). The stuck block cannot be stopped, so the
+/// handler should end the process (the tools print it and exit 4). If it
+/// returns, the launch is failed with the report: waiting cores stop, and the
+/// launch returns that error once the stuck blocks return (if they ever do).
+using RunTimeoutHandler = std::function<void(const std::string& report)>;
+
+/// The default RunTimeoutHandler: logs the report (spdlog::critical, and on
+/// stderr) and calls std::abort().
+void defaultRunTimeoutHandler(const std::string& report);
+
 struct ExecutorOptions {
   uint32_t numWorkers = 0;                  // 0: SK_NUM_WORKERS, else hardware threads
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
+  uint32_t runTimeoutMs = 0;                // 0: SK_RUN_TIMEOUT_MS, else 120000 (launch watchdog)
+  RunTimeoutHandler onRunTimeout{};         // empty: defaultRunTimeoutHandler
 };
 
 class Executor {
@@ -41,6 +62,14 @@ class Executor {
 
   uint32_t numWorkers() const;
   uint32_t waitTimeoutMs() const;
+  uint32_t runTimeoutMs() const;
+
+  /// What the watchdog report calls the launches that follow (until the next
+  /// call): `label` (e.g. `step 0 "sk1"`) and the names of the ops by their
+  /// index in the SuperKernel (profiling ids; launch()/launchKernel() blocks
+  /// are op 0). Both pointers must stay valid for those launches; no copy is
+  /// made (this sits on the per-launch path).
+  void setLaunchContext(const std::string* label, const std::vector<std::string>* opNames);
 
   /// fn(arg, ctx) for each block in [0, blockDim), block b on worker b % W.
   /// Blocks until every block returned. ctx->rt is NULL (sync calls no-op).
@@ -104,6 +133,10 @@ uint32_t hardwareThreads();
 /// error naming the variable and the accepted range.
 Expected<uint32_t> workerCountFromEnv();
 Expected<uint32_t> waitTimeoutFromEnv();
+/// SK_RUN_TIMEOUT_MS (1..86400000; 0 when unset), and the value used when
+/// neither it nor ExecutorOptions::runTimeoutMs is set.
+Expected<uint32_t> runTimeoutFromEnv();
+uint32_t defaultRunTimeoutMs();
 
 /// Strict decimal parse of `text` into [lo, hi]; errors name `what`.
 Expected<uint32_t> parseBoundedU32(const std::string& what, const char* text, uint32_t lo, uint32_t hi);

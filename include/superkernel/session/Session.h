@@ -57,6 +57,8 @@ struct SessionOptions {
   /// SK_NUM_WORKERS, else hardware threads).
   uint32_t workers = 0;
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
+  uint32_t runTimeoutMs = 0;                // launch watchdog; 0: SK_RUN_TIMEOUT_MS, else 120000
+  std::function<void(const std::string& report)> onRunTimeout{};  // launch watchdog report; empty: log and abort
   std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
   bool diskCache = true;                    // false: memory-only cache
   /// Build every object and SuperKernel again instead of loading it from the
@@ -94,6 +96,7 @@ struct CompiledStep {
   std::vector<uint32_t> listBuffers;        // manifest order -> OpList buffer index
   std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
   std::vector<std::string> opNames;         // for traces (profiling ids)
+  std::string label;                        // `step 0 (SuperKernel sk1)`: the launch watchdog's name for it
   bool cached = false;                      // served by the cache (memory or disk)
 };
 

@@ -133,6 +133,10 @@ class LoadedKernel {
 struct DeviceOptions {
   uint32_t cores = 0;                               // cpu: executor workers; 0: the target's default
   uint32_t waitTimeoutMs = 0;                       // 0: the target's default
+  uint32_t runTimeoutMs = 0;                        // launch watchdog; 0: the target's default
+  /// Called with the watchdog's report when a launch makes no progress
+  /// (cpu: ExecutorOptions::onRunTimeout); empty: log and abort.
+  std::function<void(const std::string& report)> onRunTimeout{};
 };
 
 class Device {
@@ -150,6 +154,13 @@ class Device {
   /// manifest order; device memory). A failure says what went wrong.
   virtual Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
                      uint32_t numBuffers) = 0;
+  /// What the launch watchdog's report calls the launches that follow (a
+  /// step label and the op names by SuperKernel op index); both pointers stay
+  /// valid until the next call. Default: nothing to name.
+  virtual void setLaunchContext(const std::string* label, const std::vector<std::string>* opNames) {
+    (void)label;
+    (void)opNames;
+  }
 
   /// true: buffers are plain host memory (run() takes host pointers).
   virtual bool hostMemory() const { return true; }

@@ -14,6 +14,10 @@ namespace sk {
 static constexpr uint32_t kMaxWorkers = 1024;
 static constexpr uint32_t kMaxTimeoutMs = 86400000;  // one day
 static constexpr uint32_t kDefaultTimeoutMs = 10000;
+// The launch watchdog's default: far above any block of a real kernel (the
+// 61-layer decode step is ~20 ms for all 15921 blocks), so it only ever
+// fires on a hang.
+static constexpr uint32_t kDefaultRunTimeoutMs = 120000;
 
 Expected<uint32_t> parseBoundedU32(const std::string& what, const char* text, uint32_t lo, uint32_t hi) {
   auto bad = [&] {
@@ -53,6 +57,17 @@ static Expected<uint32_t> fromEnv(const char* name, uint32_t lo, uint32_t hi) {
 
 Expected<uint32_t> workerCountFromEnv() { return fromEnv("SK_NUM_WORKERS", 1, kMaxWorkers); }
 Expected<uint32_t> waitTimeoutFromEnv() { return fromEnv("SK_WAIT_TIMEOUT_MS", 1, kMaxTimeoutMs); }
+Expected<uint32_t> runTimeoutFromEnv() { return fromEnv("SK_RUN_TIMEOUT_MS", 1, kMaxTimeoutMs); }
+
+uint32_t defaultRunTimeoutMs() {
+  auto env = runTimeoutFromEnv();
+  if (!env) {
+    spdlog::warn("{}; using {} ms", env.error().message(), kDefaultRunTimeoutMs);
+  } else if (*env != 0) {
+    return *env;
+  }
+  return kDefaultRunTimeoutMs;
+}
 
 uint32_t defaultWorkerCount() {
   auto env = workerCountFromEnv();

@@ -71,9 +71,18 @@ Executor::Impl::Impl(ExecutorOptions options) {
   }
   numWorkers = static_cast<uint32_t>(workers.size());
   table.num_workers = numWorkers;
+  watchdog = std::make_unique<rt::Watchdog>(
+      numWorkers, options.runTimeoutMs != 0 ? options.runTimeoutMs : defaultRunTimeoutMs(),
+      std::move(options.onRunTimeout), [this](const std::string& report) { fail(report.c_str()); },
+      [this] {
+        std::lock_guard<std::mutex> lock(errMu);
+        return failed() ? error : std::string();
+      });
+  table.progress = watchdog->progressSlots();
 }
 
 Executor::Impl::~Impl() {
+  watchdog.reset();  // no launch can be running: its thread goes first
   std::lock_guard<std::mutex> lock(launchMu);
   job = Job{};
   job.kind = Job::Stop;
@@ -113,12 +122,14 @@ void Executor::Impl::runBlock(uint32_t w, const Job& j, uint32_t block) {
     blockRt.ignore_kernel_points = 1;
     ctx.rt = &blockRt;
   }
+  watchdog->block(w, 0, block);
   j.blockFn(j.arg, &ctx);
 }
 
 void Executor::Impl::runShare(uint32_t w, const Job& j) {
   // A throwing block or core must not unwind through the pool (it would
   // terminate the process from a worker thread); it fails the launch.
+  watchdog->shareBegin(w);
   try {
     if (j.kind == Job::Blocks) {
       for (uint32_t b = w; b < j.count; b += numWorkers) {
@@ -135,6 +146,7 @@ void Executor::Impl::runShare(uint32_t w, const Job& j) {
   } catch (...) {
     fail((std::string("worker ") + std::to_string(w) + ": unknown exception").c_str());
   }
+  watchdog->shareEnd(w);
 }
 
 Status Executor::Impl::run(const Job& request) {
@@ -169,6 +181,7 @@ Status Executor::Impl::run(const Job& request) {
   job = request;
   job.syncBase = __atomic_load_n(&opSync.value, __ATOMIC_ACQUIRE);
   const uint32_t participants = std::min(numWorkers, job.count);
+  watchdog->launchBegin(job.kind == Job::Cores ? "runCores" : "launch", job.count, participants);
   for (uint32_t w = 1; w < participants; ++w) post(w);
   if (participants > 1) doneTarget += participants - 1;
 
@@ -178,8 +191,9 @@ Status Executor::Impl::run(const Job& request) {
   if (participants > 0) runShare(0, job);
   tlWorker = saved;
 
-  // No watchdog here: workers only block inside waits, which have their own.
+  // No deadline here: a block that never returns is the launch watchdog's.
   (void)rt::waitAtLeast(&done, doneTarget, waitBackoff, nullptr, nullptr);
+  watchdog->launchEnd();
   if (profilingOn) ++launchSeq;
 
   if (failed()) {
@@ -191,11 +205,15 @@ Status Executor::Impl::run(const Job& request) {
 
 // ---- public API -------------------------------------------------------------
 
-Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(options)) {}
+Executor::Executor(ExecutorOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Executor::~Executor() = default;
 
 uint32_t Executor::numWorkers() const { return impl_->numWorkers; }
 uint32_t Executor::waitTimeoutMs() const { return impl_->timeoutMs; }
+uint32_t Executor::runTimeoutMs() const { return impl_->watchdog->timeoutMs(); }
+void Executor::setLaunchContext(const std::string* label, const std::vector<std::string>* opNames) {
+  impl_->watchdog->setContext(label, opNames);
+}
 const sk_services* Executor::services() const { return &impl_->table; }
 
 Status Executor::launch(BlockFn fn, void* arg, uint32_t blockDim) {

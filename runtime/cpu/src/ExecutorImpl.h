@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Backoff.h"
+#include "Watchdog.h"
 #include "superkernel/runtime/Executor.h"
 
 namespace sk {
@@ -57,6 +58,7 @@ struct Executor::Impl {
 
   uint32_t numWorkers = 1;
   uint32_t timeoutMs = 10000;
+  std::unique_ptr<rt::Watchdog> watchdog;  // launch watchdog (Watchdog.h); table.progress is its slots
   bool oversubscribed = false;      // more workers than cores: spinning hurts
   rt::Backoff idleBackoff;          // workers between launches
   rt::Backoff waitBackoff;          // waits inside a launch

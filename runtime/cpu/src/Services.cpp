@@ -82,7 +82,12 @@ int Executor::Impl::waitSlow(sk_counter* c, uint64_t target, const char* what) {
   // Sleep slices are short (1 ms), so a wait notices another core's failure
   // or its own deadline promptly even if nobody wakes it.
   WaitStop stop{this, rt::nowNs() + uint64_t{timeoutMs} * 1000000};
-  if (rt::waitAtLeast(c, target, waitBackoff, waitShouldStop, &stop)) return 0;
+  // The launch watchdog's report says what each worker waits for.
+  const bool mine = tlWorker.exec == this;
+  if (mine) watchdog->waitBegin(tlWorker.worker, what, c, target);
+  const bool satisfied = rt::waitAtLeast(c, target, waitBackoff, waitShouldStop, &stop);
+  if (mine) watchdog->waitEnd(tlWorker.worker);
+  if (satisfied) return 0;
   if (stop.timedOut && !failed()) {
     std::string msg = "timed out after " + std::to_string(timeoutMs) + " ms waiting for " +
                       std::string(what && *what ? what : "an unnamed counter") + " (value " +

@@ -33,6 +33,8 @@ class CpuDevice final : public Device {
     ExecutorOptions eo;
     eo.numWorkers = o.cores;
     eo.waitTimeoutMs = o.waitTimeoutMs;
+    eo.runTimeoutMs = o.runTimeoutMs;
+    eo.onRunTimeout = o.onRunTimeout;
     executor_ = std::make_unique<Executor>(eo);
     machine_ = MachineModel::singlePool("cpu", executor_->numWorkers(), "executor", "workers");
     machine_.defaultSplitMode = 1;
@@ -54,6 +56,10 @@ class CpuDevice final : public Device {
   }
 
   void* defaultStream() override { return const_cast<sk_services*>(executor_->services()); }
+
+  void setLaunchContext(const std::string* label, const std::vector<std::string>* opNames) override {
+    executor_->setLaunchContext(label, opNames);
+  }
 
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {

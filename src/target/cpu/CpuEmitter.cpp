@@ -324,7 +324,7 @@ Expected<std::string> cpuScalarLiteral(const ScalarValue& v, DType t) {
                                 dtypeName(t)));
   }
   if (t == DType::F64 || t == DType::F32) {
-    double d = std::holds_alternative<int64_t>(v) ? static_cast<double>(std::get<int64_t>(v)) : std::get<double>(v);
+    double d = scalarAsDouble(v);
     if (t == DType::F32) {
       // Round to float here so the literal is exactly the value passed.
       if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
@@ -336,8 +336,8 @@ Expected<std::string> cpuScalarLiteral(const ScalarValue& v, DType t) {
   }
   // Integral types: the value must be an exact integer in range.
   __int128 value = 0;
-  if (std::holds_alternative<int64_t>(v)) {
-    value = std::get<int64_t>(v);
+  if (auto i = scalarInteger(v)) {
+    value = *i;
   } else {
     double d = std::get<double>(v);
     if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > 1.8446744073709552e19) {

@@ -165,6 +165,7 @@ __attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d
       rt.ignore_kernel_points = 0;
     }
     const sk_ctx ctx = {b, blocks, &rt};
+    sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
     if (waits && !early && sk_op_wait(&rt, b)) return 1;
     d->call(&ctx, buf);
     if (waits && early && !rt.waited) {

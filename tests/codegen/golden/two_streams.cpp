@@ -142,6 +142,7 @@ __attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, u
     rt.signalled = signals ? 0 : 1;
     rt.ignore_kernel_points = 1;
     const sk_ctx ctx = {b, blocks, &rt};
+    sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
     if (waits && !early && sk_op_wait(&rt, b)) return 1;
     d->call(&ctx, buf);
     if (waits && early && !rt.waited) {

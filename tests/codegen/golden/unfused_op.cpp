@@ -100,6 +100,7 @@ __attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, u
     rt.signalled = signals ? 0 : 1;
     rt.ignore_kernel_points = 1;
     const sk_ctx ctx = {b, blocks, &rt};
+    sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
     d->call(&ctx, buf);
     if (check_failed && env->failed) return 1;
   }

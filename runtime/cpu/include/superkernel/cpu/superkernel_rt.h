@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define SK_ABI_VERSION 1
-#define SK_SERVICES_VERSION 1
+#define SK_SERVICES_VERSION 2
 #define SK_CACHELINE 64
 #ifndef SK_SPIN_ITERS
 #define SK_SPIN_ITERS 256
@@ -58,6 +58,18 @@ enum {
 
 typedef void (*sk_core_fn)(void* arg, uint32_t core);
 
+/* Launch watchdog progress (SK_RUN_TIMEOUT_MS), one slot per worker on its
+ * own cache line: the worker running core c writes slot c before each block
+ * it starts (sk_progress_mark), so the host can tell a launch that makes no
+ * progress and name the op and block each worker is stuck in. `seq` counts
+ * the blocks this worker started; op/block are written before it. */
+typedef struct sk_progress {
+  uint64_t seq;
+  uint32_t op;            /* op index within the SuperKernel (profiling ids) */
+  uint32_t block;
+  char pad[SK_CACHELINE - 16];
+} __attribute__((aligned(SK_CACHELINE))) sk_progress;
+
 /* Host services, filled by the executor. */
 typedef struct sk_services {
   uint32_t version;       /* SK_SERVICES_VERSION */
@@ -80,6 +92,8 @@ typedef struct sk_services {
   int (*failed)(void* self);
   /* Profiling: NULL unless profiling is on. `core` is the SuperKernel core. */
   void (*profile)(void* self, uint32_t core, uint32_t kind, uint32_t id);
+  /* num_workers progress slots (sk_progress_mark); NULL: no watchdog. */
+  sk_progress* progress;
 } sk_services;
 
 static inline void sk_cpu_relax(void) {
@@ -88,6 +102,17 @@ static inline void sk_cpu_relax(void) {
 #elif defined(__aarch64__)
   __asm__ __volatile__("yield");
 #endif
+}
+
+/* Block `block` of op `op` starts on core `core` (launch watchdog). One
+ * relaxed store pair and a release store on this core's own cache line. */
+static inline void sk_progress_mark(const sk_services* s, uint32_t core, uint32_t op, uint32_t block) {
+  sk_progress* p = s->progress;
+  if (!p) return;
+  p += core;
+  __atomic_store_n(&p->op, op, __ATOMIC_RELAXED);
+  __atomic_store_n(&p->block, block, __ATOMIC_RELAXED);
+  __atomic_store_n(&p->seq, __atomic_load_n(&p->seq, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 /* Release one arrival on c. */
