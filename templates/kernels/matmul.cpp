@@ -29,6 +29,8 @@
 #define SKV_N n
 #endif
 
+#define SK_MM_CHUNK 4096  // columns per accumulator chunk (16 KiB, L1-resident)
+
 #if defined(SK_WEIGHT_BF16)
 #define SK_MATMUL_ENTRY sk_matmul_bf16w
 #define SK_MATMUL_LOAD skv_load_bf16
@@ -75,41 +77,30 @@ SK_KERNEL void SK_MATMUL_ENTRY(const sk_ctx* ctx, const float* a, const sk_weigh
     e = i * N + j1;
   }
 #else
-  // Walk the slice row by row; within a row the j range is contiguous. Tiles
-  // of 4 vectors of C stay in registers over the whole k loop (B rows are
-  // streamed with the conversion fused into the load), then a one-vector
-  // tile, then a scalar tail with the same k order.
+  // Walk the slice row by row; within a row the j range is contiguous. It is
+  // cut into chunks of SK_MM_CHUNK columns whose f32 sums stay in L1 while k
+  // runs 0..K-1: each k reads one contiguous piece of a B row (the
+  // conversion fused into the load), a stream the prefetcher follows (a
+  // register tile walking k down a column of B strides N elements per step
+  // and was slower than the scalar loop). A scalar tail uses the same k order.
+  float acc[SK_MM_CHUNK];
   for (int64_t e = eb; e < ee;) {
     const int64_t i = e / N;
     const int64_t j0 = e - i * N;
     const int64_t j1 = (ee - i * N) < N ? (ee - i * N) : N;
     const float* ar = a + i * K;
     float* cr = c + i * N;
-    int64_t j = j0;
-    for (; j + 4 * SKV_W <= j1; j += 4 * SKV_W) {
-      skv_f c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0};
+    for (int64_t jc = j0; jc < j1; jc += SK_MM_CHUNK) {
+      const int64_t w = (j1 - jc) < SK_MM_CHUNK ? (j1 - jc) : SK_MM_CHUNK;
+      const int64_t wv = w - w % SKV_W;
+      for (int64_t j = 0; j < w; ++j) acc[j] = 0.0f;
       for (int64_t kk = 0; kk < K; ++kk) {
         const skv_f av = skv_splat(ar[kk]);
-        const sk_weight_t* br = b + kk * N + j;
-        c0 += av * SK_MATMUL_LOAD(br);
-        c1 += av * SK_MATMUL_LOAD(br + SKV_W);
-        c2 += av * SK_MATMUL_LOAD(br + 2 * SKV_W);
-        c3 += av * SK_MATMUL_LOAD(br + 3 * SKV_W);
+        const sk_weight_t* br = b + kk * N + jc;
+        for (int64_t j = 0; j < wv; j += SKV_W) skv_store(acc + j, skv_load(acc + j) + av * SK_MATMUL_LOAD(br + j));
+        for (int64_t j = wv; j < w; ++j) acc[j] += ar[kk] * sk_w(br[j]);
       }
-      skv_store(cr + j, c0);
-      skv_store(cr + j + SKV_W, c1);
-      skv_store(cr + j + 2 * SKV_W, c2);
-      skv_store(cr + j + 3 * SKV_W, c3);
-    }
-    for (; j + SKV_W <= j1; j += SKV_W) {
-      skv_f c0 = {0};
-      for (int64_t kk = 0; kk < K; ++kk) c0 += skv_splat(ar[kk]) * SK_MATMUL_LOAD(b + kk * N + j);
-      skv_store(cr + j, c0);
-    }
-    for (; j < j1; ++j) {
-      float s = 0.0f;
-      for (int64_t kk = 0; kk < K; ++kk) s += ar[kk] * sk_w(b[kk * N + j]);
-      cr[j] = s;
+      for (int64_t j = 0; j < w; ++j) cr[jc + j] = acc[j];
     }
     e = i * N + j1;
   }

@@ -247,7 +247,7 @@ TEST(Simd, MatmulAllWeightFormatsEveryWidth) {
   };
   for (const Arch& a : arches()) {
     if (!a.supported) continue;
-    for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}}) {
+    for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}, S{2, 64, 2100}, S{1, 32, 4200}}) {
       SCOPED_TRACE(std::string(a.name) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
                    " n=" + std::to_string(s.n));
       const int64_t M = s.m, K = s.k, N = s.n;
