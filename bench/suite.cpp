@@ -875,6 +875,10 @@ int main(int argc, char** argv) {
   fs::create_directories(cfg.out);
   fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
              cfg.reps, cfg.sampleMs, session().executor().numWorkers());
+  {
+    const sk::PlacementInfo pl = session().executor().placement();
+    fmt::print("Worker placement: {}\n", pl.note);
+  }
   if (wanted("kernels")) benchKernels();
   if (wanted("boundary")) benchBoundary();
   if (wanted("blockdim")) benchBlockDim();
@@ -882,6 +886,8 @@ int main(int argc, char** argv) {
   if (wanted("sweep")) benchSweep();
   if (wanted("static")) benchStatic();
   if (wanted("compile")) benchCompile();
+  fmt::print("\nWorker placement at the end: {}; launches that found the caller on a worker's CPU and moved it: {}\n",
+             session().executor().placement().note, session().executor().placement().callerMoves);
   fs::remove_all(cfg.out / "tmp");
   return 0;
 }
