@@ -12,6 +12,8 @@
   kernel_<name>.json                       one big op of one builtin (the kernel benchmark:
                                            GB/s against kernel_stream.json's streaming read)
   blockdim_<B>.json                        --bd-ops tiny adds (64 floats) chained at block_dim B
+  blockdim_<B>_percall.json                the same with the add kernel not declared
+                                           block_dim_invariant (one call per block)
   decode_small.json                        the latency-bound decode stack: hidden 128
   nodedup.json                             --nodedup-layers layers whose ops each get
                                            a unique macro: no two sub-kernels are
@@ -181,16 +183,26 @@ def kernel_lists(out_dir, mib, workers):
     return lists
 
 
-def blockdim_chain(k, n, bd):
-    """K tiny adds chained (t_{i+1} = t_i + c), all at block_dim bd: local edges."""
+def blockdim_chain(k, n, bd, out_dir=None):
+    """K tiny adds chained (t_{i+1} = t_i + c), all at block_dim bd: local edges.
+    With out_dir, the add kernel is declared inline from the builtin's JSON
+    without "block_dim_invariant": the planner then keeps one call per block
+    (the cost before plan/Coarsen.cpp)."""
     ops = [{"name": f"add{i}", "kernel": "add", "block_dim": bd, "stream": 0, "scope": "chain",
             "args": {"x": f"t{i}", "y": "c", "z": f"t{i + 1}", "n": n}, "macros": {"SK_N": str(n)}}
            for i in range(k)]
     bufs = {f"t{i}": {"dtype": "f32", "shape": [n]} for i in range(1, k + 1)}
     bufs["t0"] = {"dtype": "f32", "shape": [n], "init": "random"}
     bufs["c"] = {"dtype": "f32", "shape": [n], "init": "random"}
+    kernel = {"builtin": "add_f32"}
+    if out_dir:
+        kdir = os.path.join(ROOT, "templates", "kernels")
+        with open(os.path.join(kdir, "add_f32.json")) as f:
+            kernel = json.load(f)
+        kernel.pop("block_dim_invariant", None)
+        kernel["source"] = os.path.relpath(os.path.join(kdir, kernel["source"]), out_dir)
     return {"format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
-            "options": "early-start=1", "kernels": {"add": {"builtin": "add_f32"}}, "buffers": bufs, "ops": ops}
+            "options": "early-start=1", "kernels": {"add": kernel}, "buffers": bufs, "ops": ops}
 
 
 def small_decode_stack(layers, options):
@@ -260,6 +272,7 @@ def main():
     bds = [int(b) for b in args.bd_list.split(",") if b] or sorted({w, 2 * w, 4 * w, 40, 10 * w})
     for bd in bds:
         write(os.path.join(out, f"blockdim_{bd}.json"), blockdim_chain(args.bd_ops, 64, bd))
+        write(os.path.join(out, f"blockdim_{bd}_percall.json"), blockdim_chain(args.bd_ops, 64, bd, out))
     write(os.path.join(out, "decode_small.json"), small_decode_stack(args.small_layers, opts))
     print(f"gen_sweep: op lists in {out} (W={w}, chain K={args.chain_ops} n={args.chain_n}, "
           f"decode layers={args.decode_layers})")

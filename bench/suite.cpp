@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "Baselines.h"
@@ -731,41 +732,55 @@ void benchKernels() {
 // worker; the ratio to block_dim = W shows what the extra blocks cost.
 void benchBlockDim() {
   fmt::print("\n## 7. Blocks per worker: tiny chain at several block_dim\n\n");
-  std::vector<std::pair<uint32_t, fs::path>> files;
+  // blockdim_<B>.json: the builtin add (block_dim_invariant: the plan runs one
+  // block per core); blockdim_<B>_percall.json: the same kernel declared
+  // without it (one call per block, the cost before plan/Coarsen.cpp).
+  struct Row {
+    uint32_t bd;
+    bool perCall;
+    std::string file;
+  };
+  std::vector<Row> rows;
   for (auto& e : fs::directory_iterator(cfg.ops)) {
     std::string n = e.path().filename().string();
-    if (n.rfind("blockdim_", 0) == 0) files.emplace_back(uint32_t(std::stoul(n.substr(9))), e.path());
+    if (n.rfind("blockdim_", 0) != 0) continue;
+    rows.push_back({uint32_t(std::stoul(n.substr(9))), n.find("_percall") != std::string::npos, n});
   }
-  std::sort(files.begin(), files.end());
-  if (files.empty()) die("no blockdim_*.json in " + cfg.ops.string());
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.perCall, a.bd) < std::tie(b.perCall, b.bd); });
+  if (rows.empty()) die("no blockdim_*.json in " + cfg.ops.string());
   std::vector<sk::OpList> lists;
   std::vector<sk::CompiledPlan> plans;
   std::vector<sk::BufferSet> bufs;
-  lists.reserve(files.size()), plans.reserve(files.size()), bufs.reserve(files.size());
+  lists.reserve(rows.size()), plans.reserve(rows.size()), bufs.reserve(rows.size());
   std::vector<Variant> vs;
-  for (auto& [bd, path] : files) {
-    lists.push_back(load(path.filename().string()));
+  for (const Row& r : rows) {
+    lists.push_back(load(r.file));
     plans.push_back(compile(lists.back(), ""));
     bufs.push_back(must(sk::BufferSet::create(lists.back()), "buffers"));
-    vs.push_back({fmt::format("bd{}", bd), runSession(plans.back(), bufs.back()), {}, 1});
+    vs.push_back({fmt::format("bd{}{}", r.bd, r.perCall ? "_percall" : ""), runSession(plans.back(), bufs.back()), {}, 1});
   }
   sample(vs);
   const uint32_t W = session().executor().numWorkers();
   const std::string ref = fmt::format("bd{}", W);
   const bool haveRef = std::any_of(vs.begin(), vs.end(), [&](const Variant& v) { return v.name == ref; });
   const double K = double(lists[0].ops.size());
-  Csv csv("blockdim.csv", "block_dim,ops,us_per_op_median,us_per_op_min,us_per_op_max,ratio_median,ratio_min,ratio_max");
-  fmt::print("{} ops of 64 floats, W = {} workers; ratio = chain time / chain time at block_dim = W, per repetition.\n\n",
+  Csv csv("blockdim.csv", "block_dim,per_call,blocks_run_per_op,ops,us_per_op_median,us_per_op_min,us_per_op_max,"
+                          "ratio_median,ratio_min,ratio_max");
+  fmt::print("{} adds of 64 floats chained, W = {} workers; ratio = chain time / time of the builtin chain at "
+             "block_dim = W, per repetition. \"one call per block\": the same kernel declared without "
+             "block_dim_invariant.\n\n",
              lists[0].ops.size(), W);
-  fmt::print("| block_dim | blocks per worker per op | µs per op, median (min–max) | ratio to block_dim {} |\n|---|---|---|---|\n", W);
-  for (size_t i = 0; i < files.size(); ++i) {
+  fmt::print("| block_dim | kernel | blocks run per op | µs per op, median (min–max) | ratio to block_dim {} |\n"
+             "|---|---|---|---|---|\n", W);
+  for (size_t i = 0; i < rows.size(); ++i) {
     Variant& v = vs[i];
     Summary per = summarize(perRep(v, v, [K](double a, double) { return a / K; }));
     Summary ra = haveRef ? summarize(perRep(v, find(vs, ref), [](double a, double b) { return a / b; })) : Summary{};
-    csv.row("{},{},{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f}", files[i].first, lists[i].ops.size(), per.median, per.min,
-            per.max, ra.median, ra.min, ra.max);
-    fmt::print("| {} | {:.1f} | {} | {} |\n", files[i].first, double(files[i].first) / W, fmtS(per, 3),
-               haveRef ? fmtS(ra, 2) : std::string("-"));
+    const uint32_t ran = plans[i].plan.steps.at(0).ops.at(0).blockDim;
+    csv.row("{},{},{},{},{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f}", rows[i].bd, rows[i].perCall ? 1 : 0, ran,
+            lists[i].ops.size(), per.median, per.min, per.max, ra.median, ra.min, ra.max);
+    fmt::print("| {} | {} | {} | {} | {} |\n", rows[i].bd, rows[i].perCall ? "one call per block" : "builtin (coarsened)",
+               ran, fmtS(per, 3), haveRef ? fmtS(ra, 2) : std::string("-"));
   }
 }
 

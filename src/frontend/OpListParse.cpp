@@ -260,7 +260,8 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
     SK_ASSIGN_OR_RETURN(k.builtin, r.str(j["builtin"], path + ".builtin"));
     return k;
   }
-  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"source", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"}));
+  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"source", "entry", "core_type", "early_start", "kernel_sync",
+                                         "block_dim_invariant", "params", "macros"}));
   for (const char* req : {"source", "entry", "params"})
     if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
   SK_ASSIGN_OR_RETURN(k.source, r.str(j["source"], path + ".source"));
@@ -275,6 +276,9 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   }
   if (j.contains("early_start")) { SK_ASSIGN_OR_RETURN(k.earlyStart, r.boolean(j["early_start"], path + ".early_start")); }
   if (j.contains("kernel_sync")) { SK_ASSIGN_OR_RETURN(k.kernelSync, r.boolean(j["kernel_sync"], path + ".kernel_sync")); }
+  if (j.contains("block_dim_invariant")) {
+    SK_ASSIGN_OR_RETURN(k.blockDimInvariant, r.boolean(j["block_dim_invariant"], path + ".block_dim_invariant"));
+  }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());
   if (params.size() > limits.maxParams)

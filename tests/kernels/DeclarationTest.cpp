@@ -143,7 +143,8 @@ size_t dtypeBytes(const std::string& d) { return d == "f32" || d == "i32" ? 4 : 
 TEST(Declarations, EveryJsonMatchesItsKernel) {
   auto files = jsonFiles();
   std::set<std::string> seen;
-  const std::set<std::string> allowed{"source", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"};
+  const std::set<std::string> allowed{"source",      "entry",  "core_type", "early_start", "kernel_sync",
+                                      "block_dim_invariant", "params", "macros"};
   for (const auto& f : files) {
     const std::string name = f.stem().string();
     SCOPED_TRACE(f.string());
@@ -261,6 +262,40 @@ TEST(Declarations, BlockPartitionsAreExact) {
           }
         }
       }
+  }
+}
+
+// "block_dim_invariant": true lets a fused plan run the op with fewer blocks
+// (plan/Coarsen.cpp), so every block dim must give the same bytes.
+TEST(Declarations, BlockDimInvariantKernelsGiveTheSameBytesForEveryBlockDim) {
+  for (const auto& f : jsonFiles()) {
+    const std::string name = f.stem().string();
+    nlohmann::json j = loadJson(f);
+    if (!j.value("block_dim_invariant", false)) continue;
+    SCOPED_TRACE(name);
+    const Builtin& bi = builtins().at(name);
+    std::vector<std::string> dtypes, access;
+    for (const auto& p : j["params"])
+      if (p["kind"] == "buffer") {
+        dtypes.push_back(p["dtype"]);
+        access.push_back(p["access"]);
+      }
+    auto run = [&](uint32_t B) {
+      std::vector<std::vector<uint8_t>> data(dtypes.size());
+      for (size_t i = 0; i < dtypes.size(); ++i) {
+        fill(data[i], dtypes[i], bi.counts[i], static_cast<uint32_t>(200 + i));
+        if (access[i] == "write") std::fill(data[i].begin(), data[i].end(), 0xA5);
+      }
+      std::vector<void*> ptrs;
+      for (auto& d : data) ptrs.push_back(d.data());
+      for (uint32_t b = 0; b < B; ++b) {
+        sk_ctx ctx{b, B, nullptr};
+        bi.call(&ctx, ptrs.data());
+      }
+      return data;
+    };
+    const auto one = run(1);
+    for (uint32_t B : {2u, 3u, 7u, 40u}) EXPECT_EQ(run(B), one) << "block_dim " << B;
   }
 }
 
