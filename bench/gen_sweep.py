@@ -196,7 +196,7 @@ def blockdim_chain(k, n, bd, out_dir=None):
     bufs["c"] = {"dtype": "f32", "shape": [n], "init": "random"}
     kernel = {"builtin": "add_f32"}
     if out_dir:
-        kdir = os.path.join(ROOT, "templates", "kernels")
+        kdir = os.path.join(ROOT, "kernels", "cpu")
         with open(os.path.join(kdir, "add_f32.json")) as f:
             kernel = json.load(f)
         kernel.pop("block_dim_invariant", None)

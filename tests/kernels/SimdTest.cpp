@@ -1,4 +1,4 @@
-// The vectorized builtins (templates/kernels/sk_simd.h) at every vector
+// The vectorized builtins (kernels/cpu/sk_simd.h) at every vector
 // width this machine can run: the portable fallback (objects built without
 // -march), x86-64-v3 (AVX2 + F16C) and x86-64-v4 (AVX-512) copies
 // (tests/kernels/extra.cmake). Against f64 references, with tolerances:
