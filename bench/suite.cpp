@@ -187,6 +187,9 @@ sk::Session& session() {
   return *gSession;
 }
 
+// The session's cpu executor (the baselines drive it directly).
+sk::Executor& cpuExec() { return *sk::cpuExecutor(*must(session().device("cpu"), "cpu device")); }
+
 sk::OpList load(const std::string& file) { return must(sk::loadOpList(cfg.ops / file), "loading " + file); }
 
 sk::CompiledPlan compile(const sk::OpList& list, const std::string& options, bool fuse = true) {
@@ -224,8 +227,8 @@ struct BaselineRunner {
   void whole(uint32_t mode) {
     BenchCall c;
     c.mode = mode;
-    c.services = session().executor().services();
-    if (int rc = b.run(b.workers, &c, &args); rc != 0) die("baseline run failed: " + session().executor().lastError());
+    c.services = cpuExec().services();
+    if (int rc = b.run(b.workers, &c, &args); rc != 0) die("baseline run failed: " + cpuExec().lastError());
   }
   // (a') one Executor::launch per op: block b on worker b % W, like every
   // unfused launch; the launch includes the fork/join the SuperKernel removes.
@@ -234,7 +237,7 @@ struct BaselineRunner {
     uint32_t op;
   };
   void launchPerOp() {
-    sk::Executor& ex = session().executor();
+    sk::Executor& ex = cpuExec();
     for (uint32_t i = 0; i < b.blockDims.size(); ++i) {
       OpArg a{this, i};
       sk::Status st = ex.launch(
@@ -705,7 +708,7 @@ void benchKernels() {
   Summary bw = summarize(perRep(st, st, [&](double us, double) { return gbs(streamBytes, us); }));
   fmt::print("Memory bandwidth (streaming read of {:.0f} MiB, W = {} workers): **{} GB/s** (median (min–max) over "
              "{} repetitions)\n\n",
-             streamBytes / 1048576, session().executor().numWorkers(), fmtS(bw, 2), cfg.reps);
+             streamBytes / 1048576, cpuExec().numWorkers(), fmtS(bw, 2), cfg.reps);
   fmt::print("| kernel | MiB moved | µs per run | GB/s | % of bandwidth, median (min–max) | previous kernel GB/s | "
              "speedup over previous |\n|---|---|---|---|---|---|---|\n");
   for (K& k : ks) {
@@ -760,7 +763,7 @@ void benchBlockDim() {
     vs.push_back({fmt::format("bd{}{}", r.bd, r.perCall ? "_percall" : ""), runSession(plans.back(), bufs.back()), {}, 1});
   }
   sample(vs);
-  const uint32_t W = session().executor().numWorkers();
+  const uint32_t W = cpuExec().numWorkers();
   const std::string ref = fmt::format("bd{}", W);
   const bool haveRef = std::any_of(vs.begin(), vs.end(), [&](const Variant& v) { return v.name == ref; });
   const double K = double(lists[0].ops.size());
@@ -794,6 +797,9 @@ int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const 
   auto cache = must(sk::Cache::open(cc), "cache");
   auto art = must(cache->lookup(key, sk::kKindSuperKernel, true), "lookup");
   if (!art || !art->bytes || art->bytes->empty()) die("disk hit expected for " + key);
+  // What a process does on a disk hit: verify (above), then load (memfd + dlopen).
+  auto loaded = must(sk::cpuLoad(*art), "load");
+  if (!sk::cpuRunFunction(*loaded)) die("disk hit expected for " + key);
   double lookupMs = (nowNs() - t0) / 1e6;
   double t1 = nowNs();
   sk::SessionOptions so;
@@ -889,11 +895,8 @@ int main(int argc, char** argv) {
   if (cfg.reps < 5) die("--reps must be >= 5");
   fs::create_directories(cfg.out);
   fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
-             cfg.reps, cfg.sampleMs, session().executor().numWorkers());
-  {
-    const sk::PlacementInfo pl = session().executor().placement();
-    fmt::print("Worker placement: {}\n", pl.note);
-  }
+             cfg.reps, cfg.sampleMs, cpuExec().numWorkers());
+  fmt::print("Worker placement: {}\n", cpuExec().placement().note);
   if (wanted("kernels")) benchKernels();
   if (wanted("boundary")) benchBoundary();
   if (wanted("blockdim")) benchBlockDim();
@@ -902,7 +905,7 @@ int main(int argc, char** argv) {
   if (wanted("static")) benchStatic();
   if (wanted("compile")) benchCompile();
   fmt::print("\nWorker placement at the end: {}; launches that found the caller on a worker's CPU and moved it: {}\n",
-             session().executor().placement().note, session().executor().placement().callerMoves);
+             cpuExec().placement().note, cpuExec().placement().callerMoves);
   fs::remove_all(cfg.out / "tmp");
   return 0;
 }

@@ -4,13 +4,14 @@ include(CMakePackageConfigHelpers)
 install(DIRECTORY include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY runtime/cpu/include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Generated code is compiled at run time against these (per target:
-# templates/<target>/, kernels/<target>/, runtime/<target>/).
+# templates/<target>/, kernels/<target>/, runtime/<target>/); found at run
+# time relative to the installed binaries (support/Paths.h).
 install(DIRECTORY templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/templates)
 install(DIRECTORY kernels/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/kernels)
 install(DIRECTORY runtime/cpu/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/include)
 install(FILES runtime/cpu/src/kernel_abi.c DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/src)
 
-install(TARGETS superkernel superkernel_runtime EXPORT superkernelTargets
+install(TARGETS superkernel superkernel_runtime superkernel_c EXPORT superkernelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -24,4 +25,11 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/superkernelConfigVe
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/superkernelConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/superkernelConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindHiredis.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/superkernel)
+
+# pkg-config: lib/pkgconfig/superkernel.pc with paths relative to itself.
+file(RELATIVE_PATH SK_PC_PREFIX_FROM_PCDIR "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" SK_PC_PREFIX_FROM_PCDIR "${SK_PC_PREFIX_FROM_PCDIR}")
+configure_file(cmake/superkernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/superkernel.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/superkernel.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

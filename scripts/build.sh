@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Configure and build one configuration.
-#   scripts/build.sh                 -> build/release
-#   scripts/build.sh asan            -> build/asan   (ASan + UBSan)
-#   scripts/build.sh tsan            -> build/tsan   (TSan)
+# Configure and build one configuration (warnings are errors: SK_WERROR=ON).
+#   scripts/build.sh                 -> build/release        (Release, system c++)
+#   scripts/build.sh release-clang   -> build/release-clang  (Release, clang++, shared libraries)
+#   scripts/build.sh asan            -> build/asan   (ASan + UBSan, RelWithDebInfo)
+#   scripts/build.sh tsan            -> build/tsan   (TSan, RelWithDebInfo)
 # Extra arguments after the config name are passed to the build (targets).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 config=${1:-release}; shift || true
+compilers=()
 case "$config" in
-  release) san="" ;;
-  asan) san="address;undefined" ;;
-  tsan) san="thread" ;;
-  *) echo "build.sh: unknown configuration '$config' (release, asan, tsan)" >&2; exit 2 ;;
+  release) san=""; type=Release ;;
+  release-clang) san=""; type=Release
+    compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBUILD_SHARED_LIBS=ON) ;;
+  asan) san="address;undefined"; type=RelWithDebInfo ;;
+  tsan) san="thread"; type=RelWithDebInfo ;;
+  *) echo "build.sh: unknown configuration '$config' (release, release-clang, asan, tsan)" >&2; exit 2 ;;
 esac
 jobs=${SK_BUILD_JOBS:-$(nproc)}
 cmake -S "$root" -B "$root/build/$config" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSK_SANITIZE="$san" >/dev/null
+  -DCMAKE_BUILD_TYPE="$type" -DSK_WERROR=ON -DSK_SANITIZE="$san" "${compilers[@]}" >/dev/null
 if [ $# -gt 0 ]; then
   cmake --build "$root/build/$config" -j "$jobs" --target "$@"
 else

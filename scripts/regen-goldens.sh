@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/release}
 if [ ! -f "$build/build.ninja" ] && [ ! -f "$build/Makefile" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSK_WERROR=ON >/dev/null
 fi
 cmake --build "$build" --target sk_test_codegen
 SK_REGEN_GOLDENS=1 "$build/tests/sk_test_codegen" --gtest_filter='CpuCodegen.Golden*:-CpuCodegen.GoldensCompile'

@@ -5,11 +5,11 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config
-  clang llvm-dev libclang-rt-dev
+  clang libclang-rt-dev
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev libzstd-dev libtinfo-dev libedit-dev libxml2-dev libffi-dev
   graphviz gnuplot-nox python3
+  libhiredis-dev redis-server
 )
 
 missing=()
@@ -32,3 +32,13 @@ echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# redis-server is only for the remote-cache tests, which start their own
+# server on a loopback port of their choosing: do not leave Debian's system
+# service running on the default port.
+if printf '%s\n' "${missing[@]}" | grep -qx redis-server; then
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+  elif command -v service >/dev/null; then
+    $SUDO service redis-server stop >/dev/null 2>&1 || true
+  fi
+fi

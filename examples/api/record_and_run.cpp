@@ -1,6 +1,7 @@
 // The C++ API end to end: record launches into a Graph, fuse a scope into a
-// SuperKernel, run it on engine-owned memory, check the result. Quoted by the
-// README; built and run as a test (ctest -R examples.api).
+// SuperKernel, run it on engine-owned memory, check the result. The README
+// quotes main's body verbatim (tests/docs/check_snippets.cmake checks that);
+// built with -Wall -Wextra (-Werror in CI) and run as a test (ctest -R examples.api).
 #include <superkernel/superkernel.h>
 
 #include <cstdio>
@@ -12,21 +13,25 @@ int main() {
 
   std::vector<float> x(4096, 1.0f), y(4096, 2.0f), t(4096), out(4096);
   sk::Graph g;
-  (void)g.addBuiltinKernel("add", "add_f32");            // kernels/cpu/add_f32.json
+  sk::Status st = g.addBuiltinKernel("add", "add_f32");  // kernels/cpu/add_f32.json
   for (auto [name, data] : {std::pair{"x", &x}, {"y", &y}, {"t", &t}, {"out", &out}})
-    (void)g.addBuffer(name, sk::DType::F32, {4096}, data->data());
+    if (st) st = g.addBuffer(name, sk::DType::F32, {4096}, data->data());
   {
     sk::Scope scope(g, "sk1", "early-start=1");          // these two launches fuse
-    (void)g.launch({.name = "add_0", .kernel = "add", .blockDim = 40,
-                    .args = {{"x", sk::arg("x")}, {"y", sk::arg("y")}, {"z", sk::arg("t")}, {"n", sk::arg(4096)}}});
-    sk::Status st = g.launch({.name = "add_1", .kernel = "add", .blockDim = 40,
-                              .args = {{"x", sk::arg("t")}, {"y", sk::arg("y")}, {"z", sk::arg("out")},
-                                       {"n", sk::arg(4096)}}});
-    if (!st) return std::fprintf(stderr, "%s\n", st.error().message().c_str()), 2;
+    sk::LaunchDesc add;
+    add.kernel = "add";
+    add.blockDim = 40;
+    add.name = "add_0";
+    add.args = {{"x", sk::arg("x")}, {"y", sk::arg("y")}, {"z", sk::arg("t")}, {"n", sk::arg(4096)}};
+    if (st) st = g.launch(add);
+    add.name = "add_1";
+    add.args = {{"x", sk::arg("t")}, {"y", sk::arg("y")}, {"z", sk::arg("out")}, {"n", sk::arg(4096)}};
+    if (st) st = g.launch(add);
   }
+  if (!st) return std::fprintf(stderr, "%s\n", st.error().message().c_str()), 2;
   auto plan = (*session)->compile(g);                     // plan, generate, compile, cache, dlopen
   if (!plan) return std::fprintf(stderr, "%s\n", plan.error().message().c_str()), 3;
-  sk::Status st = (*session)->run(*plan, g.hostPointers().data(), g.hostPointers().size());
+  st = (*session)->run(*plan, g.hostPointers().data(), g.hostPointers().size());
   if (!st) return std::fprintf(stderr, "%s\n", st.error().message().c_str()), 4;
 
   std::printf("%zu launches -> %zu step(s); out[0] = %g\n", g.opList().ops.size(), plan->steps.size(), out[0]);

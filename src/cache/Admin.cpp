@@ -25,8 +25,14 @@ nlohmann::json CacheStats::toJson() const {
                         {"evicted", evicted},
                         {"entries", entries},
                         {"bytes", bytes},
+                        {"max_bytes", maxBytes},
                         {"memory_hits", memoryHits},
                         {"disk_hits", diskHits},
+                        {"remote_hits", remoteHits},
+                        {"remote_misses", remoteMisses},
+                        {"remote_uploads", remoteUploads},
+                        {"remote_errors", remoteErrors},
+                        {"remote_rejected", remoteRejected},
                         {"root", root.string()}};
 }
 
@@ -45,7 +51,13 @@ Expected<CacheStats> Cache::stats() {
   s.evicted = v[6];
   s.memoryHits = v[7];
   s.diskHits = v[8];
+  s.remoteHits = v[9];
+  s.remoteMisses = v[10];
+  s.remoteUploads = v[11];
+  s.remoteErrors = v[12];
+  s.remoteRejected = v[13];
   s.root = d.root;
+  s.maxBytes = d.maxBytes;
   if (d.store) {
     for (auto& e : d.store->scan()) {
       if (!e.complete) continue;
@@ -148,6 +160,12 @@ Expected<GcResult> Cache::clear() {
     fs::remove(shard.path(), ec2);  // only if empty
   }
   return r;
+}
+
+Status Cache::zeroStats() {
+  Impl& d = *impl_;
+  for (int i = 0; i < cache::kNumCounters; ++i) d.pending.at(i).store(0);
+  return d.statsFile.zero();
 }
 
 }  // namespace sk

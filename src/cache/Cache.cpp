@@ -77,6 +77,7 @@ Expected<ArtifactPtr> Cache::Impl::loadFromDisk(std::string_view key, std::strin
 
 Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
   Counters::count(pending.misses);
+  spdlog::info("cache miss: building {} {}{}", req.kind, req.key.substr(0, 16), recompile ? " (forced recompile)" : "");
   fs::path staging;
   UniqueFd stagingLock;
   bool publishable = false;
@@ -134,8 +135,17 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
   m["created"] = cache::nowSeconds();
   m["library_version"] = libraryVersion();
   m["metadata"] = out->metadata;
+  if (!out->keyInputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& [tag, value] : out->keyInputs) inputs.push_back({tag, value});
+    m["key_inputs"] = std::move(inputs);
+  }
   a->manifest = m;
 
+  // A forced recompile replaces the published entry (unless a live process
+  // holds it: then the old entry stays and this build is used from memory).
+  if (publishable && recompile && store->removeEntry(store->entryDir(req.key), req.key))
+    spdlog::info("cache entry {} {} removed for the forced recompile", req.kind, req.key.substr(0, 16));
   if (publishable) {
     Status st = store->publish(req.key, staging, out->artifactName, m, fault);
     if (st) {
@@ -160,9 +170,19 @@ Expected<ArtifactPtr> Cache::Impl::resolve(const CacheRequest& req) {
     flush(force);
     return r;
   };
+  if (recompile) {
+    // Neither disk lookup: build (once across processes, under the key lock).
+    UniqueFd keyLock = store->lockKey(req.key, cfg.lockWait);
+    auto r = build(req);
+    keyLock.reset();
+    return finish(std::move(r), true);
+  }
   auto fromDisk = [&]() -> Expected<ArtifactPtr> {
     auto hit = loadFromDisk(req.key, req.kind, req.hold);
-    if (hit && *hit) countDiskHit();
+    if (hit && *hit) {
+      countDiskHit();
+      spdlog::debug("cache hit (disk): {} {}", req.kind, req.key.substr(0, 16));
+    }
     return hit;
   };
   {
@@ -176,9 +196,61 @@ Expected<ArtifactPtr> Cache::Impl::resolve(const CacheRequest& req) {
     if (!hit) return finish(std::move(hit).error(), true);
     if (*hit) return finish(std::move(*hit), false);
   }
+  // Remote tier: a verified entry is published here and loaded; else build
+  // (holding the fleet's build lock when we got it) and upload.
+  remote::RemoteTier::Claim claim;
+  if (remote) {
+    if (auto entry = remote->fetchOrClaim(req.key, req.kind, claim)) {
+      auto hit = adoptRemote(req, std::move(*entry));
+      if (hit && *hit) {
+        Counters::count(pending.hits);
+        return finish(std::move(*hit), true);
+      }
+    }
+  }
   auto r = build(req);
+  if (remote && r && !(*r)->entryDir.empty()) remote->uploadBuilt(claim, req.key, (*r)->manifest, *(*r)->bytes);
+  claim.release();
   keyLock.reset();
   return finish(std::move(r), true);
+}
+
+// A verified remote entry goes through the normal publish path (staging
+// dir, manifest last, one rename) and is then read back like any disk entry,
+// with the same checks. When the store cannot take it, it is used from
+// memory (as a build would be). nullptr: build locally instead.
+Expected<ArtifactPtr> Cache::Impl::adoptRemote(const CacheRequest& req, remote::RemoteEntry entry) {
+  const std::string artifactName = entry.manifest.value("artifact", std::string());
+  if (!cache::validArtifactName(artifactName)) return ArtifactPtr();  // (RemoteStorage checked it too)
+  fs::path staging;
+  UniqueFd stagingLock;
+  bool publishable = false;
+  SK_RETURN_IF_ERROR(makeStaging(req.key, staging, stagingLock, publishable));
+  Status st = detail::writeNewFile(staging / artifactName, entry.artifact, 0755, true);
+  if (st) {
+    st = publishable ? store->publish(req.key, staging, artifactName, entry.manifest, fault)
+                     : Status(ioError("the cache directory cannot take it"));
+  }
+  if (st) {
+    stagingLock.reset();
+    auto hit = loadFromDisk(req.key, req.kind, req.hold);
+    if (!hit || !*hit) return hit;
+    auto a = std::make_shared<Artifact>(**hit);
+    a->origin = Artifact::Origin::Remote;
+    if (maxBytes > 0) (void)store->evict(maxBytes, req.key);
+    return ArtifactPtr(std::move(a));
+  }
+  spdlog::warn("could not store remote cache entry {}: {}; using it from memory", req.key, st.error().message());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  auto a = std::make_shared<Artifact>();
+  a->key = req.key;
+  a->kind = req.kind;
+  a->origin = Artifact::Origin::Remote;
+  a->sha256 = sha256Hex(entry.artifact);
+  a->bytes = std::make_shared<const std::string>(std::move(entry.artifact));
+  a->manifest = std::move(entry.manifest);
+  return ArtifactPtr(std::move(a));
 }
 
 ArtifactPtr Cache::Impl::withHold(const ArtifactPtr& a) {
@@ -208,6 +280,15 @@ Cache::~Cache() {
   if (!impl_->privateTemp.empty()) fs::remove_all(impl_->privateTemp, ec);
 }
 
+Expected<uint64_t> defaultCacheMaxBytes() {
+  if (const char* m = std::getenv("SK_CACHE_MAX_SIZE"); m && *m) {
+    auto v = parseSize(m);
+    if (!v) return Error(v.error()).context("SK_CACHE_MAX_SIZE");
+    return *v;
+  }
+  return uint64_t{4} << 30;
+}
+
 Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   initLogging();
   std::shared_ptr<Cache> c(new Cache());
@@ -220,12 +301,15 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   }
   if (config.maxBytes) {
     d.maxBytes = *config.maxBytes;
-  } else if (const char* m = std::getenv("SK_CACHE_MAX_SIZE"); m && *m) {
-    auto v = parseSize(m);
-    if (!v) return Error(v.error()).context("SK_CACHE_MAX_SIZE");
-    d.maxBytes = *v;
   } else {
-    d.maxBytes = uint64_t{4} << 30;
+    SK_ASSIGN_OR_RETURN(d.maxBytes, defaultCacheMaxBytes());
+  }
+  if (config.recompile) {
+    d.recompile = *config.recompile;
+  } else if (const char* r = std::getenv("SK_FORCE_RECOMPILE"); r && *r) {
+    const std::string v = r;
+    if (v != "0" && v != "1") return badInput(fmt::format("SK_FORCE_RECOMPILE='{}': use 1 (recompile) or 0", v));
+    d.recompile = v == "1";
   }
   if (!d.disk) return c;
 
@@ -257,6 +341,7 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   d.store = std::make_unique<cache::DiskStore>(d.root, d.pending);
   d.statsFile.setRoot(d.root);
   d.store->cleanStaleTemps(config.staleTempAge);
+  d.remote = remote::RemoteTier::open(config.remote, &d.pending.remote);
   return c;
 }
 
@@ -267,6 +352,7 @@ Expected<ArtifactPtr> Cache::getOrBuild(const CacheRequest& req) {
     auto it = d.ready.find(req.key);
     if (it != d.ready.end() && !Impl::needsHold(it->second, req.hold)) {
       d.countMemoryHit();
+      spdlog::debug("cache hit (memory): {} {}", req.kind, req.key.substr(0, 16));
       return it->second;
     }
   }
@@ -373,6 +459,9 @@ void Cache::discard(std::string_view key, const std::string& why) {
 const fs::path& Cache::root() const { return impl_->root; }
 const fs::path& Cache::requestedRoot() const { return impl_->requested; }
 bool Cache::usingPrivateFallback() const { return impl_->privateFallback; }
+std::string Cache::remoteUrl() const {
+  return impl_->remote ? impl_->remote->storage().settings().url.redacted() : std::string();
+}
 bool Cache::diskEnabled() const { return impl_->disk; }
 uint64_t Cache::maxBytes() const { return impl_->maxBytes; }
 void Cache::flushStats() { impl_->flush(true); }

@@ -13,6 +13,7 @@
 
 #include "cache/DiskStore.h"
 #include "cache/Stats.h"
+#include "cache/remote/RemoteTier.h"
 #include "superkernel/cache/Cache.h"
 
 namespace sk {
@@ -27,6 +28,7 @@ struct Cache::Impl {
   std::mutex privateTempMutex;
   uint64_t maxBytes = 0;
   std::string fault;
+  bool recompile = false;
 
   // memory: ready artifacts (the hit path) and builds in flight
   struct Flight {
@@ -48,6 +50,7 @@ struct Cache::Impl {
   cache::Counters pending;  // not yet merged into stats.json
   cache::StatsFile statsFile;
   std::unique_ptr<cache::DiskStore> store;  // null when !disk
+  std::unique_ptr<remote::RemoteTier> remote;  // null: no remote tier (cache/remote/RemoteTier.h)
 
   void flush(bool force) { statsFile.flush(pending, force); }
   void countMemoryHit() {
@@ -64,6 +67,8 @@ struct Cache::Impl {
   Expected<ArtifactPtr> loadFromDisk(std::string_view key, std::string_view kind, bool hold);
   Expected<ArtifactPtr> build(const CacheRequest& req);
   Expected<ArtifactPtr> resolve(const CacheRequest& req);
+  /// A verified remote entry, published here and loaded from the store.
+  Expected<ArtifactPtr> adoptRemote(const CacheRequest& req, remote::RemoteEntry entry);
   /// A memory artifact requested with hold = true that has none yet.
   ArtifactPtr withHold(const ArtifactPtr& a);
   static bool needsHold(const ArtifactPtr& a, bool hold) { return hold && !a->hold && !a->entryDir.empty(); }

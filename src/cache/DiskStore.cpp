@@ -343,6 +343,8 @@ GcResult DiskStore::evict(uint64_t limit, std::string_view keep) {
       r.removedBytes += s.info.bytes;
       total -= s.info.bytes;
       Counters::count(counters_.evicted);
+      spdlog::info("cache evicted {} ({}, last used {}s ago) to fit {}", s.info.key.substr(0, 16),
+                   formatSize(s.info.bytes), nowSeconds() - s.info.lastUse, formatSize(limit));
     } else {
       ++r.skippedHeld;
     }

@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 
 struct KeyBuilder::Impl {
   Sha256 sha;
+  KeyInputs* sink = nullptr;
   void field(std::string_view tag, std::string_view bytes) {
     auto len = [&](uint64_t n) {
       unsigned char le[8];
@@ -36,8 +37,19 @@ KeyBuilder::~KeyBuilder() = default;
 KeyBuilder::KeyBuilder(KeyBuilder&&) noexcept = default;
 KeyBuilder& KeyBuilder::operator=(KeyBuilder&&) noexcept = default;
 
+void KeyBuilder::recordInputs(KeyInputs* sink) { impl_->sink = sink; }
+
 KeyBuilder& KeyBuilder::add(std::string_view tag, std::string_view bytes) {
   impl_->field(tag, bytes);
+  if (impl_->sink) {
+    const bool printable = bytes.size() <= 1024 && std::all_of(bytes.begin(), bytes.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    });
+    impl_->sink->emplace_back(std::string(tag),
+                              printable ? std::string(bytes)
+                                        : fmt::format("sha256:{} ({} bytes)", sha256Hex(bytes).substr(0, 16),
+                                                      bytes.size()));
+  }
   return *this;
 }
 

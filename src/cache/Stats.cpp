@@ -4,6 +4,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "support/Fd.h"
@@ -12,12 +15,16 @@ namespace sk::cache {
 namespace fs = std::filesystem;
 using detail::UniqueFd;
 
-const char* const kCounterNames[kNumCounters] = {"hits",    "misses",    "compiles",    "compile_failures", "corrupt",
-                                                 "untrusted", "evicted", "memory_hits", "disk_hits"};
+const char* const kCounterNames[kNumCounters] = {
+    "hits",        "misses",        "compiles",       "compile_failures", "corrupt",
+    "untrusted",   "evicted",       "memory_hits",    "disk_hits",        "remote_hits",
+    "remote_misses", "remote_uploads", "remote_errors", "remote_rejected"};
 
 std::atomic<uint64_t>& Counters::at(int i) {
-  std::atomic<uint64_t>* a[] = {&hits,      &misses,  &compiles,   &compileFailures, &corrupt,
-                                &untrusted, &evicted, &memoryHits, &diskHits};
+  std::atomic<uint64_t>* a[] = {&hits,           &misses,        &compiles,       &compileFailures,
+                                &corrupt,        &untrusted,     &evicted,        &memoryHits,
+                                &diskHits,       &remote.hits,   &remote.misses,  &remote.uploads,
+                                &remote.errors,  &remote.rejected};
   return *a[i];
 }
 
@@ -57,6 +64,25 @@ void StatsFile::flush(Counters& pending, bool force) {
     ::unlink(tmp.c_str());
     restore();
   }
+}
+
+Status StatsFile::zero() {
+  if (root_.empty()) return Status::success();
+  std::lock_guard<std::mutex> g(mutex_);
+  UniqueFd lock(::open((root_ / "stats.lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0)
+    return ioError(fmt::format("cannot lock {}: {}", (root_ / "stats.lock").string(), std::strerror(errno)));
+  nlohmann::json j = nlohmann::json::object();
+  for (int i = 0; i < kNumCounters; ++i) j[kCounterNames[i]] = 0;
+  fs::path tmp = root_ / fmt::format("stats.json.{}.tmp", ::getpid());
+  ::unlink(tmp.c_str());
+  SK_RETURN_IF_ERROR(detail::writeNewFile(tmp, j.dump(2) + "\n", 0600, false));
+  if (::rename(tmp.c_str(), (root_ / "stats.json").c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return ioError(fmt::format("cannot replace {}: {}", (root_ / "stats.json").string(), std::strerror(e)));
+  }
+  return Status::success();
 }
 
 nlohmann::json StatsFile::read() const {

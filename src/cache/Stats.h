@@ -11,13 +11,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superkernel/support/Error.h"
+#include "cache/remote/RemoteCounters.h"
+
 namespace sk::cache {
 
-inline constexpr int kNumCounters = 9;
+inline constexpr int kNumCounters = 14;
 
 struct Counters {
   std::atomic<uint64_t> hits{0}, misses{0}, compiles{0}, compileFailures{0}, corrupt{0}, untrusted{0}, evicted{0},
       memoryHits{0}, diskHits{0};
+  remote::RemoteCounters remote;  // remote_*: counted by the remote tier (cache/remote/)
   /// The i-th counter, in the order of kCounterNames.
   std::atomic<uint64_t>& at(int i);
   static void count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
@@ -34,6 +38,8 @@ class StatsFile {
   /// Merge `pending` into the file and zero it; at most every 200 ms unless
   /// `force`. A failed write keeps the deltas pending.
   void flush(Counters& pending, bool force);
+  /// Write every persisted counter as 0 (under the lock; no file: nothing).
+  Status zero();
   /// The persisted counters ({} when absent or unreadable).
   nlohmann::json read() const;
   /// Persisted + pending, per counter.

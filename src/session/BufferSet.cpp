@@ -1,7 +1,12 @@
 #include "superkernel/session/BufferSet.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -348,18 +353,36 @@ Expected<std::optional<BufferMismatch>> BufferSet::compare(const BufferSet& othe
 }
 
 Status BufferSet::dump(const fs::path& dir) const {
+  // DIR itself is created if missing, its parents never: a mistyped path
+  // fails with the system's reason instead of silently growing a tree.
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    const int e = errno;
+    return ioError(fmt::format("cannot create {}: {}{}", dir.string(), std::strerror(e),
+                               e == ENOENT ? " (its parent directory does not exist; create it first)" : ""));
+  }
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return ioError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  if (!fs::is_directory(dir, ec)) return ioError(fmt::format("cannot dump into {}: not a directory", dir.string()));
   for (const Buffer& b : buffers_) {
     if (!plainFileName(b.name)) {
       return badInput(fmt::format("buffer name \"{}\" is not a plain file name; cannot dump it", b.name));
     }
-    fs::path file = dir / (b.name + ".bin");
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(b.data.get()), static_cast<std::streamsize>(b.bytes));
-    out.close();
-    if (!out) return ioError(fmt::format("writing {} failed", file.string()));
+    const fs::path file = dir / (b.name + ".bin");
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ioError(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
+    const char* p = reinterpret_cast<const char*>(b.data.get());
+    uint64_t left = b.bytes;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int e = n < 0 ? errno : ENOSPC;
+        ::close(fd);
+        return ioError(fmt::format("writing {} failed: {}", file.string(), std::strerror(e)));
+      }
+      p += n;
+      left -= static_cast<uint64_t>(n);
+    }
+    if (::close(fd) != 0) return ioError(fmt::format("writing {} failed: {}", file.string(), std::strerror(errno)));
   }
   return Status::success();
 }

@@ -762,7 +762,7 @@ TEST(CacheAdmin, InvalidRequests) {
   EXPECT_FALSE(c->getOrBuild(request("not-a-key", fb)).ok());
   EXPECT_FALSE(c->getOrBuild(request(keyOf("k"), fb, false, "../x")).ok());
   CacheRequest r = request(keyOf("name"), fb, false);
-  r.build = [](const fs::path&) -> Expected<BuildOutput> { return BuildOutput{"../escape", {}, "", {}}; };
+  r.build = [](const fs::path&) -> Expected<BuildOutput> { return BuildOutput{"../escape", {}, "", {}, {}}; };
   EXPECT_FALSE(c->getOrBuild(r).ok());
 }
 

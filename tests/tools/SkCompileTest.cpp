@@ -143,7 +143,11 @@ TEST(SkCompile, RunComparesAndTimes) {
   Result r = run({kCompile, seedList(), "--run", "--repeat", "3", "--workers", "2", "--cache-dir",
                   cache.path().string()});
   ASSERT_EQ(r.code, 0) << r.all();
-  EXPECT_THAT(r.out, HasSubstr("Run: fused vs unfused from identical buffers, median of 3"));
+  // The bench's method, and the report says so: samples, batches, warm-up, min-max.
+  EXPECT_THAT(r.out, HasSubstr("Run: fused vs unfused from identical buffers, 2 workers"));
+  EXPECT_THAT(r.out, HasSubstr("3 samples per side, each the median run of a ~20 ms batch, after 2 warm-up runs"));
+  EXPECT_THAT(r.out, HasSubstr("runs/sample"));
+  EXPECT_THAT(r.out, HasSubstr("over sample pairs"));
   EXPECT_THAT(r.out, HasSubstr("fused"));
   EXPECT_THAT(r.out, HasSubstr("unfused"));
   EXPECT_THAT(r.out, HasSubstr("speedup"));
@@ -267,6 +271,7 @@ TEST(SkCompile, EmitDotWritesGraphAndSvgWhenGraphvizWorks) {
   TempDir d;
   fillWarmCache(d.path() / "cache");
   const fs::path dot = d.path() / "out" / "plan.dot";
+  fs::create_directory(d.path() / "out");  // output directories are not created for the caller
   Result r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache", "--emit-dot", dot.string()});
   ASSERT_EQ(r.code, 0) << r.all();
   const std::string text = readFile(dot);

@@ -99,7 +99,9 @@ std::string Table::str(std::string_view indent) const {
 
 void makePathsAbsolute(OpList& list) {
   for (KernelDecl& k : list.kernels) {
-    if (!k.builtin.empty() || k.sourcePath.empty()) continue;
+    if (!k.builtin.empty()) continue;
+    for (auto& [target, source] : k.sources) source = k.sourcePaths.at(target).lexically_normal().string();
+    if (k.sourcePath.empty()) continue;
     k.source = k.sourcePath.lexically_normal().string();
   }
   for (BufferDecl& b : list.buffers) {
@@ -135,33 +137,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
-                          BufferSet& unfusedBuffers, int warmups, int repeat) {
-  Timing t;
-  auto once = [&](CompiledPlan& plan, BufferSet& buffers, const char* what) -> Expected<double> {
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = session.run(plan, buffers);
-    const auto t1 = std::chrono::steady_clock::now();
-    if (!s) return Error(s.error()).context(std::string(what) + " run (timing)");
-    return std::chrono::duration<double>(t1 - t0).count();
-  };
-  for (int i = 0; i < warmups; ++i) {
-    SK_ASSIGN_OR_RETURN(double a, once(fused, fusedBuffers, "fused"));
-    SK_ASSIGN_OR_RETURN(double b, once(unfused, unfusedBuffers, "unfused"));
-    (void)a;
-    (void)b;
-  }
-  for (int i = 0; i < repeat; ++i) {
-    SK_ASSIGN_OR_RETURN(double a, once(fused, fusedBuffers, "fused"));
-    SK_ASSIGN_OR_RETURN(double b, once(unfused, unfusedBuffers, "unfused"));
-    t.fusedSeconds.push_back(a);
-    t.unfusedSeconds.push_back(b);
-  }
-  t.fusedMedian = median(t.fusedSeconds);
-  t.unfusedMedian = median(t.unfusedSeconds);
-  return t;
 }
 
 uint64_t preloadBytesOf(const SuperKernelPlan& step, const FusionPlan& plan) {

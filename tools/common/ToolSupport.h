@@ -73,15 +73,6 @@ struct Replay {
 /// compares every buffer. A run failure is a Runtime error naming which run.
 Expected<Replay> runAndCompare(Session& session, CompiledPlan& fused, CompiledPlan& unfused);
 
-struct Timing {
-  std::vector<double> fusedSeconds, unfusedSeconds;  // one per repetition
-  double fusedMedian = 0, unfusedMedian = 0;
-};
-/// `warmups` untimed runs of each, then `repeat` timed runs, alternating
-/// fused and unfused so that a load change on a shared machine hits both.
-Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
-                          BufferSet& unfusedBuffers, int warmups, int repeat);
-
 double median(std::vector<double> v);
 
 /// Sum of the preload-code bytes the plan's steps prefetch.

@@ -1,5 +1,7 @@
 // sk-cache: look after the superkernel artifact cache (DESIGN sections 6, 7;
-// docs/CACHE.md): stats, ls, inspect KEY, verify, gc --max-size SIZE, clear.
+// docs/CACHE.md): stats, zero-stats, ls, inspect KEY, explain KEY [OTHER],
+// verify, gc --max-size SIZE, clear, and remote ping|ls|verify for the shared
+// Redis tier.
 //
 // The tool refuses a cache directory that the library would not trust (a
 // symlink, someone else's, group/other writable) instead of letting
@@ -25,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/Suggest.h"
 #include "common/ToolSupport.h"
 #include "superkernel/superkernel.h"
 
@@ -40,10 +43,13 @@ struct Args {
   std::string cacheDir;
   bool json = false;
   std::string key;
+  std::string otherKey;
   std::string maxSize;
   bool quarantine = false;
   bool noReplay = false;
   bool verbose = false;
+  std::string remote;  // --remote URL (default $SK_REMOTE_CACHE)
+  bool deleteBad = false;  // remote verify --delete-bad
 };
 
 // An error with its exit code (I/O trouble is 4; bad arguments, unknown
@@ -101,6 +107,36 @@ std::string describeEntry(const json& manifest) {
   return s;
 }
 
+// The key inputs that differ between two entries, by tag in order
+// (repeated tags, e.g. one "object" per linked object, pair up by position).
+struct InputDiff {
+  std::string tag, mine, theirs;
+};
+std::vector<InputDiff> diffInputs(const std::vector<std::pair<std::string, std::string>>& a,
+                                  const std::vector<std::pair<std::string, std::string>>& b) {
+  std::map<std::string, std::vector<std::string>> ma, mb;
+  std::vector<std::string> order;
+  for (const auto& [t, v] : a) {
+    if (!ma.count(t) && !mb.count(t)) order.push_back(t);
+    ma[t].push_back(v);
+  }
+  for (const auto& [t, v] : b) {
+    if (!ma.count(t) && !mb.count(t)) order.push_back(t);
+    mb[t].push_back(v);
+  }
+  std::vector<InputDiff> out;
+  for (const std::string& t : order) {
+    const auto& va = ma[t];
+    const auto& vb = mb[t];
+    for (size_t i = 0; i < std::max(va.size(), vb.size()); ++i) {
+      std::string x = i < va.size() ? va[i] : "(absent)";
+      std::string y = i < vb.size() ? vb[i] : "(absent)";
+      if (x != y) out.push_back({va.size() > 1 || vb.size() > 1 ? fmt::format("{}[{}]", t, i) : t, x, y});
+    }
+  }
+  return out;
+}
+
 class CacheTool {
  public:
   explicit CacheTool(const Args& a) : args_(a) {}
@@ -145,6 +181,9 @@ class CacheTool {
   std::optional<Failure> stats() {
     CacheStats s;
     s.root = root_;
+    auto cap = defaultCacheMaxBytes();
+    if (!cap) return Failure{Error(cap.error()), kExitBadInput};
+    s.maxBytes = *cap;
     if (exists_) {
       if (auto f = open()) return f;
       auto st = cache_->stats();
@@ -158,7 +197,10 @@ class CacheTool {
     std::string t = fmt::format("cache {}{}\n", s.root.string(), exists_ ? "" : " (does not exist yet)");
     auto row = [&](std::string_view k, const std::string& v) { t += fmt::format("  {:<18}{}\n", k, v); };
     row("entries", fmt::format("{} ({})", s.entries, formatSize(s.bytes)));
-    row("hits", fmt::format("{} (memory {}, disk {})", s.hits, s.memoryHits, s.diskHits));
+    row("size cap", s.maxBytes ? fmt::format("{} ({:.1f}% used; SK_CACHE_MAX_SIZE)", formatSize(s.maxBytes),
+                                             100.0 * static_cast<double>(s.bytes) / static_cast<double>(s.maxBytes))
+                               : std::string("unlimited (SK_CACHE_MAX_SIZE=0)"));
+    row("hits", fmt::format("{} (memory {}, disk {}, remote {})", s.hits, s.memoryHits, s.diskHits, s.remoteHits));
     row("misses", std::to_string(s.misses));
     const uint64_t lookups = s.hits + s.misses;
     row("hit rate",
@@ -168,7 +210,91 @@ class CacheTool {
     row("corrupt", std::to_string(s.corrupt));
     row("untrusted", std::to_string(s.untrusted));
     row("evicted", std::to_string(s.evicted));
+    row("remote", fmt::format("hits {}, misses {}, uploads {}, errors {}, rejected {}", s.remoteHits, s.remoteMisses,
+                              s.remoteUploads, s.remoteErrors, s.remoteRejected));
     out(t);
+    return std::nullopt;
+  }
+
+  // Counters back to zero; entries stay (ccache -z).
+  std::optional<Failure> zeroStats() {
+    if (!exists_) {
+      if (!args_.json) out(fmt::format("cache {} does not exist yet: nothing to zero\n", root_.string()));
+      else outJson(json{{"zeroed", false}, {"root", root_.string()}});
+      return std::nullopt;
+    }
+    if (auto f = open()) return f;
+    if (Status st = cache_->zeroStats(); !st) return failure(st.error());
+    if (args_.json) outJson(json{{"zeroed", true}, {"root", root_.string()}});
+    else out(fmt::format("cache {}: statistics zeroed\n", root_.string()));
+    return std::nullopt;
+  }
+
+  // Why a lookup missed: the entry's key inputs (recorded at build time)
+  // against another entry's, named or else the closest one built for the same
+  // thing (same kind and description), so "what changed" reads directly.
+  std::optional<Failure> explain() {
+    if (!exists_) return Failure{badInput(fmt::format("cache {} does not exist", root_.string())), kExitBadInput};
+    if (auto f = open()) return f;
+    auto m = cache_->inspect(args_.key);
+    if (!m) return failure(std::move(m).error());
+    const json& a = *m;
+    auto inputsOf = [](const json& manifest) {
+      std::vector<std::pair<std::string, std::string>> v;
+      if (!manifest.contains("key_inputs") || !manifest["key_inputs"].is_array()) return v;
+      for (const auto& p : manifest["key_inputs"])
+        if (p.is_array() && p.size() == 2 && p[0].is_string() && p[1].is_string())
+          v.emplace_back(p[0].get<std::string>(), p[1].get<std::string>());
+      return v;
+    };
+    const auto mine = inputsOf(a);
+    const std::string key = a.value("key", std::string());
+    if (mine.empty())
+      return Failure{badInput(fmt::format("entry {} has no recorded key inputs (built by an older superkernel); "
+                                          "nothing to explain",
+                                          shortKey(key))),
+                     kExitBadInput};
+    // The entry to compare with.
+    json b;
+    if (!args_.otherKey.empty()) {
+      auto o = cache_->inspect(args_.otherKey);
+      if (!o) return failure(std::move(o).error());
+      b = *o;
+    } else {
+      auto l = cache_->list();
+      if (!l) return failure(std::move(l).error());
+      size_t best = SIZE_MAX;
+      for (const CacheEntryInfo& e : *l) {
+        if (e.key == key || e.kind != a.value("kind", std::string())) continue;
+        auto o = cache_->inspect(e.key);
+        if (!o || describeEntry(*o) != describeEntry(a)) continue;
+        const size_t d = diffInputs(mine, inputsOf(*o)).size();
+        if (!inputsOf(*o).empty() && d < best) best = d, b = *o;
+      }
+    }
+    json j{{"key", key}, {"what", describeEntry(a)}, {"inputs", a["key_inputs"]}};
+    std::string t = fmt::format("{} {}: {}\n", a.value("kind", std::string()), shortKey(key), describeEntry(a));
+    if (b.is_null()) {
+      t += "  no other entry was built for the same thing: a first build, not a changed input\n";
+      t += "  its key inputs:\n";
+      for (const auto& [tag, value] : mine) t += fmt::format("    {:<22}{}\n", tag, value);
+      j["compared_with"] = nullptr;
+    } else {
+      const auto theirs = inputsOf(b);
+      const std::string other = b.value("key", std::string());
+      const auto diffs = diffInputs(mine, theirs);
+      t += fmt::format("  compared with {} ({}, created {}): {} of {} key inputs differ\n", shortKey(other),
+                       describeEntry(b), isoTime(b.value("created", int64_t{0})), diffs.size(), mine.size());
+      json jd = json::array();
+      for (const auto& d : diffs) {
+        t += fmt::format("    {:<22}{}\n    {:<22}{}\n", d.tag, "this:  " + d.mine, "", "other: " + d.theirs);
+        jd.push_back(json{{"input", d.tag}, {"this", d.mine}, {"other", d.theirs}});
+      }
+      j["compared_with"] = other;
+      j["differences"] = jd;
+    }
+    if (args_.json) outJson(j);
+    else out(t);
     return std::nullopt;
   }
 
@@ -534,6 +660,123 @@ class CacheTool {
   std::string sessionError_;
 };
 
+
+// ---- sk-cache remote ping|ls|verify ----------------------------------------
+// The shared Redis tier (RemoteCache.h). These talk to the server directly
+// and never load anything; verify checks every entry's signature with this
+// machine's secret, which is how an operator finds a machine with the wrong
+// SK_REMOTE_CACHE_SECRET_FILE or a tampered entry.
+class RemoteTool {
+ public:
+  explicit RemoteTool(const Args& a) : args_(a) {}
+
+  std::optional<Failure> open() {
+    RemoteCacheConfig cfg;
+    cfg.url = args_.remote;
+    auto r = RemoteCacheAdmin::open(cfg);
+    if (!r) return failure(std::move(r).error());
+    admin_ = std::move(*r);
+    return std::nullopt;
+  }
+
+  std::optional<Failure> ping() {
+    if (auto f = open()) return f;
+    auto rtt = admin_->ping();
+    if (!rtt) return failure(std::move(rtt).error());
+    auto info = admin_->serverInfo();
+    const json server = info ? *info : json::object();
+    const std::string secret = admin_->secretProblem();
+    if (args_.json) {
+      outJson(json{{"url", admin_->url()},
+                   {"ok", true},
+                   {"latency_us", rtt->count()},
+                   {"server", server},
+                   {"prefix", admin_->prefix()},
+                   {"secret_ok", secret.empty()},
+                   {"secret_problem", secret},
+                   {"read_only", admin_->readOnly()},
+                   {"timeout_ms", admin_->timeout().count()}});
+      return std::nullopt;
+    }
+    std::string s = fmt::format("remote {}: PONG in {:.2f} ms", admin_->url(), static_cast<double>(rtt->count()) / 1000.0);
+    if (server.contains("redis_version"))
+      s += fmt::format(" (redis {}, maxmemory {}, policy {})", server.value("redis_version", "?"),
+                       server.value("maxmemory", "?"), server.value("maxmemory_policy", "?"));
+    s += "\n";
+    s += fmt::format("  prefix   {}\n", admin_->prefix());
+    s += fmt::format("  secret   {}\n", secret.empty() ? "ok" : "NOT USABLE: " + secret +
+                                                             " (this machine will not use the remote cache)");
+    s += fmt::format("  mode     {}\n", admin_->readOnly() ? "read-only" : "read-write");
+    s += fmt::format("  timeout  {} ms\n", admin_->timeout().count());
+    out(s);
+    return std::nullopt;
+  }
+
+  std::optional<Failure> ls(bool verify) {
+    if (auto f = open()) return f;
+    auto l = admin_->list(verify);
+    if (!l) return failure(std::move(l).error());
+    size_t problems = 0;
+    uint64_t bytes = 0;
+    json arr = json::array();
+    Table tab(verify ? std::vector<std::string>{"status", "key", "kind", "size", "created", "what", "problem"}
+                     : std::vector<std::string>{"key", "kind", "size", "created", "what"},
+              verify ? "lllrlll" : "llrll");
+    for (const RemoteEntryInfo& e : *l) {
+      const bool ok = e.status == "ok" || e.status == "unchecked";
+      problems += !ok;
+      bytes += e.bytes;
+      const std::string kind = e.manifest.is_object() ? e.manifest.value("kind", "") : "";
+      const int64_t created = e.manifest.is_object() ? e.manifest.value("created", int64_t{0}) : 0;
+      const std::string what = describeEntry(e.manifest);
+      arr.push_back(json{{"key", e.key}, {"kind", kind}, {"bytes", e.bytes}, {"created", created}, {"what", what},
+                         {"status", e.status}, {"problem", e.problem}});
+      if (verify && ok && !args_.verbose) continue;
+      std::string st = e.status;
+      for (auto& c : st) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      if (verify) tab.add({e.status == "ok" ? "ok" : st, shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what, e.problem});
+      else tab.add({shortKey(e.key), kind, formatSize(e.bytes), isoTime(created), what});
+    }
+    uint64_t deleted = 0;
+    if (verify && args_.deleteBad && problems) {
+      std::vector<std::string> bad;
+      for (const RemoteEntryInfo& e : *l)
+        if (e.status != "ok") bad.push_back(e.key);
+      auto d = admin_->remove(bad);
+      if (!d) return failure(std::move(d).error());
+      deleted = *d;
+    }
+    if (args_.json) {
+      json j{{"url", admin_->url()}, {"prefix", admin_->prefix()}, {"entries", arr}};
+      if (verify) j["problems"] = problems;
+      if (verify && args_.deleteBad) j["deleted"] = deleted;
+      outJson(j);
+    } else {
+      std::string s = fmt::format("remote {} ({}): {} entries, {}\n", admin_->url(), admin_->prefix(), l->size(),
+                                  formatSize(bytes));
+      if (tab.rows()) s += tab.str();
+      if (verify)
+        s += fmt::format("remote verify: {} ({} ok, {} bad){}\n",
+                         problems ? fmt::format("{} problem{}", problems, problems == 1 ? "" : "s") : "all good",
+                         l->size() - problems, problems,
+                         args_.deleteBad && problems ? fmt::format("; deleted {}", deleted) : "");
+      out(s);
+    }
+    if (verify && problems && !args_.deleteBad) {
+      return Failure{Error(ErrorKind::Mismatch,
+                           fmt::format("{} of {} remote entries failed verification (rejected: signed with another "
+                                       "secret or modified; no machine with this secret loads them)",
+                                       problems, l->size())),
+                     kExitMismatch};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const Args& args_;
+  std::unique_ptr<RemoteCacheAdmin> admin_;
+};
+
 int realMain(int argc, char** argv) {
   Args a;
   CLI::App app{
@@ -550,7 +793,12 @@ int realMain(int argc, char** argv) {
       ->type_name("DIR");
   app.add_flag("--json", a.json, "machine-readable output (one JSON object on stdout)");
 
-  auto* stats = app.add_subcommand("stats", "counters (hits, misses, compiles, ...) and size");
+  auto* stats = app.add_subcommand("stats", "counters (hits, misses, compiles, ...), size and size cap");
+  auto* zeroStats = app.add_subcommand("zero-stats", "set the counters to zero (entries are kept)");
+  auto* explain = app.add_subcommand("explain", "why a lookup missed: how KEY's inputs differ from another entry's");
+  explain->add_option("KEY", a.key, "cache key or a unique prefix of at least 4 hex digits")->required();
+  explain->add_option("OTHER", a.otherKey,
+                      "the entry to compare with (default: the closest one built for the same thing)");
   auto* ls = app.add_subcommand("ls", "list entries, most recently used first");
   auto* inspect = app.add_subcommand("inspect", "show one entry's manifest");
   inspect->add_option("KEY", a.key, "cache key or a unique prefix of at least 4 hex digits")->required();
@@ -563,19 +811,45 @@ int realMain(int argc, char** argv) {
       ->type_name("SIZE")
       ->required();
   auto* clear = app.add_subcommand("clear", "remove every entry not in use by a running process");
+  auto* remote = app.add_subcommand("remote", "the shared Redis tier ($SK_REMOTE_CACHE): ping | ls | verify");
+  remote->add_option("--remote", a.remote, "redis://[[user]:password@]host[:port][/db] (default: $SK_REMOTE_CACHE)")
+      ->type_name("URL");
+  remote->require_subcommand(1);
+  auto* rping = remote->add_subcommand("ping", "connect, PING, and check this machine's secret file");
+  auto* rls = remote->add_subcommand("ls", "list the entries of this library version");
+  auto* rverify = remote->add_subcommand("verify", "check every entry's signature and contents (exit 1 on a problem)");
+  rverify->add_flag("-v,--verbose", a.verbose, "list every entry, not only the bad ones");
+  rverify->add_flag("--delete-bad", a.deleteBad,
+                    "delete rejected and corrupt entries (only from a machine whose secret is known to be right)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    printSuggestions(kTool, suggestForArgs(app, argc, argv));
     return kExitBadInput;
   }
   initLogging();
+  if (remote->parsed()) {
+    RemoteTool rt(a);
+    std::optional<Failure> rf;
+    if (rping->parsed()) rf = rt.ping();
+    else if (rls->parsed()) rf = rt.ls(false);
+    else if (rverify->parsed()) rf = rt.ls(true);
+    std::fflush(stdout);
+    if (rf) {
+      printError(kTool, rf->error);
+      return rf->code;
+    }
+    return kExitOk;
+  }
   CacheTool tool(a);
   std::optional<Failure> f = tool.resolve();
   if (!f) {
     if (stats->parsed()) f = tool.stats();
+    else if (zeroStats->parsed()) f = tool.zeroStats();
+    else if (explain->parsed()) f = tool.explain();
     else if (ls->parsed()) f = tool.ls();
     else if (inspect->parsed()) f = tool.inspect();
     else if (verify->parsed()) f = tool.verify();

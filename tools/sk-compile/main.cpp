@@ -7,12 +7,16 @@
 // for --run), write the requested artifacts, run, then print one report.
 // The report is assembled as JSON first and the text form is rendered from
 // that object, so --json and the text never disagree.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -20,7 +24,10 @@
 #include <set>
 #include <string>
 
+#include "common/Suggest.h"
+#include "common/Timing.h"
 #include "common/ToolSupport.h"
+#include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
 
 namespace fs = std::filesystem;
@@ -34,10 +41,13 @@ constexpr const char* kTool = "sk-compile";
 struct Args {
   std::string opList;
   bool run = false;
+  bool planOnly = false;
+  bool forceRecompile = false;
   int repeat = 5;
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
   std::string options, cacheDir, target;
+  std::string remoteCache;  // --remote-cache URL (default $SK_REMOTE_CACHE)
   unsigned jobs = 0;
   unsigned workers = 0;
 };
@@ -52,15 +62,40 @@ Failure failure(Error e) {
   return Failure{std::move(e), code};
 }
 
+// Output paths are used as given: no directory is created on the way (a
+// mistyped path must fail, not grow a tree), and every failure carries the
+// system's reason (errno text).
 Status writeFile(const fs::path& path, std::string_view bytes, const std::string& what) {
-  std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return ioError(fmt::format("cannot write {} {}", what, path.string()));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return ioError(fmt::format("cannot write {} {} (disk full?)", what, path.string()));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int e = errno;
+    return ioError(fmt::format("cannot write {} {}: {}{}", what, path.string(), std::strerror(e),
+                               e == ENOENT ? " (its directory does not exist; create it first)" : ""));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      return ioError(fmt::format("cannot write {} {}: {}", what, path.string(), std::strerror(e)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return ioError(fmt::format("cannot write {} {}: {}", what, path.string(), std::strerror(errno)));
   return Status::success();
+}
+
+// An output directory (--emit-source): created if missing, its parent never.
+Status makeOutputDir(const fs::path& dir, const std::string& what) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return Status::success();
+  const int e = errno;
+  std::error_code ec;
+  if (e == EEXIST && fs::is_directory(dir, ec)) return Status::success();
+  return ioError(fmt::format("cannot create {} directory {}: {}{}", what, dir.string(),
+                             e == EEXIST ? "a file of that name exists" : std::strerror(e),
+                             e == ENOENT ? " (its parent directory does not exist; create it first)" : ""));
 }
 
 // ---- progress (a terminal only) --------------------------------------------
@@ -179,14 +214,18 @@ std::string edgesCell(const json& e) {
                      e["counter"].get<uint32_t>(), e["barrier"].get<uint32_t>(), e["event"].get<uint32_t>());
 }
 
+std::string renderOutputs(const json& rep);
+
 // The text report: a header, the per-step table (like a profiler's), totals,
 // cache and compile lines, then the run section.
 std::string renderText(const json& rep) {
   std::string s;
   s += fmt::format("sk-compile {}: {}\n", rep["version"].get<std::string>(), rep["op_list"].get<std::string>());
+  // No compiler line when none was looked for (--plan-only) or found.
+  const std::string compiler = rep.contains("compiler") ? rep["compiler"]["version"].get<std::string>()
+                                                        : std::string("no compiler used");
   s += fmt::format("  target {} (arch {}), {} workers, {}\n", rep["target"].get<std::string>(),
-                   rep["arch"].get<std::string>(), rep["workers"].get<uint32_t>(),
-                   rep["compiler"]["version"].get<std::string>());
+                   rep["arch"].get<std::string>(), rep["workers"].get<uint32_t>(), compiler);
   s += fmt::format("  options {}\n", rep["options"].get<std::string>());
   const json& p = rep["plan"];
   s += fmt::format("\nFusion: {} -> {} ({}, {}), {}\n", plural(p["ops_before"].get<uint32_t>(), "op"),
@@ -225,6 +264,10 @@ std::string renderText(const json& rep) {
   s += fmt::format("Preload: {} of code prefetched ({} prefetches)\n", formatSize(p["preload_bytes"].get<uint64_t>()),
                    p["prefetches"].get<uint64_t>());
   for (const auto& w : p["warnings"]) s += "warning: " + w.get<std::string>() + "\n";
+  if (rep.value("plan_only", false)) {
+    s += "Plan only: nothing was compiled or run (code sizes unknown: preload bytes read 0)\n";
+  }
+  if (!rep.contains("compile")) return s + renderOutputs(rep);
   const json& c = rep["compile"];
   s += fmt::format("Cache: SuperKernels {} hit / {} miss, objects {} hit / {} miss ({})\n",
                    c["superkernel_hits"].get<uint64_t>(), c["superkernel_misses"].get<uint64_t>(),
@@ -242,14 +285,23 @@ std::string renderText(const json& rep) {
     const json& r = rep["run"];
     s += "\nRun: fused vs unfused from identical buffers";
     if (r.contains("fused_seconds")) {
-      s += fmt::format(", median of {} after 1 warm-up, {} workers\n", r["repeat"].get<int>(),
-                       rep["workers"].get<uint32_t>());
-      Table rt({"", "time", "launches"}, "lrr");
-      rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()), std::to_string(p["launches_after"].get<uint32_t>())});
+      // Say exactly what was measured: the numbers are medians of samples,
+      // each the median run of a batch (bench/suite.cpp's method).
+      s += fmt::format(", {} workers\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
+                       "runs; median and min-max over the samples\n",
+                       rep["workers"].get<uint32_t>(), r["repeat"].get<int>(), r["batch_ms"].get<double>(),
+                       r["warmups"].get<int>());
+      Table rt({"", "median", "min", "max", "runs/sample", "launches"}, "lrrrrr");
+      rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()),
+              formatSeconds(r["fused_min_seconds"].get<double>()), formatSeconds(r["fused_max_seconds"].get<double>()),
+              std::to_string(r["fused_batch"].get<long>()), std::to_string(p["launches_after"].get<uint32_t>())});
       rt.add({"unfused", formatSeconds(r["unfused_seconds"].get<double>()),
+              formatSeconds(r["unfused_min_seconds"].get<double>()),
+              formatSeconds(r["unfused_max_seconds"].get<double>()), std::to_string(r["unfused_batch"].get<long>()),
               std::to_string(p["ops_before"].get<uint32_t>())});
       s += rt.str();
-      s += fmt::format("  speedup  {:.2f}x\n", r["speedup"].get<double>());
+      s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
+                       r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
     } else {
       s += "\n";
     }
@@ -262,6 +314,12 @@ std::string renderText(const json& rep) {
                        r["buffers"].get<size_t>(), m["message"].get<std::string>());
     }
   }
+  return s + renderOutputs(rep);
+}
+
+// The "Wrote" and "note" lines.
+std::string renderOutputs(const json& rep) {
+  std::string s;
   if (rep.contains("outputs") && !rep["outputs"].empty()) {
     s += "\nWrote:\n";
     for (auto& [k, v] : rep["outputs"].items()) {
@@ -325,16 +383,44 @@ class Compiler {
     if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
     makePathsAbsolute(*list);
 
+    CompileRequest fusedReq;
+    fusedReq.target = args_.target;
+    // The plan first, without compiling: --plan-only stops here (no compiler
+    // is looked for or run), and otherwise the report has the plan even if
+    // compiling then fails.
+    PlanOnlyConfig pc;
+    pc.sessionOptions = args_.options;
+    pc.workers = args_.workers;
+    auto plannedOr = planOnly(*list, fusedReq, pc);
+    if (!plannedOr) return failure(std::move(plannedOr).error());
+    const CompiledPlan& planned = plannedOr->plan;
+    rep_["target"] = planned.list.target;
+    rep_["arch"] = planned.list.arch;
+    rep_["options"] = planned.options.canonical();
+    rep_["plan"] = planJson(planned);
+    rep_["workers"] = plannedOr->cores;
+    if (args_.planOnly) {
+      rep_["plan_only"] = true;
+      if (!args_.emitDot.empty()) {
+        if (auto f = emitDot(planned)) return f;
+      }
+      return std::nullopt;
+    }
+
     SessionOptions so;
     so.workers = args_.workers;
     so.cacheDir = args_.cacheDir;
+    so.forceRecompile = args_.forceRecompile;
+    so.remoteCache.url = args_.remoteCache;
     so.jobs = args_.jobs;
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
     auto session = Session::create(so);
     if (!session) return failure(std::move(session).error());
     Session& ss = **session;
-    rep_["workers"] = ss.executor().numWorkers();
+    auto device = ss.device("cpu");
+    if (!device) return failure(std::move(device).error());
+    rep_["workers"] = (*device)->machine().totalCores();
     rep_["compiler"] = json{{"path", ss.toolchain().path.string()}, {"version", ss.toolchain().versionLine()}};
     const auto& cache = ss.cache();
     rep_["cache_dir"] = cache->root().string();
@@ -343,8 +429,6 @@ class Compiler {
                        cache->requestedRoot().string()));
     }
 
-    CompileRequest fusedReq;
-    fusedReq.target = args_.target;
     progress_.phase("fused");
     auto fused = ss.compile(*list, fusedReq);
     if (!fused) return failure(std::move(fused).error());
@@ -425,16 +509,28 @@ class Compiler {
                                        m.differingBuffers, m.differingBuffers == 1 ? "" : "s", m.message())),
                      kExitMismatch};
     }
-    auto timing = timeRuns(ss, fused, replay->fused, unfused, replay->unfused, 0, args_.repeat);
+    TimingConfig tc;
+    tc.samples = args_.repeat;
+    auto timing = timeRuns(ss, fused, replay->fused, unfused, replay->unfused, tc);
     if (!timing) {
       rep_["run"] = r;
       return failure(std::move(timing).error());
     }
-    r["fused_seconds"] = timing->fusedMedian;
-    r["unfused_seconds"] = timing->unfusedMedian;
+    r["warmups"] = timing->warmups;
+    r["batch_ms"] = tc.sampleMs;
+    r["fused_batch"] = timing->fusedBatch;
+    r["unfused_batch"] = timing->unfusedBatch;
+    r["fused_seconds"] = timing->fused.median;
+    r["fused_min_seconds"] = timing->fused.min;
+    r["fused_max_seconds"] = timing->fused.max;
+    r["unfused_seconds"] = timing->unfused.median;
+    r["unfused_min_seconds"] = timing->unfused.min;
+    r["unfused_max_seconds"] = timing->unfused.max;
     r["fused_samples"] = timing->fusedSeconds;
     r["unfused_samples"] = timing->unfusedSeconds;
-    r["speedup"] = timing->fusedMedian > 0 ? timing->unfusedMedian / timing->fusedMedian : 0.0;
+    r["speedup"] = timing->speedup.median;
+    r["speedup_min"] = timing->speedup.min;
+    r["speedup_max"] = timing->speedup.max;
     rep_["run"] = r;
     return std::nullopt;
   }
@@ -449,6 +545,7 @@ class Compiler {
   }
 
   std::optional<Failure> emitSource(const CompiledPlan& cp) {
+    if (Status st = makeOutputDir(args_.emitSource, "--emit-source"); !st) return failure(st.error());
     json files = json::array();
     std::set<std::string> used;
     for (const CompiledStep& step : cp.steps) {
@@ -550,7 +647,13 @@ int realMain(int argc, char** argv) {
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
   app.add_flag("--run", a.run,
                "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
-  app.add_option("--repeat", a.repeat, "timed repetitions for --run (median reported)")
+  app.add_flag("--force-recompile", a.forceRecompile,
+               "compile everything again instead of loading it from the cache, replacing the cached entries "
+               "(also: SK_FORCE_RECOMPILE=1)");
+  app.add_flag("--plan-only", a.planOnly,
+               "plan and print the report without compiling or running anything (no compiler needed)");
+  app.add_option("--repeat", a.repeat,
+                 "timed samples per side for --run (each the median run of a ~20 ms batch; median and min-max reported)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--emit-source", a.emitSource, "write each step's generated source and manifest into DIR")
@@ -566,6 +669,10 @@ int realMain(int argc, char** argv) {
       ->type_name("STR");
   app.add_option("--cache-dir", a.cacheDir, "cache directory (default: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel)")
       ->type_name("DIR");
+  app.add_option("--remote-cache", a.remoteCache,
+                 "shared Redis cache tier, redis://host:port[/db] (default: $SK_REMOTE_CACHE; needs "
+                 "SK_REMOTE_CACHE_SECRET_FILE; see docs/CACHE.md)")
+      ->type_name("URL");
   app.add_option("--jobs", a.jobs, "parallel compiler processes (default: hardware threads)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--target", a.target, "target override (cpu; ascend and cuda are reserved)")->type_name("T");
@@ -577,6 +684,12 @@ int realMain(int argc, char** argv) {
     return app.exit(e);  // --help / --version: printed on stdout, exit 0
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    printSuggestions(kTool, suggestForArgs(app, argc, argv));
+    return kExitBadInput;
+  }
+  if (a.planOnly && (a.run || !a.trace.empty() || !a.dump.empty() || !a.emitSource.empty())) {
+    std::fprintf(stderr, "%s: error: --plan-only compiles nothing, so it cannot be combined with --run, --trace, "
+                 "--dump or --emit-source (see %s --help)\n", kTool, kTool);
     return kExitBadInput;
   }
   initLogging();

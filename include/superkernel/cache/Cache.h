@@ -65,6 +65,7 @@
 #include <nlohmann/json.hpp>
 
 #include "superkernel/cache/Key.h"
+#include "superkernel/cache/RemoteCache.h"
 #include "superkernel/support/Error.h"
 #include "superkernel/support/Size.h"
 
@@ -89,6 +90,14 @@ struct CacheConfig {
   /// Fault injection (tests): "write" makes every publish fail like a full
   /// disk. Empty: $SK_CACHE_FAULT.
   std::string fault;
+  /// Force recompilation: every key is built once more in this process
+  /// (neither memory nor disk is consulted before that build) and its disk
+  /// entry replaced, unless a live process holds it. nullopt:
+  /// $SK_FORCE_RECOMPILE=1 (like ccache's CCACHE_RECACHE).
+  std::optional<bool> recompile;
+  /// The shared remote tier behind the disk store (RemoteCache.h): url
+  /// empty means $SK_REMOTE_CACHE; unset means none.
+  RemoteCacheConfig remote;
 };
 
 /// What a build function made in the staging directory it was given.
@@ -97,6 +106,9 @@ struct BuildOutput {
   std::vector<std::string> command;                  // for the manifest ("command")
   std::string toolchain;                             // for the manifest (version line / path)
   nlohmann::json metadata = nlohmann::json::object(); // free form ("metadata")
+  /// What the key was hashed from (KeyBuilder::recordInputs), stored in the
+  /// manifest as "key_inputs" [[tag, value], ...] for `sk-cache explain`.
+  KeyInputs keyInputs;
 };
 
 /// Builds the artifact into `stagingDir` (an empty private directory). Runs
@@ -106,7 +118,7 @@ struct BuildOutput {
 using BuildFn = std::function<Expected<BuildOutput>(const std::filesystem::path& stagingDir)>;
 
 struct Artifact {
-  enum class Origin : uint8_t { Built, Disk };
+  enum class Origin : uint8_t { Built, Disk, Remote };
   std::string key;
   std::string kind;
   Origin origin = Origin::Built;
@@ -133,9 +145,15 @@ struct CacheStats {
   uint64_t hits = 0, misses = 0, compiles = 0, compileFailures = 0;
   uint64_t corrupt = 0, untrusted = 0, evicted = 0;
   uint64_t memoryHits = 0, diskHits = 0;             // breakdown of hits
+  /// The remote tier: verified entries fetched (also counted in hits), keys
+  /// it did not have, local builds uploaded, faults (refused, timeout, ...),
+  /// entries refused for a missing/wrong signature or bad contents.
+  uint64_t remoteHits = 0, remoteMisses = 0, remoteUploads = 0, remoteErrors = 0, remoteRejected = 0;
   uint64_t entries = 0, bytes = 0;                   // computed from the disk store
+  uint64_t maxBytes = 0;                             // the size cap (0: unlimited)
   /// {"hits","misses","compiles","compile_failures","corrupt","untrusted",
-  ///  "evicted","entries","bytes","memory_hits","disk_hits","root"}
+  ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","remote_hits",
+  ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","root"}
   nlohmann::json toJson() const;
   std::filesystem::path root;
 };
@@ -194,6 +212,8 @@ class Cache {
   /// The root asked for (resolved), before any trust fallback.
   const std::filesystem::path& requestedRoot() const;
   bool usingPrivateFallback() const;
+  /// The remote tier in use, its URL with any password masked ("" when none).
+  std::string remoteUrl() const;
   bool diskEnabled() const;
   uint64_t maxBytes() const;
 
@@ -215,12 +235,19 @@ class Cache {
   Expected<GcResult> clear();
   /// Merge this process's counter deltas into stats.json now.
   void flushStats();
+  /// Set every persisted counter (and this process's pending ones) to zero;
+  /// entries are untouched (sk-cache zero-stats, like ccache -z).
+  Status zeroStats();
 
  private:
   Cache();
   struct Impl;  // src/cache/CacheImpl.h
   std::unique_ptr<Impl> impl_;
 };
+
+/// The size cap when CacheConfig::maxBytes is not set: $SK_CACHE_MAX_SIZE,
+/// else 4 GiB (BadInput naming the variable if it does not parse).
+Expected<uint64_t> defaultCacheMaxBytes();
 
 /// The default root (env resolution above), absolute.
 Expected<std::filesystem::path> defaultCacheRoot();

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "superkernel/support/Error.h"
 #include "superkernel/support/Sha256.h"
@@ -19,6 +21,12 @@ namespace sk {
 
 /// Bump when the set or meaning of key fields changes.
 inline constexpr uint32_t kCacheKeySchemaVersion = 1;
+
+/// What a key was hashed from, for explaining a miss (sk-cache explain):
+/// (tag, value) in order; a value longer than 1024 bytes or not one line of
+/// printable text is
+/// summarized as "sha256:<16 hex> (<n> bytes)".
+using KeyInputs = std::vector<std::pair<std::string, std::string>>;
 
 class KeyBuilder {
  public:
@@ -29,6 +37,10 @@ class KeyBuilder {
   KeyBuilder& operator=(KeyBuilder&&) noexcept;
   KeyBuilder(const KeyBuilder&) = delete;
   KeyBuilder& operator=(const KeyBuilder&) = delete;
+
+  /// Also append every field added from now on to `sink` (summarized as
+  /// KeyInputs says). Off by default: the hit path does not pay for it.
+  void recordInputs(KeyInputs* sink);
 
   KeyBuilder& add(std::string_view tag, std::string_view bytes);
   KeyBuilder& add(std::string_view tag, const char* bytes) { return add(tag, std::string_view(bytes)); }

@@ -1,5 +1,5 @@
 // The sk_services table: the C entry points generated SuperKernel code calls
-// (runtime/include/superkernel/cpu/superkernel_rt.h). Each trampoline casts
+// (runtime/cpu/include/superkernel/cpu/superkernel_rt.h). Each trampoline casts
 // `self` back to the executor's Impl.
 #include <spdlog/spdlog.h>
 

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
       ::close(fd);
       std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
       std::ofstream(staging / "art.bin") << "payload-" << key;
-      return sk::BuildOutput{"art.bin", {"fake"}, "fake", {}};
+      return sk::BuildOutput{"art.bin", {"fake"}, "fake", {}, {}};
     };
   } else {
     std::string marker = argv[4];

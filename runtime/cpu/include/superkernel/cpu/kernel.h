@@ -11,7 +11,7 @@
  * The three sync calls dispatch through ctx->rt, which the SuperKernel (or
  * the unfused launcher) points at its per-block runtime state; with rt NULL
  * (a plain call) they are no-ops. Their definitions are linked into every
- * shared object superkernel builds (runtime/src/cpu/kernel_abi.c).
+ * shared object superkernel builds (runtime/cpu/src/kernel_abi.c).
  */
 #ifndef SUPERKERNEL_CPU_KERNEL_H
 #define SUPERKERNEL_CPU_KERNEL_H

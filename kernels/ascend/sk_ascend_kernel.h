@@ -1,0 +1,71 @@
+// Shared helpers of the ascend builtin kernels (kernels/ascend/*.cpp).
+//
+// The ascend sub-kernel contract (DESIGN section 9): an Ascend C entry
+//   extern "C" __global__ __aicore__ void <entry>(GM_ADDR buffer, ...)
+// taking the kernel's buffer parameters in declared order. Scalar parameters
+// are compile-time: the op's value arrives as -DSK_<PARAM>=<literal> (the
+// static shapes a JIT compiles anyway), so they are not in the signature.
+// Blocks: GetBlockIdx() / GetBlockNum() (inside a SuperKernel the object is
+// compiled with __SUPER_KERNEL_STATIC_BLOCK_NUM__ = the op's block dim), one
+// block per core. The element split is the cpu kernels' sk_block_range, so one
+// op-list "partition" declaration is true on both targets.
+// Private to this folder; its bytes are part of every including kernel's key.
+#ifndef SK_ASCEND_KERNEL_H
+#define SK_ASCEND_KERNEL_H
+
+#include "kernel_operator.h"
+
+#define SK_ASCEND_GM(T, p) (reinterpret_cast<__gm__ T*>(p))
+
+// [begin, end) of n items for this block: n / blocks each, the rest to the last block.
+__aicore__ inline void SkBlockRange(int64_t n, int64_t* begin, int64_t* end) {
+  const int64_t blocks = AscendC::GetBlockNum();
+  const int64_t idx = AscendC::GetBlockIdx();
+  const int64_t per = n / blocks;
+  *begin = per * idx;
+  *end = (idx + 1 == blocks) ? n : *begin + per;
+}
+
+// A kernel's own error (bad shape): the launch fails with the message.
+__aicore__ inline void SkReportError(const char* what) {
+#ifdef SK_ASCEND_SIMULATOR
+  const sk_ascend_sim_core* c = sk_ascend_sim_core_now();
+  c->ops->trap(c, what);
+#else
+  (void)what;
+  trap();
+#endif
+}
+
+// bf16 weights are stored as uint16_t: the top half of an f32.
+__aicore__ inline float SkBf16ToFloat(uint16_t v) {
+  const uint32_t u = static_cast<uint32_t>(v) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+#ifdef SK_WEIGHT_BF16
+typedef uint16_t sk_weight_t;
+__aicore__ inline float SkW(sk_weight_t v) { return SkBf16ToFloat(v); }
+#else
+typedef float sk_weight_t;
+__aicore__ inline float SkW(sk_weight_t v) { return v; }
+#endif
+
+// sum_c w[c] * x[c] in the cpu kernels' order (four partial sums), so both
+// targets produce the same bits.
+__aicore__ inline float SkDotW(__gm__ const sk_weight_t* w, __gm__ const float* x, int64_t n) {
+  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+  const int64_t n4 = n - n % 4;
+  for (int64_t c = 0; c < n4; c += 4) {
+    s0 += SkW(w[c]) * x[c];
+    s1 += SkW(w[c + 1]) * x[c + 1];
+    s2 += SkW(w[c + 2]) * x[c + 2];
+    s3 += SkW(w[c + 3]) * x[c + 3];
+  }
+  for (int64_t c = n4; c < n; ++c) s0 += SkW(w[c]) * x[c];
+  return (s0 + s1) + (s2 + s3);
+}
+
+#endif

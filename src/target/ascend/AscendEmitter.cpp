@@ -1,0 +1,380 @@
+// The ascend emitter (see AscendEmitter.h for the shape and why).
+#include "target/ascend/AscendEmitter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "superkernel/codegen/Target.h"
+
+namespace sk::ascend {
+namespace {
+
+constexpr uint32_t kCube = 1u << 0, kVector = 1u << 1;
+uint32_t bit(Pool p) { return p == Pool::Cube ? kCube : kVector; }
+
+// The early-start device type of a set of pools: 0 cube, 1 vector, 2 both.
+int devType(uint32_t pools) { return pools == kCube ? 0 : pools == kVector ? 1 : 2; }
+const char* devTypeName(int t) { return t == 0 ? "cube" : t == 1 ? "vector" : "cube+vector"; }
+
+const char* isPool(Pool p) { return p == Pool::Cube ? "ASCEND_IS_AIC" : "ASCEND_IS_AIV"; }
+// A core's block index within its pool (cube: the AI Core; vector: among all vector cores).
+const char* blockIdx(Pool p) { return p == Pool::Cube ? "get_block_idx()" : "AscendC::GetBlockIdx()"; }
+
+std::string commentText(std::string_view s) {
+  std::string out;
+  for (char ch : s) out += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  return out;
+}
+
+class Writer {
+ public:
+  void line(int indent, const std::string& s) {
+    text_.append(static_cast<size_t>(indent) * 2, ' ');
+    text_ += s;
+    text_ += '\n';
+  }
+  void blank() { text_ += '\n'; }
+  void raw(const std::string& s) { text_ += s; }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+// The full barrier of the task type (early-start 0, debug-sync-all).
+void fullSync(Writer& w, KernelType type, int indent) {
+  if (type == KernelType::MixAic1_2 || type == KernelType::MixAic1_1) {
+    w.line(indent, "AscendC::SyncAll<false>();");
+  } else if (type == KernelType::MixAic1_0 || type == KernelType::AicOnly) {
+    w.line(indent, "ffts_cross_core_sync(PIPE_FIX, AscendC::GetffstMsg(0x0, AscendC::SYNC_AIC_FLAG));");
+    w.line(indent, "wait_flag_dev(AscendC::SYNC_AIC_FLAG);");
+  } else {
+    w.line(indent, "ffts_cross_core_sync(PIPE_MTE3, AscendC::GetffstMsg(0x0, AscendC::SYNC_AIV_ONLY_ALL));");
+    w.line(indent, "wait_flag_dev(AscendC::SYNC_AIV_ONLY_ALL);");
+  }
+}
+
+}  // namespace
+
+std::string ascendEntryName(const std::string& stepName) { return "sk_ascend_" + sanitizeIdentifier(stepName); }
+
+int64_t preloadUnits(PreloadCode mode, uint64_t codeBytes, Pool pool) {
+  // Instruction cache: 16 x 2 KiB on a cube core, 8 x 2 KiB on a vector core.
+  const int64_t cap = pool == Pool::Cube ? 16 : 8;
+  switch (mode) {
+    case PreloadCode::None: return 0;
+    case PreloadCode::Max: return cap;
+    case PreloadCode::PerFunc: {
+      const int64_t units = static_cast<int64_t>((codeBytes + 2047) / 2048);
+      return std::clamp<int64_t>(units, 1, cap);
+    }
+  }
+  return 0;
+}
+
+Expected<AscendSource> emitAscend(const AscendStep& s) {
+  if (!s.fused) return internalError("emitAscend: an unfused step runs its sub-kernel directly");
+  const Options& opt = s.options;
+  const int split = opt.effectiveSplitMode("ascend");
+  if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
+  const size_t n = s.ops.size();
+  for (const AscendOp& op : s.ops) {
+    if (op.blockDim == 0 || op.blockDim > s.poolCores(op.pool)) {
+      return internalError(fmt::format("op {}: {} block(s) on {} {} core(s)", op.name, op.blockDim,
+                                       s.poolCores(op.pool), poolName(op.pool)));
+    }
+  }
+
+  AscendSource out;
+  out.entry = ascendEntryName(s.name);
+  out.type = s.type;
+  out.blockDim = s.blockDim;
+  out.splitMode = split;
+  const uint32_t aicCores = s.poolCores(Pool::Cube);
+  const uint32_t allCores = aicCores + s.poolCores(Pool::Vector);
+
+  // Sync points first (their count sizes the profile buffer): before op c, the
+  // producers' pools P and c's pool, or nothing.
+  struct SyncPoint {
+    uint32_t pools = 0;  // P
+    std::vector<std::string> why;
+  };
+  std::vector<SyncPoint> syncBefore(n);
+  std::vector<uint32_t> seen(n, 0);  // pools whose every core knows op o completed
+  for (size_t c = 0; c < n; ++c) {
+    const AscendOp& cur = s.ops[c];
+    if (opt.debugSyncAll && c > 0) {
+      // The previous op ended with a full barrier: every core knows everything before c completed.
+      for (size_t o = 0; o < c; ++o) seen[o] = kCube | kVector;
+    }
+    SyncPoint sp;
+    for (const AscendEdge& e : s.edges) {
+      if (e.consumer != c || e.local || (seen[e.producer] & bit(cur.pool))) continue;
+      sp.pools |= bit(s.ops[e.producer].pool);
+      sp.why.push_back(e.what);
+    }
+    const bool prevSets = c > 0 && s.ops[c - 1].ownEarlyStart;
+    if (prevSets) {
+      sp.pools |= bit(s.ops[c - 1].pool);
+      sp.why.push_back(s.ops[c - 1].name + " signals early start itself");
+    }
+    if (cur.ownEarlyStart && sp.pools == 0) {
+      sp.pools = c > 0 ? bit(s.ops[c - 1].pool) : bit(cur.pool);
+      sp.why.push_back(cur.name + " waits for early start itself");
+    }
+    if (sp.pools != 0) {
+      // After it: the cores of each pool X in P know X's earlier ops completed, and so do c's pool's cores.
+      for (size_t o = 0; o < c; ++o)
+        if (sp.pools & bit(s.ops[o].pool)) seen[o] |= bit(s.ops[o].pool) | bit(cur.pool);
+      ++out.syncPoints;
+    }
+    syncBefore[c] = std::move(sp);
+  }
+  if (opt.profiling) {
+    out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints;
+    out.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
+  }
+
+  Writer w;
+  w.line(0, "// Generated by superkernel (target ascend) from a FusionPlan. Do not edit.");
+  w.line(0, fmt::format("// SuperKernel \"{}\": {} op(s), {} on {} {}.", commentText(s.name), n, kernelTypeName(s.type),
+                        s.blockDim,
+                        s.type == KernelType::MixAiv1_0 ? "vector core(s)"
+                                                        : fmt::format("AI Core(s) ({} cube, {} vector core(s))",
+                                                                      aicCores, s.poolCores(Pool::Vector))));
+  if (split > 1) {
+    w.line(0, fmt::format("// split-mode {}: every sub-kernel has {} code copies; a core runs copy get_coreid() % {}.",
+                          split, split, split));
+  }
+  w.line(0, "#include \"kernel_operator.h\"");
+  w.blank();
+
+  // Declarations: each object, and its split copies.
+  std::vector<bool> used(s.objects.size(), false);
+  for (const AscendOp& op : s.ops) used[op.object] = true;
+  for (size_t i = 0; i < s.objects.size(); ++i) {
+    if (!used[i]) continue;
+    const AscendObject& o = s.objects[i];
+    size_t nargs = 0;
+    for (const AscendOp& op : s.ops)
+      if (op.object == i) nargs = op.args.size();
+    std::string params;
+    for (size_t a = 0; a < nargs; ++a) params += a ? ", GM_ADDR" : "GM_ADDR";
+    for (int k = 0; k < split; ++k)
+      w.line(0, fmt::format("extern \"C\" __global__ __aicore__ void {}({});", splitSymbol(o.symbol, k), params));
+  }
+
+  if (opt.profiling) {
+    w.blank();
+    w.line(0, "// Profiling: per core, 16-byte records {op or sync point, kind (0 op begin, 1 op end, 2 wait begin,");
+    w.line(0, "// 3 wait end), cycle}; cube cores first, then vector cores, each a slice of sk_profile.");
+    w.line(0, "__BLOCK_LOCAL__ __gm__ uint8_t* sk_prof_base;");
+    w.line(0, "__BLOCK_LOCAL__ uint32_t sk_prof_next;");
+    w.line(0, "__aicore__ inline void SkProfInit(GM_ADDR profile) {");
+    w.line(1, fmt::format("const int64_t core = ASCEND_IS_AIC ? get_block_idx() : {} + AscendC::GetBlockIdx();",
+                          aicCores));
+    w.line(1, fmt::format("sk_prof_base = profile + core * {};", static_cast<uint64_t>(out.profileSlots) * 16));
+    w.line(1, "sk_prof_next = 0;");
+    w.line(0, "}");
+    w.line(0, "__aicore__ inline void SkProf(uint32_t id, uint32_t kind) {");
+    w.line(1, fmt::format("if (sk_prof_next >= {}) return;", out.profileSlots));
+    w.line(1, "__gm__ uint32_t* r = reinterpret_cast<__gm__ uint32_t*>(sk_prof_base + sk_prof_next * 16);");
+    w.line(1, "r[0] = id;");
+    w.line(1, "r[1] = kind;");
+    w.line(1, "*reinterpret_cast<__gm__ uint64_t*>(r + 2) = static_cast<uint64_t>(AscendC::GetSystemCycle());");
+    w.line(1, "++sk_prof_next;");
+    w.line(0, "}");
+  }
+
+  // The entry: one GM_ADDR per buffer of the step (manifest order), then the profile buffer.
+  std::string params;
+  for (size_t b = 0; b < s.buffers.size(); ++b) {
+    if (b) params += ", ";
+    params += fmt::format("GM_ADDR b{}", b);
+  }
+  if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
+  if (params.empty()) params = "void";
+  // The statements go into one program run by every core (each pool's part under `if ASCEND_IS_X`), or,
+  // with stream-fusion=1, into one program per pool holding only that pool's parts: the cube and the
+  // vector cores then each walk their own op sequence, meeting only at the sync points data edges need.
+  const bool separate = opt.streamFusion;
+  const uint32_t present = (aicCores ? kCube : 0) | (s.poolCores(Pool::Vector) ? kVector : 0);
+  Writer single, cubeProg, vecProg;
+  auto programs = [&]() {
+    std::vector<Writer*> ws;
+    if (!separate) return std::vector<Writer*>{&single};
+    if (present & kCube) ws.push_back(&cubeProg);
+    if (present & kVector) ws.push_back(&vecProg);
+    return ws;
+  };
+  auto common = [&](int indent, const std::string& l) {
+    for (Writer* pw : programs()) pw->line(indent, l);
+  };
+  auto blankAll = [&]() {
+    for (Writer* pw : programs()) pw->blank();
+  };
+  auto forPool = [&](Pool p, const std::function<void(Writer&, int)>& body) {
+    if (!separate) {
+      single.line(1, fmt::format("if {} {{", isPool(p)));
+      body(single, 2);
+      single.line(1, "}");
+    } else if (present & bit(p)) {
+      body(p == Pool::Cube ? cubeProg : vecProg, 1);
+    }
+  };
+
+  // A call (or preload) of op's object on its cores, through its split copy.
+  auto onCores = [&](const AscendOp& op, const std::function<std::string(const std::string& symbol)>& body) {
+    const AscendObject& o = s.objects[op.object];
+    forPool(op.pool, [&](Writer& pw, int indent) {
+      pw.line(indent, fmt::format("if ({} < {}) {{", blockIdx(op.pool), op.blockDim));
+      if (split == 1) {
+        pw.line(indent + 1, body(o.symbol));
+      } else {
+        pw.line(indent + 1, "const uint8_t coreid = static_cast<uint8_t>(get_coreid());");
+        for (int k = 0; k < split; ++k) {
+          const std::string head = k == 0 ? fmt::format("if ((coreid % {}) == 0) {{", split)
+                                   : k + 1 < split ? fmt::format("}} else if ((coreid % {}) == {}) {{", split, k)
+                                                   : std::string("} else {");
+          pw.line(indent + 1, head);
+          pw.line(indent + 2, body(splitSymbol(o.symbol, k)));
+        }
+        pw.line(indent + 1, "}");
+      }
+      pw.line(indent, "}");
+    });
+  };
+  auto preloadOf = [&](const AscendOp& op) {
+    const int64_t units = preloadUnits(opt.preloadCode, s.objects[op.object].codeBytes, op.pool);
+    if (units == 0) return;
+    onCores(op, [&](const std::string& sym) { return fmt::format("preload((const void*){}, {});", sym, units); });
+  };
+  auto fullSyncAll = [&]() {
+    for (Writer* pw : programs()) fullSync(*pw, s.type, 1);
+  };
+
+  uint32_t syncId = 0;
+  for (size_t c = 0; c < n; ++c) {
+    const AscendOp& cur = s.ops[c];
+    const SyncPoint& sp = syncBefore[c];
+    if (sp.pools != 0) {
+      const uint32_t id = static_cast<uint32_t>(n) + syncId++;
+      const int cfg = (devType(sp.pools) << 2) | devType(bit(cur.pool));
+      blankAll();
+      common(1, fmt::format("// sync before {}: {} -> {} (early-start config {})", commentText(cur.name),
+                            devTypeName(devType(sp.pools)), devTypeName(devType(bit(cur.pool))), cfg));
+      for (const std::string& why : sp.why) common(1, "//   " + commentText(why));
+      if (opt.profiling) common(1, fmt::format("SkProf({}, 2);", id));
+      if (opt.earlyStart == 0) {
+        fullSyncAll();
+      } else {
+        for (Pool p : {Pool::Cube, Pool::Vector}) {
+          if (!(sp.pools & bit(p))) continue;
+          const AscendOp* prev = c > 0 ? &s.ops[c - 1] : nullptr;
+          forPool(p, [&](Writer& pw, int indent) {
+            if (prev && prev->ownEarlyStart && prev->pool == p) {
+              // The previous op's blocks signalled themselves; the pool's other cores complete it.
+              pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), prev->blockDim));
+              pw.line(indent + 1, "AscendC::SetNextTaskStartImpl();");
+              pw.line(indent, "}");
+            } else {
+              pw.line(indent, "AscendC::SetNextTaskStartImpl();");
+            }
+          });
+        }
+        common(1, fmt::format("g_super_kernel_early_start_config = {};", cfg));
+        for (Pool p : {Pool::Cube, Pool::Vector}) {
+          if (!((sp.pools | bit(cur.pool)) & bit(p))) continue;
+          forPool(p, [&](Writer& pw, int indent) {
+            if (cur.ownEarlyStart && cur.pool == p) {
+              // The op's own blocks wait inside the kernel (WaitPreTaskEnd reads the config above).
+              pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), cur.blockDim));
+              pw.line(indent + 1, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
+              pw.line(indent, "}");
+            } else {
+              pw.line(indent, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
+            }
+          });
+        }
+      }
+      if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", id));
+    }
+
+    blankAll();
+    common(1, fmt::format("// op {}: {} = {} x {} block(s) on {} cores{}", c, commentText(cur.name),
+                          s.objects[cur.object].symbol, cur.blockDim, poolName(cur.pool),
+                          cur.ownEarlyStart ? "; signals and waits early start itself" : ""));
+    if (c == 0 && opt.preloadCode != PreloadCode::None) preloadOf(cur);
+    if (c + 1 < n && opt.preloadCode != PreloadCode::None) preloadOf(s.ops[c + 1]);
+    if (opt.profiling) common(1, fmt::format("SkProf({}, 0);", c));
+    onCores(cur, [&](const std::string& sym) {
+      std::string args;
+      for (size_t a = 0; a < cur.args.size(); ++a) {
+        if (a) args += ", ";
+        args += cur.args[a].byteOffset ? fmt::format("b{} + {}", cur.args[a].buffer, cur.args[a].byteOffset)
+                                       : fmt::format("b{}", cur.args[a].buffer);
+      }
+      return fmt::format("{}({});", sym, args);
+    });
+    if (opt.profiling) common(1, fmt::format("SkProf({}, 1);", c));
+    if (opt.debugSyncAll && c + 1 < n) {
+      common(1, "// debug-sync-all");
+      fullSyncAll();
+    }
+  }
+  // A kernel that signals early start itself, last in the SuperKernel: its pool's other cores complete the
+  // round and every core of the pool consumes it, so no flag outlives the launch.
+  if (n > 0 && s.ops[n - 1].ownEarlyStart) {
+    const AscendOp& last = s.ops[n - 1];
+    const int cfg = (devType(bit(last.pool)) << 2) | devType(bit(last.pool));
+    blankAll();
+    common(1, fmt::format("// drain the early-start signal of {}", commentText(last.name)));
+    forPool(last.pool, [&](Writer& pw, int indent) {
+      pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(last.pool), last.blockDim));
+      pw.line(indent + 1, "AscendC::SetNextTaskStartImpl();");
+      pw.line(indent, "}");
+      pw.line(indent, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
+    });
+  }
+
+  std::string callArgs;
+  for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
+  std::string progParams;
+  for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+  if (separate) {
+    for (Pool p : {Pool::Cube, Pool::Vector}) {
+      if (!(present & bit(p))) continue;
+      w.blank();
+      w.line(0, fmt::format("// The {} cores' program (stream-fusion=1).", poolName(p)));
+      w.line(0, fmt::format("__aicore__ inline void {}_{}({}) {{", out.entry, p == Pool::Cube ? "aic" : "aiv",
+                            progParams.empty() ? "void" : progParams));
+      std::string body = (p == Pool::Cube ? cubeProg : vecProg).take();
+      // The program's first line is the blank that separated its first op.
+      if (!body.empty() && body[0] == '\n') body.erase(0, 1);
+      w.raw(body);
+      w.line(0, "}");
+    }
+  }
+  w.blank();
+  const std::string align = opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "";
+  w.line(0, fmt::format("extern \"C\" __global__ {}__aicore__ void {}({}) {{", align, out.entry, params));
+  w.line(1, fmt::format("KERNEL_TASK_TYPE_DEFAULT({});", kernelTypeName(s.type)));
+  if (opt.profiling) w.line(1, "SkProfInit(sk_profile);");
+  if (separate) {
+    for (Pool p : {Pool::Cube, Pool::Vector}) {
+      if (!(present & bit(p))) continue;
+      w.line(1, fmt::format("if {} {{", isPool(p)));
+      w.line(2, fmt::format("{}_{}({});", out.entry, p == Pool::Cube ? "aic" : "aiv", callArgs));
+      w.line(1, "}");
+    }
+  } else {
+    w.raw(single.take());
+  }
+  w.line(0, "}");
+  out.text = w.take();
+  return out;
+}
+
+}  // namespace sk::ascend

@@ -1,0 +1,64 @@
+// The ascend emitter: one fused AscendStep -> one Ascend C SuperKernel, in the
+// shape of the reference generator (DESIGN section 9). What it prints and why:
+//  - KERNEL_TASK_TYPE_DEFAULT from the pools the ops use: cube and vector ->
+//    MIX_AIC_1_2, vector only -> MIX_AIV_1_0, cube only -> MIX_AIC_1_0 (the
+//    MIX_ forms: cross-core flags need them);
+//  - each op called on its pool's cores whose block index is below its block
+//    dim (`if ASCEND_IS_AIV { if (AscendC::GetBlockIdx() < B) ... }`), through
+//    the split-mode copy `get_coreid() % N` picks;
+//  - preload(copy, units) of the next op on the cores that will run it, sized
+//    from the variant's code bytes in 2 KiB units (preload-code);
+//  - a sync point before an op only where a dependency crosses cores: the
+//    producers' pools P and the consumer's pool q give the early-start config
+//    (P << 2 | q, 0 cube, 1 vector, 2 both); cores of P signal with
+//    SetNextTaskStartImpl and every core involved waits with
+//    WaitPreTaskEndImpl<config> (cube->cube and vector->vector: all-core
+//    flags; cube<->vector: the mode-2 cross-core flags). Edges program order
+//    already covers (same pool, block b on core b) get nothing;
+//  - early-start 1: a kernel that declares early start calls
+//    SetNextTaskStart / WaitPreTaskEnd itself, so the SuperKernel completes
+//    them only on the pool's cores that do not run it (and always places a
+//    sync point right after / before it); early-start 2: the SuperKernel does
+//    both for every core; early-start 0: a full SyncAll of the task type;
+//  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
+//    alignment; profiling: a begin/end record per op and sync point per core
+//    into an extra GM buffer (the entry's last parameter);
+//  - stream-fusion=1: separate cube and vector programs (<entry>_aic /
+//    <entry>_aiv), each holding only its pool's calls and its side of the sync
+//    points, so the two core types advance independently between the data
+//    edges that need them (the sync points are the same ones, in the same
+//    order, so the two programs cannot wait on each other in a cycle).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "superkernel/support/Error.h"
+#include "target/ascend/AscendStep.h"
+
+namespace sk::ascend {
+
+struct AscendSource {
+  std::string entry;  // the SuperKernel's global symbol
+  std::string text;
+  KernelType type = KernelType::MixAic1_2;
+  uint32_t blockDim = 1;
+  int splitMode = 1;
+  /// Profiling: bytes of the extra GM buffer (0: none); per core `profileSlots` records of 16 bytes.
+  uint64_t profileBytes = 0;
+  uint32_t profileSlots = 0;
+  /// Sync points emitted (for reports and tests).
+  uint32_t syncPoints = 0;
+};
+
+/// The SuperKernel of a fused step.
+Expected<AscendSource> emitAscend(const AscendStep& step);
+
+/// The identifier the SuperKernel of step `name` is exported as.
+std::string ascendEntryName(const std::string& stepName);
+
+/// Preload units (2 KiB each) of a variant of `codeBytes` for a pool.
+int64_t preloadUnits(PreloadCode mode, uint64_t codeBytes, Pool pool);
+
+}  // namespace sk::ascend

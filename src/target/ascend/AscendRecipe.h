@@ -1,0 +1,128 @@
+// The ascend back end's build recipe (DESIGN section 9): where bisheng and
+// CANN's binutils are, and the exact argv of every step that turns generated
+// Ascend C into a device ELF — plus the twin steps that build the same
+// sources for the host simulator. Pure functions of their inputs (argv
+// vectors, JSON text), so they are tested by comparison without a CANN
+// toolkit; spawning them is the driver's job.
+//
+// Device build of one SuperKernel, as the reference generator does it:
+//   1. bisheng -x cce ... --cce-aicore-arch=dav-c220-{cube,vec} -c sub.cpp -o sub.o   (each sub-kernel variant,
+//      per core arch it runs on, with -D__SUPER_KERNEL_STATIC_BLOCK_NUM__=<its blocks> and the early-start
+//      macros)
+//   2. split-mode N > 1: llvm-objcopy --redefine-sym entry=entry_splitK sub.o sub.splitK.o   (K = 1..N-1)
+//   3. bisheng ... -c superkernel.cpp -o sk.o   (per arch)
+//   4. ld.lld -m aicorelinux -r -Ttext=0 sk.o sub*.o -o kernel.o   (relocatable: the runtime relocates it)
+//   5. llvm-objcopy --localize-symbol=<each sub-kernel symbol> kernel.o   (only the entry stays global)
+//   6. kernel.json beside kernel.o: name, block dim, core type, task ratio, SHA-256 of kernel.o.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "superkernel/support/Error.h"
+
+namespace sk::ascend {
+
+/// The two AI Core instruction sets of the c220 generation (Atlas A2/A3).
+enum class CoreArch : uint8_t { Cube, Vec };
+/// "dav-c220-cube" / "dav-c220-vec".
+const char* coreArchName(CoreArch arch);
+
+/// A launch's task type (KERNEL_TASK_TYPE_DEFAULT): the AIC:AIV ratio.
+enum class KernelType : uint8_t { AivOnly, AicOnly, MixAiv1_0, MixAic1_0, MixAic1_1, MixAic1_2 };
+/// "KERNEL_TYPE_MIX_AIC_1_2" etc.
+const char* kernelTypeName(KernelType t);
+/// Which core archs a kernel type's code is compiled for.
+std::vector<CoreArch> archsOf(KernelType t);
+/// Vector cores per cube core ("task ratio"): 0 (no vector), 1, 2; AIV-only: 1.
+uint32_t taskRatio(KernelType t);
+
+/// Environment lookup, injectable for tests.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+EnvLookup processEnv();
+
+/// The CANN tools a device build runs.
+struct AscendTools {
+  std::filesystem::path bisheng;
+  std::filesystem::path ldLld;    // CANN's ld.lld: only it knows -m aicorelinux
+  std::filesystem::path objcopy;  // llvm-objcopy
+  std::string foundVia;           // "SK_BISHENG", "ASCEND_HOME_PATH" or "PATH"
+};
+
+/// bisheng from $SK_BISHENG (a path, or a name looked up on PATH), else
+/// $ASCEND_HOME_PATH/compiler/ccec_compiler/bin/bisheng (then
+/// $ASCEND_HOME_PATH/bin/bisheng), else bisheng on PATH. ld.lld and
+/// llvm-objcopy are taken from bisheng's own directory first (a system
+/// ld.lld does not know aicorelinux), then the same CANN directories, then
+/// PATH. A Compile error lists every place tried and what to set.
+Expected<AscendTools> findAscendTools(const EnvLookup& env = processEnv());
+
+/// Options of one device (bisheng) or simulator (clang++) compile.
+struct CompileStep {
+  std::filesystem::path source;
+  std::filesystem::path object;
+  CoreArch arch = CoreArch::Vec;
+  std::vector<std::filesystem::path> includeDirs;
+  /// -D name=value in this order (name alone when value is empty): the
+  /// variant's macros, its entry rename and scalar values.
+  std::vector<std::pair<std::string, std::string>> defines;
+  /// This object is a sub-kernel of a SuperKernel (not an unfused launch).
+  bool subKernel = false;
+  /// Sub-kernel: its block count, seen through AscendC::GetBlockNum().
+  uint32_t blockNum = 0;
+  /// Sub-kernel: honour its own SetNextTaskStart / WaitPreTaskEnd (early-start 1).
+  bool kernelEarlyStart = false;
+  /// Sub-kernel: its SyncAll calls feed cores outside its blocks (feed-sync-all).
+  bool feedSyncAll = false;
+  /// split-mode of the SuperKernel (long calls when > 1).
+  int splitMode = 1;
+  /// compile-options from the option string: appended last, one argv item each.
+  std::vector<std::string> extra;
+};
+
+/// bisheng argv for one object of one core arch (the reference flag set).
+std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& step);
+/// ld.lld -m aicorelinux -r -Ttext=0 <objects> -o <output>.
+std::vector<std::string> relocatableLinkArgv(const AscendTools& tools, const std::vector<std::filesystem::path>& objects,
+                                             const std::filesystem::path& output);
+/// llvm-objcopy --localize-symbol=S ... <object>, at most 256 symbols per call
+/// (the reference's batching: argv stays far below ARG_MAX). Empty: nothing to do.
+std::vector<std::vector<std::string>> localizeArgv(const AscendTools& tools, const std::filesystem::path& object,
+                                                   const std::vector<std::string>& symbols);
+/// The split-mode copy k of a sub-kernel object: its entry renamed.
+std::string splitSymbol(std::string_view symbol, int k);
+std::vector<std::string> splitCopyArgv(const std::filesystem::path& objcopy, const std::filesystem::path& input,
+                                       const std::filesystem::path& output, std::string_view symbol, int k);
+
+/// The same sources built for the simulator with the host compiler: C++17,
+/// -fPIC, exceptions (the simulator unwinds failed cores), the simulator's
+/// kernel_operator.h first on the include path, and the device build's
+/// macros so the code takes the same paths.
+std::vector<std::string> simCompileArgv(const std::filesystem::path& cxx, const std::filesystem::path& simInclude,
+                                        const CompileStep& step);
+/// One shared object of every simulator object (the simulator dlopens it).
+std::vector<std::string> simLinkArgv(const std::filesystem::path& cxx, const std::vector<std::filesystem::path>& objects,
+                                     const std::filesystem::path& output);
+
+/// The JSON written beside a device ELF (what the runtime registers it with).
+struct KernelMeta {
+  std::string kernelName;  // the global entry
+  std::string binFileName; // the ELF's file name without suffix
+  uint32_t blockDim = 0;
+  KernelType kernelType = KernelType::AivOnly;
+  std::string sha256;      // of the ELF's bytes
+};
+/// {"binFileName", "binFileSuffix": ".o", "kernelName", "blockDim",
+///  "coreType": "AiCore"|"VectorCore"|"MIX", "kernelType": "KERNEL_TYPE_...",
+///  "taskRation": "1:2"|..., "sha256"}; keys sorted, two-space indent.
+std::string kernelMetaJson(const KernelMeta& meta);
+/// Parse and check it (a device refuses an artifact whose JSON disagrees with its bytes).
+Expected<KernelMeta> parseKernelMetaJson(std::string_view text);
+
+}  // namespace sk::ascend

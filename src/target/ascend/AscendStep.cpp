@@ -1,0 +1,215 @@
+// FusionPlan step -> AscendStep (see AscendStep.h for the guarantee).
+#include "target/ascend/AscendStep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "superkernel/codegen/Target.h"
+
+namespace sk::ascend {
+namespace fs = std::filesystem;
+
+const char* poolName(Pool p) { return p == Pool::Cube ? "cube" : "vector"; }
+
+uint32_t AscendStep::poolCores(Pool p) const {
+  const uint32_t aic = (type == KernelType::AivOnly || type == KernelType::MixAiv1_0) ? 0 : blockDim;
+  if (p == Pool::Cube) return aic;
+  switch (type) {
+    case KernelType::AivOnly:
+    case KernelType::MixAiv1_0:
+    case KernelType::MixAic1_1: return blockDim;
+    case KernelType::MixAic1_2: return 2 * blockDim;
+    default: return 0;
+  }
+}
+
+namespace {
+
+struct AscendDecl {
+  fs::path source;
+  std::string entry;
+  std::string coreType;
+  bool earlyStart = false;
+};
+
+// The ascend side of a kernel: its builtin JSON for builtins, else the declaration as written.
+Expected<AscendDecl> ascendDecl(const KernelDecl& d, const fs::path& dir) {
+  AscendDecl a;
+  if (d.builtin.empty()) {
+    a.source = d.sourcePath;
+    a.entry = d.entry;
+    a.coreType = coreTypeName(d.coreType);
+    a.earlyStart = d.earlyStart;
+    return a;
+  }
+  const fs::path json = dir / (d.builtin + ".json");
+  std::ifstream in(json);
+  if (!in) {
+    return badInput(fmt::format("builtin kernel {} has no ascend implementation ({} is missing)", d.builtin,
+                                json.string()));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.contains("source") || !j.contains("entry") || !j.contains("core_type")) {
+    return badInput(fmt::format("{}: not a kernel declaration (source, entry, core_type)", json.string()));
+  }
+  a.source = dir / j["source"].get<std::string>();
+  a.entry = j["entry"].get<std::string>();
+  a.coreType = j["core_type"].get<std::string>();
+  a.earlyStart = j.value("early_start", false);
+  if (a.entry != d.entry) {
+    return badInput(fmt::format("{}: entry {} differs from the kernel's {}", json.string(), a.entry, d.entry));
+  }
+  return a;
+}
+
+std::string upper(std::string_view s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  for (size_t b = 0; b < ranges.size(); ++b) {
+    const auto [lo, hi] = ranges[b];
+    if (lo > hi) continue;  // depends on nothing
+    if (lo != b || hi != b) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, const fs::path& dir) {
+  if (stepIndex >= plan.steps.size()) return internalError(fmt::format("step {} of {}", stepIndex, plan.steps.size()));
+  const SuperKernelPlan& sk = plan.steps[stepIndex];
+  AscendStep s;
+  s.name = sk.name;
+  s.fused = sk.fused;
+  s.options = sk.options;
+  s.buffers = sk.buffers;
+  if (sk.ops.empty()) return internalError("a step without ops");
+
+  std::map<std::string, uint32_t> objectIndex;  // symbol -> object
+  uint32_t maxCube = 0, maxVec = 0;
+  for (const PlannedOp& op : sk.ops) {
+    if (op.variant >= plan.variants.size()) return internalError(fmt::format("op {}: variant out of range", op.name));
+    const KernelVariant& v = plan.variants[op.variant];
+    auto decl = ascendDecl(v.decl, dir);
+    if (!decl) return std::move(decl).error().context("op " + op.name);
+    if (decl->coreType == "mix") {
+      return badInput(fmt::format("op {}: kernel {} is a mix (cube + vector) sub-kernel; the ascend back end runs "
+                                  "cube or vector sub-kernels for now",
+                                  op.name, v.decl.name));
+    }
+    if (v.decl.kernelSync) {
+      return badInput(fmt::format("op {}: kernel {} syncs its own blocks (kernel_sync); on ascend that needs "
+                                  "feed-sync-all, which this back end does not generate yet",
+                                  op.name, v.decl.name));
+    }
+    AscendOp a;
+    a.name = op.name;
+    a.blockDim = op.blockDim;
+    a.stream = op.stream;
+    a.pool = decl->coreType == "cube" ? Pool::Cube : Pool::Vector;
+    (a.pool == Pool::Cube ? maxCube : maxVec) = std::max(a.pool == Pool::Cube ? maxCube : maxVec, op.blockDim);
+
+    // The object: the variant's macros, then the op's scalars as SK_<NAME>, then the entry rename.
+    std::vector<std::pair<std::string, std::string>> defines(v.macros.begin(), v.macros.end());
+    std::string scalars;
+    if (op.args.size() != v.decl.params.size()) return internalError(fmt::format("op {}: argument count", op.name));
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      const ParamDecl& p = v.decl.params[i];
+      const BoundArg& arg = op.args[i];
+      if (p.kind == ParamKind::Scalar) {
+        auto lit = cpuScalarLiteral(arg.scalar, p.dtype);
+        if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, p.name));
+        defines.emplace_back("SK_" + upper(p.name), *lit);
+        scalars += p.name + "=" + *lit + ";";
+      } else {
+        if (arg.buffer < 0 || static_cast<size_t>(arg.buffer) >= sk.buffers.size()) {
+          return internalError(fmt::format("op {} argument {}: buffer index", op.name, p.name));
+        }
+        a.args.push_back({arg.buffer, arg.offset * dtypeSize(p.dtype)});
+      }
+    }
+    // Inside a SuperKernel the object also carries its block count (__SUPER_KERNEL_STATIC_BLOCK_NUM__).
+    const bool ownEarly = sk.fused && sk.options.earlyStart == 1 && decl->earlyStart;
+    if (sk.fused) scalars += fmt::format("blocks={};own_early_start={};", op.blockDim, ownEarly ? 1 : 0);
+    const std::string symbol = scalars.empty() ? v.symbol : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
+    defines.emplace_back(decl->entry, symbol);
+    auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
+    if (inserted) {
+      AscendObject o;
+      o.symbol = symbol;
+      o.source = decl->source;
+      o.defines = std::move(defines);
+      o.pool = a.pool;
+      o.earlyStart = decl->earlyStart;
+      o.codeBytes = v.codeBytes;
+      o.variant = op.variant;
+      s.objects.push_back(std::move(o));
+    }
+    a.object = it->second;
+    a.ownEarlyStart = ownEarly;
+    s.ops.push_back(std::move(a));
+  }
+
+  if (!sk.fused) {
+    s.type = maxCube ? KernelType::AicOnly : KernelType::AivOnly;
+    s.blockDim = std::max(maxCube, maxVec);
+  } else if (maxCube && maxVec) {
+    s.type = KernelType::MixAic1_2;
+    s.blockDim = std::max(maxCube, (maxVec + 1) / 2);
+  } else if (maxCube) {
+    s.type = KernelType::MixAic1_0;
+    s.blockDim = maxCube;
+  } else {
+    s.type = KernelType::MixAiv1_0;
+    s.blockDim = maxVec;
+  }
+
+  for (const Edge& e : sk.edges) {
+    if (e.sync == SyncKind::None) continue;
+    if (e.producer >= s.ops.size() || e.consumer >= s.ops.size()) return internalError("edge out of range");
+    const AscendOp& p = s.ops[e.producer];
+    const AscendOp& c = s.ops[e.consumer];
+    AscendEdge a;
+    a.producer = e.producer;
+    a.consumer = e.consumer;
+    a.what = fmt::format("{} <- {} ({} on {})", c.name, p.name, depKindName(e.dep), e.buffer.empty() ? "order" : e.buffer);
+    if (p.pool == c.pool) {
+      if (e.sync == SyncKind::Flag) {
+        a.local = identity(e.flagRanges);
+      } else if (e.sync == SyncKind::Local) {
+        // The planner saw one core per block of both ops: then block b is core b here too.
+        const uint32_t cores = sk.queues[sk.ops[e.consumer].queue].numCores;
+        a.local = sk.queues[sk.ops[e.producer].queue].numCores == cores && p.blockDim <= cores && c.blockDim <= cores &&
+                  sk.ops[e.producer].queue == sk.ops[e.consumer].queue && p.blockDim == c.blockDim;
+      } else {
+        a.local = p.blockDim == 1 && c.blockDim == 1;  // both on core 0 of the pool
+      }
+    }
+    s.edges.push_back(std::move(a));
+  }
+  return s;
+}
+
+}  // namespace sk::ascend

@@ -1,0 +1,93 @@
+// One step of a FusionPlan in the ascend back end's terms (DESIGN section 9):
+// which pool (cube or vector cores) each op runs on, the objects to compile
+// (Ascend C has no run-time scalars, so a variant plus its op's scalar values
+// is one object), the SuperKernel's task type and block dim, and for every
+// dependency edge whether program order on one core already orders it.
+//
+// Guarantee: an edge is marked `local` only when producer and consumer run
+// in the same pool and every consumer block depends on producer blocks that
+// ran earlier on its own core (block b of an op runs on core b of its pool);
+// everything else needs a cross-core sync, which the emitter chooses by the
+// pools involved. The planner's own Local verdicts are re-checked, because
+// its machine model may place blocks differently.
+//
+// Builtin kernels resolve to kernels/ascend/<name>.json (their Ascend C source,
+// core type and early start); other kernels must be Ascend C already.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "superkernel/plan/Plan.h"
+#include "superkernel/support/Error.h"
+#include "target/ascend/AscendRecipe.h"
+
+namespace sk::ascend {
+
+enum class Pool : uint8_t { Cube = 0, Vector = 1 };
+const char* poolName(Pool p);
+
+/// One sub-kernel object: a variant compiled with one op's scalar values.
+struct AscendObject {
+  /// Its entry after -D<entry>=<symbol>: the variant's symbol, plus (when there are scalars, or inside a
+  /// SuperKernel) a hash of everything else its compile depends on — scalar values, block count, whether
+  /// its own early-start points are honoured — so one symbol is always one object.
+  std::string symbol;
+  std::filesystem::path source;
+  std::vector<std::pair<std::string, std::string>> defines;  // macros, scalars (SK_<NAME>), entry rename
+  Pool pool = Pool::Vector;
+  bool earlyStart = false;  // the kernel declares it: calls SetNextTaskStart / WaitPreTaskEnd itself
+  uint64_t codeBytes = 0;   // of the variant (driver-measured; 0 unknown)
+  uint32_t variant = 0;     // index into FusionPlan::variants
+};
+
+struct AscendArg {
+  int buffer = -1;          // index into AscendStep::buffers
+  uint64_t byteOffset = 0;  // views
+};
+
+struct AscendOp {
+  std::string name;
+  uint32_t object = 0;
+  uint32_t blockDim = 1;
+  Pool pool = Pool::Vector;
+  uint32_t stream = 0;
+  std::vector<AscendArg> args;  // buffer parameters in declared order
+  /// early-start 1 and the kernel declares it: its own SetNextTaskStart /
+  /// WaitPreTaskEnd are honoured (the SuperKernel completes them for the
+  /// pool's other cores).
+  bool ownEarlyStart = false;
+};
+
+struct AscendEdge {
+  uint32_t producer = 0;
+  uint32_t consumer = 0;
+  bool local = false;
+  std::string what;  // "consumer <- producer (RAW on buf)"
+};
+
+struct AscendStep {
+  std::string name;
+  bool fused = false;
+  Options options;
+  KernelType type = KernelType::MixAic1_2;
+  /// The launch's block dim: AI Cores (mix and cube types), vector cores (MIX_AIV_1_0 / AIV_ONLY).
+  uint32_t blockDim = 1;
+  std::vector<AscendOp> ops;
+  std::vector<AscendEdge> edges;
+  std::vector<PlanBuffer> buffers;
+  std::vector<AscendObject> objects;
+
+  /// Cores of a pool in this launch.
+  uint32_t poolCores(Pool p) const;
+};
+
+/// The ascend view of plan.steps[step]. BadInput: a kernel with no Ascend C
+/// source, a mix sub-kernel, kernel_sync (needs feed-sync-all, not yet), an
+/// op with more blocks than any launch can give its pool.
+Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step, const std::filesystem::path& ascendKernelsDir);
+
+}  // namespace sk::ascend

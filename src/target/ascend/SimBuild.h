@@ -1,0 +1,55 @@
+// Building an ascend step for the simulator (DESIGN section 9): the same
+// Ascend C the device build compiles, compiled by the host compiler against
+// runtime/ascend/sim/include, split-mode copies made with llvm-objcopy
+// --redefine-sym exactly as for the device, linked into one shared object the
+// simulator loads. Every step is one spawned process with argv; a failure
+// carries the command line and the compiler's output.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "superkernel/support/Error.h"
+#include "target/ascend/AscendEmitter.h"
+#include "target/ascend/AscendStep.h"
+
+namespace sk::ascend {
+
+struct SimBuildConfig {
+  std::filesystem::path cxx;         // host C++ compiler (clang++)
+  std::filesystem::path objcopy;     // host llvm-objcopy (split-mode copies)
+  std::filesystem::path simInclude;  // runtime/ascend/sim/include
+  std::filesystem::path workDir;     // objects and the shared object go here
+  /// Prepended to every compiler argv (SK_COMPILER_LAUNCHER, e.g. ccache); never to llvm-objcopy.
+  std::vector<std::string> launcher;
+  /// Compiles run at once.
+  unsigned jobs = 2;
+};
+
+/// Defaults: clang++ and llvm-objcopy from PATH, the source tree's simulator headers,
+/// $SK_COMPILER_LAUNCHER, $SK_BUILD_JOBS (else the hardware's threads, at most 8).
+Expected<SimBuildConfig> defaultSimBuildConfig(const std::filesystem::path& workDir);
+
+struct SimArtifact {
+  std::filesystem::path sharedObject;
+  std::string entry;  // fused: the SuperKernel; unfused: the sub-kernel's symbol
+};
+
+/// Build a fused step (source = its emitted SuperKernel) or an unfused one (source null: its one sub-kernel).
+Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& config);
+
+/// Many steps into one shared object (a whole plan: its unfused ops share objects, every compile runs in one
+/// parallel batch and there is one link). entries[i] is item i's entry.
+struct SimBuildItem {
+  const AscendStep* step = nullptr;
+  const AscendSource* source = nullptr;  // fused steps only
+};
+struct SimLibrary {
+  std::filesystem::path sharedObject;
+  std::vector<std::string> entries;
+};
+Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, const SimBuildConfig& config,
+                                       const std::string& libraryName);
+
+}  // namespace sk::ascend

@@ -1,0 +1,158 @@
+// Hand-made AscendSteps for the emitter's goldens and the simulator runs:
+// built directly (not by the planner), from the real ascend builtin kernels,
+// so every golden also compiles and runs in the simulator against its
+// unfused reference.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "target/ascend/AscendStep.h"
+
+namespace sktest::ascend {
+
+using namespace sk::ascend;
+
+inline std::filesystem::path kernelsDir() { return SK_ASCEND_KERNELS_DIR; }
+
+inline AscendObject object(const char* source, const char* entry, std::string symbol, Pool pool,
+                           std::vector<std::pair<std::string, std::string>> defines, bool earlyStart = false) {
+  AscendObject o;
+  o.symbol = symbol;
+  o.source = kernelsDir() / source;
+  o.defines = std::move(defines);
+  o.defines.emplace_back(entry, symbol);
+  o.pool = pool;
+  o.earlyStart = earlyStart;
+  o.codeBytes = 0;
+  return o;
+}
+
+inline sk::PlanBuffer buffer(const char* name, sk::DType t, uint64_t elements, uint32_t index) {
+  sk::PlanBuffer b;
+  b.name = name;
+  b.dtype = t;
+  b.elements = elements;
+  b.listIndex = index;
+  return b;
+}
+
+inline AscendOp op(const char* name, uint32_t object, uint32_t blocks, Pool pool, std::vector<AscendArg> args) {
+  AscendOp o;
+  o.name = name;
+  o.object = object;
+  o.blockDim = blocks;
+  o.pool = pool;
+  o.args = std::move(args);
+  return o;
+}
+
+inline AscendEdge edge(uint32_t p, uint32_t c, bool local, std::string what) {
+  AscendEdge e;
+  e.producer = p;
+  e.consumer = c;
+  e.local = local;
+  e.what = std::move(what);
+  return e;
+}
+
+/// norm (vector) -> proj (cube, declares early start) -> add (vector) -> copy (vector, block-local) ->
+/// swiglu (vector, block-local): every pool pair and a local edge. Buffers:
+/// 0 x[64] 1 w[64] 2 h[64] 3 W[37x64 bf16] 4 y[37] 5 r[37] 6 z[37] 7 z2[37] 8 o[37].
+inline AscendStep chain(const sk::Options& options) {
+  AscendStep s;
+  s.name = "chain";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAic1_2;
+  s.blockDim = 8;
+  s.buffers = {buffer("x", sk::DType::F32, 64, 0),  buffer("w", sk::DType::F32, 64, 1),
+               buffer("h", sk::DType::F32, 64, 2),  buffer("W", sk::DType::BF16, 37 * 64, 3),
+               buffer("y", sk::DType::F32, 37, 4),  buffer("r", sk::DType::F32, 37, 5),
+               buffer("z", sk::DType::F32, 37, 6),  buffer("z2", sk::DType::F32, 37, 7),
+               buffer("o", sk::DType::F32, 37, 8)};
+  s.objects = {
+      object("rms_norm.cpp", "sk_rms_norm_f32", "sk_rms_norm_f32__vt0", Pool::Vector,
+             {{"SK_ROWS", "1"}, {"SK_COLS", "64"}, {"SK_EPS", "1e-5f"}}),
+      object("gemv.cpp", "sk_gemv_bf16w", "sk_gemv_bf16w__vt1", Pool::Cube,
+             {{"SK_WEIGHT_BF16", "1"}, {"SK_ROWS", "37"}, {"SK_COLS", "64"}}, true),
+      object("add.cpp", "sk_add_f32", "sk_add_f32__vt2", Pool::Vector, {{"SK_N", "37"}}),
+      object("copy.cpp", "sk_copy_f32", "sk_copy_f32__vt3", Pool::Vector, {{"SK_N", "37"}}),
+      object("swiglu.cpp", "sk_swiglu_f32", "sk_swiglu_f32__vt4", Pool::Vector, {{"SK_N", "37"}}),
+  };
+  s.objects[1].codeBytes = 5000;  // 3 preload units per-func
+  s.ops = {op("norm", 0, 4, Pool::Vector, {{0, 0}, {1, 0}, {2, 0}}),
+           op("proj", 1, 8, Pool::Cube, {{3, 0}, {2, 0}, {4, 0}}),
+           op("add", 2, 16, Pool::Vector, {{4, 0}, {5, 0}, {6, 0}}),
+           op("copy", 3, 16, Pool::Vector, {{6, 0}, {7, 0}}),
+           op("swiglu", 4, 16, Pool::Vector, {{6, 0}, {7, 0}, {8, 0}})};
+  s.ops[1].ownEarlyStart = options.earlyStart == 1;
+  s.edges = {edge(0, 1, false, "proj <- norm (RAW on h)"), edge(1, 2, false, "add <- proj (RAW on y)"),
+             edge(2, 3, true, "copy <- add (RAW on z)"), edge(3, 4, true, "swiglu <- copy (RAW on z2)"),
+             edge(2, 4, true, "swiglu <- add (RAW on z)")};
+  return s;
+}
+
+/// Vector cores only (MIX_AIV_1_0): add -> rms_norm over the sum (all-to-all) -> add with a view offset.
+/// Buffers: 0 a[64] 1 b[64] 2 s[64] 3 w[64] 4 n[64] 5 t[32].
+inline AscendStep vectorOnly(const sk::Options& options) {
+  AscendStep s;
+  s.name = "vec";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAiv1_0;
+  s.blockDim = 6;
+  s.buffers = {buffer("a", sk::DType::F32, 64, 0), buffer("b", sk::DType::F32, 64, 1),
+               buffer("s", sk::DType::F32, 64, 2), buffer("w", sk::DType::F32, 64, 3),
+               buffer("n", sk::DType::F32, 64, 4), buffer("t", sk::DType::F32, 32, 5)};
+  s.objects = {object("add.cpp", "sk_add_f32", "sk_add_f32__vv0", Pool::Vector, {{"SK_N", "64"}}),
+               object("rms_norm.cpp", "sk_rms_norm_f32", "sk_rms_norm_f32__vv1", Pool::Vector,
+                      {{"SK_ROWS", "2"}, {"SK_COLS", "32"}, {"SK_EPS", "1e-5f"}}),
+               object("add.cpp", "sk_add_f32", "sk_add_f32__vv2", Pool::Vector, {{"SK_N", "32"}})};
+  s.ops = {op("sum", 0, 6, Pool::Vector, {{0, 0}, {1, 0}, {2, 0}}),
+           op("norm", 1, 2, Pool::Vector, {{2, 0}, {3, 0}, {4, 0}}),
+           op("tail", 2, 3, Pool::Vector, {{4, 128}, {2, 128}, {5, 0}})};
+  s.edges = {edge(0, 1, false, "norm <- sum (RAW on s)"), edge(1, 2, false, "tail <- norm (RAW on n)")};
+  return s;
+}
+
+/// Cube cores only (MIX_AIC_1_0): two projections, the second reading the first's output.
+/// Buffers: 0 W[37x64 bf16] 1 x[64] 2 y[37] 3 V[64x37 f32] 4 u[64].
+inline AscendStep cubeOnly(const sk::Options& options) {
+  AscendStep s;
+  s.name = "cube";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAic1_0;
+  s.blockDim = 5;
+  s.buffers = {buffer("W", sk::DType::BF16, 37 * 64, 0), buffer("x", sk::DType::F32, 64, 1),
+               buffer("y", sk::DType::F32, 37, 2), buffer("V", sk::DType::F32, 64 * 37, 3),
+               buffer("u", sk::DType::F32, 64, 4)};
+  s.objects = {object("gemv.cpp", "sk_gemv_bf16w", "sk_gemv_bf16w__vc0", Pool::Cube,
+                      {{"SK_WEIGHT_BF16", "1"}, {"SK_ROWS", "37"}, {"SK_COLS", "64"}}, true),
+               object("gemv.cpp", "sk_gemv_f32", "sk_gemv_f32__vc1", Pool::Cube, {{"SK_ROWS", "64"}, {"SK_COLS", "37"}},
+                      true)};
+  s.ops = {op("p1", 0, 5, Pool::Cube, {{0, 0}, {1, 0}, {2, 0}}), op("p2", 1, 3, Pool::Cube, {{3, 0}, {2, 0}, {4, 0}})};
+  s.ops[0].ownEarlyStart = s.ops[1].ownEarlyStart = options.earlyStart == 1;
+  s.edges = {edge(0, 1, false, "p2 <- p1 (RAW on y)")};
+  return s;
+}
+
+/// The unfused step of op i of `s`: its one sub-kernel, launched alone (AIV_ONLY / AIC_ONLY).
+inline AscendStep unfused(const AscendStep& s, size_t i) {
+  AscendStep u;
+  u.name = s.ops[i].name;
+  u.fused = false;
+  u.options = s.options;
+  u.buffers = s.buffers;
+  u.objects = {s.objects[s.ops[i].object]};
+  u.ops = {s.ops[i]};
+  u.ops[0].object = 0;
+  u.ops[0].ownEarlyStart = false;
+  u.type = u.ops[0].pool == Pool::Cube ? KernelType::AicOnly : KernelType::AivOnly;
+  u.blockDim = u.ops[0].blockDim;
+  return u;
+}
+
+}  // namespace sktest::ascend

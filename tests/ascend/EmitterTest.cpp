@@ -1,0 +1,254 @@
+// The ascend emitter: a golden file per feature (tests/ascend/golden/, only
+// rewritten by scripts/regen-ascend-goldens.sh, i.e. SK_REGEN_GOLDENS=1),
+// and every golden built and run in the simulator against the unfused
+// reference (each op launched alone), compared bit for bit. Then generated
+// code with one flag removed must fail, never pass.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include "AscendTestSteps.h"
+#include "WorkDir.h"
+#include "superkernel/ascend/Simulator.h"
+#include "target/ascend/AscendEmitter.h"
+#include "target/ascend/SimBuild.h"
+
+namespace fs = std::filesystem;
+using namespace sktest::ascend;
+
+namespace {
+
+fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "golden"; }
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void checkGolden(const std::string& name, const std::string& text) {
+  const fs::path file = goldenDir() / name;
+  const char* regen = std::getenv("SK_REGEN_GOLDENS");
+  if (regen && std::string(regen) == "1") {
+    fs::create_directories(goldenDir());
+    std::ofstream(file, std::ios::binary) << text;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-ascend-goldens.sh and review the diff";
+  const std::string golden = readFile(file);
+  if (golden == text) return;
+  std::istringstream a(golden), b(text);
+  std::string la, lb;
+  int line = 1;
+  while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
+  FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    " << la
+         << "\n  generated: " << lb << "\nIf the change is intended, run scripts/regen-ascend-goldens.sh.";
+}
+
+sk::Options options(const char* text) {
+  auto o = sk::parseOptions(text);
+  EXPECT_TRUE(o.ok()) << text;
+  return o.ok() ? *o : sk::Options{};
+}
+
+using Buffers = std::vector<std::vector<uint8_t>>;
+
+Buffers initialBuffers(const AscendStep& s) {
+  Buffers out;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (const sk::PlanBuffer& b : s.buffers) {
+    std::vector<uint8_t> bytes(b.elements * sk::dtypeSize(b.dtype));
+    if (b.dtype == sk::DType::F32) {
+      for (size_t i = 0; i < b.elements; ++i) {
+        const float f = d(gen);
+        std::memcpy(&bytes[i * 4], &f, 4);
+      }
+    } else if (b.dtype == sk::DType::BF16) {
+      for (size_t i = 0; i < b.elements; ++i) {
+        const float f = d(gen);
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        const uint16_t h = static_cast<uint16_t>(u >> 16);
+        std::memcpy(&bytes[i * 2], &h, 2);
+      }
+    }
+    out.push_back(std::move(bytes));
+  }
+  return out;
+}
+
+// Build and launch one step (fused with its source, or unfused) on `bufs`.
+sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, const fs::path& work,
+                   std::vector<uint8_t>* profile = nullptr) {
+  auto cfg = sk::ascend::defaultSimBuildConfig(work);
+  if (!cfg) return cfg.error();
+  auto art = sk::ascend::buildForSimulator(s, src, *cfg);
+  if (!art) return art.error();
+  auto mod = sk::ascend_sim::Module::load(art->sharedObject.string());
+  if (!mod) return mod.error();
+  auto entry = mod->entry(art->entry);
+  if (!entry) return entry.error();
+  sk::ascend_sim::LaunchSpec spec;
+  spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(s.type));
+  spec.blockDim = s.blockDim;
+  spec.entry = *entry;
+  spec.enter = mod->enter();
+  spec.name = s.name;
+  spec.watchdog = std::chrono::milliseconds(5000);
+  if (src) {
+    for (auto& b : bufs) spec.args.push_back(b.data());
+  } else {
+    for (const AscendArg& a : s.ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
+  }
+  std::vector<uint8_t> prof;
+  if (src && src->profileBytes) {
+    prof.assign(src->profileBytes, 0xff);
+    spec.args.push_back(prof.data());
+  }
+  sk::Status st = sk::ascend_sim::launch(spec);
+  if (profile) *profile = std::move(prof);
+  return st;
+}
+
+// The unfused reference of a step: each op launched alone, in order.
+Buffers reference(const AscendStep& s) {
+  static std::map<std::string, Buffers> memo;  // per step name (the references do not depend on options)
+  auto it = memo.find(s.name);
+  if (it != memo.end()) return it->second;
+  Buffers bufs = initialBuffers(s);
+  // Every op's object in one shared object, then one launch per op.
+  std::vector<AscendStep> steps;
+  for (size_t i = 0; i < s.ops.size(); ++i) steps.push_back(unfused(s, i));
+  std::vector<sk::ascend::SimBuildItem> items;
+  for (const AscendStep& u : steps) items.push_back({&u, nullptr});
+  auto cfg = sk::ascend::defaultSimBuildConfig(workDir("reference"));
+  EXPECT_TRUE(cfg.ok());
+  auto lib = sk::ascend::buildForSimulator(items, *cfg, "reference");
+  EXPECT_TRUE(lib.ok()) << lib.error().message();
+  auto mod = sk::ascend_sim::Module::load(lib->sharedObject.string());
+  EXPECT_TRUE(mod.ok());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    sk::ascend_sim::LaunchSpec spec;
+    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(steps[i].type));
+    spec.blockDim = steps[i].blockDim;
+    spec.entry = *mod->entry(lib->entries[i]);
+    spec.enter = mod->enter();
+    spec.name = steps[i].name;
+    for (const AscendArg& a : steps[i].ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
+    sk::Status st = sk::ascend_sim::launch(spec);
+    EXPECT_TRUE(st.ok()) << st.error().message();
+  }
+  return memo[s.name] = bufs;
+}
+
+struct Case {
+  const char* golden;
+  AscendStep (*make)(const sk::Options&);
+  const char* options;
+  uint32_t syncPoints;
+};
+
+const Case kCases[] = {
+    {"chain_default.cpp", chain, "", 2},  // split-mode 4, per-func preload, early-start 1
+    {"chain_early_start_0.cpp", chain, "early-start=0:split-mode=1", 2},
+    {"chain_early_start_2.cpp", chain, "early-start=2:split-mode=1", 2},
+    {"chain_plain.cpp", chain, "split-mode=1:preload-code=none:func-align=0", 2},
+    {"chain_debug_sync_all.cpp", chain, "debug-sync-all=1:preload-code=max:split-mode=1", 2},
+    {"chain_profiling.cpp", chain, "profiling=1:split-mode=1", 2},
+    {"vector_only.cpp", vectorOnly, "split-mode=2", 2},
+    {"cube_only.cpp", cubeOnly, "split-mode=1", 2},
+    {"cube_only_early_start_2.cpp", cubeOnly, "split-mode=1:early-start=2", 1},
+    {"chain_stream_fusion.cpp", chain, "stream-fusion=1:split-mode=2:profiling=1", 2},
+    {"vector_only_stream_fusion.cpp", vectorOnly, "stream-fusion=1:split-mode=1", 2},
+};
+
+// One test for all cases (one process: the unfused references are built once per step).
+TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.golden);
+    const AscendStep step = c.make(options(c.options));
+    auto src = sk::ascend::emitAscend(step);
+    ASSERT_TRUE(src.ok()) << src.error().message();
+    checkGolden(c.golden, src->text);
+    EXPECT_EQ(src->syncPoints, c.syncPoints);
+
+    Buffers fused = initialBuffers(step);
+    std::vector<uint8_t> profile;
+    std::string dir = c.golden;
+    sk::Status st = runStep(step, &*src, fused, workDir(dir.substr(0, dir.find('.'))), &profile);
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    const Buffers ref = reference(step);
+    for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << step.buffers[b].name;
+    if (src->profileBytes) {
+      // Every core recorded each op's begin and end, in order, with non-decreasing cycles.
+      const uint32_t cores = step.poolCores(Pool::Cube) + step.poolCores(Pool::Vector);
+      for (uint32_t core = 0; core < cores; ++core) {
+        const uint8_t* base = profile.data() + static_cast<size_t>(core) * src->profileSlots * 16;
+        uint32_t ends = 0;
+        uint64_t last = 0;
+        for (uint32_t r = 0; r < src->profileSlots; ++r) {
+          uint32_t kind;
+          uint64_t cyc;
+          std::memcpy(&kind, base + r * 16 + 4, 4);
+          std::memcpy(&cyc, base + r * 16 + 8, 8);
+          ASSERT_LE(kind, 3u) << "core " << core << " record " << r;
+          EXPECT_GE(cyc, last);
+          last = cyc;
+          ends += kind == 1;
+        }
+        EXPECT_EQ(ends, step.ops.size()) << "core " << core;
+      }
+    }
+  }
+}
+
+// One flag taken out of correct generated code: the simulator reports it, the launch never passes silently.
+TEST(AscendEmitter, RemovingOneFlagIsCaught) {
+  const AscendStep step = chain(options("split-mode=1"));
+  auto src = sk::ascend::emitAscend(step);
+  ASSERT_TRUE(src.ok());
+  // Each cut is live code of the golden chain_plain-like text: the vector cores' signal before the
+  // projection, their wait, and the config the projection's own WaitPreTaskEnd reads.
+  for (const char* cut : {"  if ASCEND_IS_AIV {\n    AscendC::SetNextTaskStartImpl();\n  }\n",
+                          "  if ASCEND_IS_AIV {\n    AscendC::WaitPreTaskEndImpl<4>();\n  }\n",
+                          "  g_super_kernel_early_start_config = 4;\n"}) {
+    SCOPED_TRACE(cut);
+    sk::ascend::AscendSource broken = *src;
+    const size_t at = broken.text.find(cut);
+    ASSERT_NE(at, std::string::npos);
+    broken.text.erase(at, std::strlen(cut));
+    Buffers bufs = initialBuffers(step);
+    sk::Status st = runStep(step, &broken, bufs, workDir("broken"));
+    ASSERT_FALSE(st.ok()) << "the broken SuperKernel passed";
+    const std::string& m = st.error().message();
+    EXPECT_TRUE(m.find("deadlock") != std::string::npos || m.find("flags left pending") != std::string::npos ||
+                m.find("g_super_kernel_early_start_config was not set") != std::string::npos)
+        << m;
+  }
+}
+
+TEST(AscendEmitter, RejectsWhatItCannotGenerate) {
+  auto s = chain(options(""));
+  s.ops[2].blockDim = 17;  // 16 vector cores
+  EXPECT_FALSE(sk::ascend::emitAscend(s).ok());
+}
+
+TEST(AscendEmitter, PreloadUnits) {
+  using sk::PreloadCode;
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::None, 5000, Pool::Cube), 0);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::PerFunc, 0, Pool::Vector), 1);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::PerFunc, 2048, Pool::Vector), 1);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::PerFunc, 2049, Pool::Vector), 2);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::PerFunc, 1 << 20, Pool::Vector), 8);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::PerFunc, 1 << 20, Pool::Cube), 16);
+  EXPECT_EQ(sk::ascend::preloadUnits(PreloadCode::Max, 1, Pool::Cube), 16);
+}
+
+}  // namespace

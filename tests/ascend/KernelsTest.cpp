@@ -1,0 +1,257 @@
+// The ascend builtin kernels (kernels/ascend) against the cpu builtins of the
+// same name: same static shapes, same inputs, every block dim in {1, 3, 7}
+// (one not dividing most sizes), outputs compared bit for bit. The ascend
+// kernel runs in the simulator as an unfused launch of its core type (vector:
+// AIV_ONLY, cube: AIC_ONLY); the cpu kernel is called block by block.
+// tests.cmake compiles both with the shapes used here.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "superkernel/ascend/Simulator.h"
+#include "superkernel/cpu/kernel.h"
+
+#define ASC(name, ...) void asc_##name(__VA_ARGS__)
+extern "C" {
+void sk_ascend_sim_enter(const sk_ascend_sim_core*);
+ASC(add, uint8_t*, uint8_t*, uint8_t*);
+ASC(copy, uint8_t*, uint8_t*);
+ASC(swiglu, uint8_t*, uint8_t*, uint8_t*);
+ASC(rms_norm, uint8_t*, uint8_t*, uint8_t*);
+ASC(add_rms_norm, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(softmax, uint8_t*, uint8_t*);
+ASC(rope, uint8_t*, uint8_t*);
+ASC(rope_odd, uint8_t*, uint8_t*);
+ASC(attn_scores, uint8_t*, uint8_t*, uint8_t*);
+ASC(attn_wsum, uint8_t*, uint8_t*, uint8_t*);
+ASC(gemv, uint8_t*, uint8_t*, uint8_t*);
+ASC(gemv_bf16w, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_expert, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_expert_slot, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_gate, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_gate_sig, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_combine, uint8_t*, uint8_t*, uint8_t*);
+
+// The cpu builtins (scalars are ignored: the static shapes are compiled in).
+void cpu_add(const sk_ctx*, const float*, const float*, float*, int64_t);
+void cpu_copy(const sk_ctx*, const float*, float*, int64_t);
+void cpu_swiglu(const sk_ctx*, const float*, const float*, float*, int64_t);
+void cpu_rms_norm(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, float);
+void cpu_add_rms_norm(const sk_ctx*, const float*, const float*, const float*, float*, float*, int64_t, int64_t, float);
+void cpu_softmax(const sk_ctx*, const float*, float*, int64_t, int64_t);
+void cpu_rope(const sk_ctx*, const float*, float*, int64_t, int64_t, int64_t, float);
+void cpu_attn_scores(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t, float);
+void cpu_attn_wsum(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t);
+void cpu_gemv(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t);
+void cpu_gemv_bf16w(const sk_ctx*, const uint16_t*, const float*, float*, int64_t, int64_t);
+void cpu_moe_expert(const sk_ctx*, const uint16_t*, const float*, const int32_t*, float*, int64_t, int64_t, int64_t,
+                    int64_t, int32_t);
+void cpu_moe_expert_slot(const sk_ctx*, const float*, const float*, const int32_t*, float*, int64_t, int64_t, int64_t,
+                         int64_t, int32_t);
+void cpu_moe_gate(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t, int32_t);
+void cpu_moe_gate_sig(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t, int32_t);
+void cpu_moe_combine(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t);
+}
+
+namespace {
+
+using sk::ascend_sim::TaskType;
+
+// Raw bytes of one buffer; `words` 4-byte elements (bf16 weights: pairs).
+struct Buf {
+  std::vector<uint32_t> w;
+  uint8_t* p() { return reinterpret_cast<uint8_t*>(w.data()); }
+  template <class T>
+  T* as() {
+    return reinterpret_cast<T*>(w.data());
+  }
+};
+
+Buf randomBuf(size_t words, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  Buf b;
+  b.w.resize(words);
+  for (auto& x : b.w) {
+    const float f = d(gen);
+    std::memcpy(&x, &f, 4);
+  }
+  return b;
+}
+
+struct Case {
+  const char* name;
+  TaskType type;
+  std::vector<size_t> sizes;   // words per buffer
+  std::vector<size_t> outputs; // indices of written buffers
+  void* asc;
+  std::function<void(const sk_ctx*, std::vector<Buf>&)> cpu;
+  std::function<void(std::vector<Buf>&)> prepare = {};  // fix up inputs (indices etc.)
+};
+
+template <class F>
+void* fn(F* f) {
+  return reinterpret_cast<void*>(f);
+}
+
+std::vector<Case> cases() {
+  auto idx = [](std::vector<Buf>& b) {  // expert indices in range for moe_expert
+    b[2].as<int32_t>()[0] = 3;
+    b[2].as<int32_t>()[1] = 1;
+  };
+  return {
+      {"add_f32", TaskType::AivOnly, {1000, 1000, 1000}, {2}, fn(asc_add),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_add(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0); }},
+      {"copy_f32", TaskType::AivOnly, {1000, 1000}, {1}, fn(asc_copy),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_copy(c, b[0].as<float>(), b[1].as<float>(), 0); }},
+      {"swiglu_f32", TaskType::AivOnly, {1000, 1000, 1000}, {2}, fn(asc_swiglu),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_swiglu(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0); }},
+      {"rms_norm_f32", TaskType::AivOnly, {192, 64, 192}, {2}, fn(asc_rms_norm),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_rms_norm(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0);
+       }},
+      {"add_rms_norm_f32", TaskType::AivOnly, {192, 192, 64, 192, 192}, {3, 4}, fn(asc_add_rms_norm),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_add_rms_norm(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), b[3].as<float>(), b[4].as<float>(), 0,
+                          0, 0);
+       }},
+      {"softmax_f32", TaskType::AivOnly, {165, 165}, {1}, fn(asc_softmax),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_softmax(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
+      {"rope_f32", TaskType::AivOnly, {64, 64}, {1}, fn(asc_rope),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_rope(c, b[0].as<float>(), b[1].as<float>(), 0, 0, 0, 0); }},
+      {"attn_scores_f32", TaskType::AivOnly, {64, 9 * 2 * 16, 36}, {2}, fn(asc_attn_scores),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_attn_scores(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0, 0, 0);
+       }},
+      {"attn_weighted_sum_f32", TaskType::AivOnly, {36, 9 * 2 * 16, 64}, {2}, fn(asc_attn_wsum),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_attn_wsum(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0, 0);
+       }},
+      {"gemv_f32", TaskType::AicOnly, {37 * 64, 64, 37}, {2}, fn(asc_gemv),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_gemv(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0); }},
+      {"gemv_bf16w", TaskType::AicOnly, {37 * 64 / 2, 64, 37}, {2}, fn(asc_gemv_bf16w),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_gemv_bf16w(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
+       }},
+      {"moe_expert_gemv_bf16w", TaskType::AicOnly, {4 * 8 * 16 / 2, 16, 2, 16}, {3}, fn(asc_moe_expert),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_expert(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<int32_t>(), b[3].as<float>(), 0, 0, 0, 0, 0);
+       },
+       idx},
+      {"moe_expert_gemv_f32 x_per_slot", TaskType::AicOnly, {4 * 8 * 16, 32, 2, 16}, {3}, fn(asc_moe_expert_slot),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_expert_slot(c, b[0].as<float>(), b[1].as<float>(), b[2].as<int32_t>(), b[3].as<float>(), 0, 0, 0, 0, 0);
+       },
+       idx},
+      {"moe_gate_topk_f32", TaskType::AivOnly, {16, 4, 4}, {1, 2}, fn(asc_moe_gate),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_gate(c, b[0].as<float>(), b[1].as<int32_t>(), b[2].as<float>(), 0, 0, 0, 0, 0);
+       }},
+      {"moe_gate_topk_f32 sigmoid", TaskType::AivOnly, {18, 9, 9}, {1, 2}, fn(asc_moe_gate_sig),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_gate_sig(c, b[0].as<float>(), b[1].as<int32_t>(), b[2].as<float>(), 0, 0, 0, 0, 0);
+       }},
+      {"moe_combine_f32", TaskType::AivOnly, {2, 16, 8}, {2}, fn(asc_moe_combine),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_combine(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
+       }},
+  };
+}
+
+TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
+  for (const Case& k : cases()) {
+    for (uint32_t blocks : {1u, 3u, 7u}) {
+      SCOPED_TRACE(std::string(k.name) + " block dim " + std::to_string(blocks));
+      std::vector<Buf> in;
+      for (size_t i = 0; i < k.sizes.size(); ++i) in.push_back(randomBuf(k.sizes[i], 17 + static_cast<uint32_t>(i)));
+      if (k.prepare) k.prepare(in);
+      std::vector<Buf> asc = in, cpu = in;
+      // Outputs start as different garbage so an element nobody writes shows up.
+      for (size_t o : k.outputs) {
+        std::fill(asc[o].w.begin(), asc[o].w.end(), 0x7fc00001u);
+        std::fill(cpu[o].w.begin(), cpu[o].w.end(), 0x7fc00002u);
+      }
+      sk::ascend_sim::LaunchSpec s;
+      s.type = k.type;
+      s.blockDim = blocks;
+      s.entry = k.asc;
+      s.enter = &sk_ascend_sim_enter;
+      s.name = k.name;
+      for (Buf& b : asc) s.args.push_back(b.p());
+      sk::Status st = sk::ascend_sim::launch(s);
+      ASSERT_TRUE(st.ok()) << st.error().message();
+      for (uint32_t b = 0; b < blocks; ++b) {
+        const sk_ctx ctx{b, blocks, nullptr};
+        k.cpu(&ctx, cpu);
+      }
+      for (size_t o : k.outputs) {
+        EXPECT_EQ(0, std::memcmp(asc[o].w.data(), cpu[o].w.data(), asc[o].w.size() * 4)) << "output " << o;
+      }
+    }
+  }
+}
+
+TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
+  std::vector<float> x(60), y(60);
+  sk::ascend_sim::LaunchSpec s;
+  s.type = TaskType::AivOnly;
+  s.blockDim = 2;
+  s.entry = fn(asc_rope_odd);
+  s.enter = &sk_ascend_sim_enter;
+  s.args = {x.data(), y.data()};
+  sk::Status st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_rope_f32: dim must be even on AIV 0"), std::string::npos)
+      << st.error().message();
+
+  std::vector<uint16_t> w(4 * 8 * 16);
+  std::vector<float> xs(16), out(16);
+  std::vector<int32_t> bad{0, 4};
+  s.type = TaskType::AicOnly;
+  s.entry = fn(asc_moe_expert);
+  s.args = {w.data(), xs.data(), bad.data(), out.data()};
+  st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("expert index out of range"), std::string::npos) << st.error().message();
+}
+
+// Each ascend builtin declares the same parameters as the cpu builtin of the
+// same name (one op list serves both targets) and a core type the simulator
+// can launch; only the source, the core type and early start may differ.
+TEST(AscendKernels, DeclarationsMirrorTheCpuBuiltins) {
+  const std::string dir = SK_ASCEND_KERNELS_DIR;
+  const std::string cpuDir = std::string(SK_SOURCE_ROOT) + "/templates/kernels";
+  const char* names[] = {"add_f32",      "copy_f32",           "swiglu_f32",     "rms_norm_f32",
+                         "add_rms_norm_f32", "softmax_f32",    "rope_f32",       "attn_scores_f32",
+                         "attn_weighted_sum_f32", "gemv_f32",  "gemv_bf16w",     "moe_expert_gemv_f32",
+                         "moe_expert_gemv_bf16w", "moe_combine_f32", "moe_gate_topk_f32"};
+  auto load = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return nlohmann::json::parse(ss.str(), nullptr, false);
+  };
+  for (const char* n : names) {
+    SCOPED_TRACE(n);
+    nlohmann::json a = load(dir + "/" + n + ".json");
+    nlohmann::json c = load(std::string(SK_SOURCE_ROOT) + "/kernels/cpu/" + n + ".json");
+    if (c.is_discarded()) c = load(cpuDir + "/" + n + ".json");
+    ASSERT_FALSE(a.is_discarded());
+    ASSERT_FALSE(c.is_discarded());
+    EXPECT_EQ(a["params"], c["params"]);
+    EXPECT_EQ(a["entry"], c["entry"]);
+    EXPECT_EQ(a["macros"], c["macros"]);
+    EXPECT_TRUE(a["core_type"] == "vector" || a["core_type"] == "cube");
+    std::ifstream src(dir + "/" + a["source"].get<std::string>());
+    EXPECT_TRUE(src.good());
+  }
+}
+
+}  // namespace

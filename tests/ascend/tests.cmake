@@ -1,0 +1,73 @@
+# The ascend back end's tests: sk_test_ascend (included from tests/CMakeLists.txt).
+# SimKernels.cpp is simulated Ascend C: it compiles against the simulator's
+# kernel_operator.h only. ENABLE_EXPORTS puts the kernels in the dynamic symbol
+# table so the simulator's preload check can resolve them as on a kernel .so.
+file(GLOB SK_ASCEND_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/*.cpp)
+add_executable(sk_test_ascend ${SK_ASCEND_TEST_SOURCES})
+sk_set_warnings(sk_test_ascend)
+set_target_properties(sk_test_ascend PROPERTIES ENABLE_EXPORTS ON)
+target_include_directories(sk_test_ascend PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(sk_test_ascend PRIVATE superkernel::superkernel superkernel::ascend_sim GTest::gtest GTest::gtest_main
+  fmt::fmt Threads::Threads)
+target_compile_definitions(sk_test_ascend PRIVATE
+  SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}")
+# The emitter and planned-run tests compile simulated SuperKernels with clang++: through ccache when there is
+# one, so a second run recompiles nothing.
+find_program(SK_ASCEND_TEST_CCACHE ccache)
+set(_sk_ascend_env "SK_LOG_LEVEL=warn")
+if(SK_ASCEND_TEST_CCACHE)
+  list(APPEND _sk_ascend_env "SK_COMPILER_LAUNCHER=${SK_ASCEND_TEST_CCACHE}")
+endif()
+gtest_discover_tests(sk_test_ascend DISCOVERY_MODE PRE_TEST
+  PROPERTIES LABELS ascend ENVIRONMENT "${_sk_ascend_env}")
+
+# The ascend builtin kernels (kernels/ascend), each compiled like a simulated
+# sub-kernel with static shapes and its entry renamed asc_<name>, next to the
+# cpu builtin of the same name compiled with the same shapes and renamed
+# cpu_<name>: KernelsTest.cpp runs both and compares the bits.
+set(_sk_asc_kdir ${PROJECT_SOURCE_DIR}/kernels/ascend)
+if(EXISTS ${PROJECT_SOURCE_DIR}/kernels/cpu)
+  set(_sk_cpu_kdir ${PROJECT_SOURCE_DIR}/kernels/cpu)
+else()
+  set(_sk_cpu_kdir ${PROJECT_SOURCE_DIR}/templates/kernels)
+endif()
+function(_sk_ascend_kernel_pair name source entry defs)
+  string(REPLACE "," ";" defs "${defs}")
+  add_library(sk_test_ascend_k_${name} OBJECT ${_sk_asc_kdir}/${source})
+  sk_set_warnings(sk_test_ascend_k_${name})
+  target_include_directories(sk_test_ascend_k_${name} PRIVATE ${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include)
+  target_compile_definitions(sk_test_ascend_k_${name} PRIVATE ${defs} ${entry}=asc_${name})
+  target_sources(sk_test_ascend PRIVATE $<TARGET_OBJECTS:sk_test_ascend_k_${name}>)
+  add_library(sk_test_ascend_c_${name} OBJECT ${_sk_cpu_kdir}/${source})
+  set_target_properties(sk_test_ascend_c_${name} PROPERTIES CXX_STANDARD 17)
+  target_include_directories(sk_test_ascend_c_${name} PRIVATE
+    $<TARGET_PROPERTY:superkernel_runtime,INTERFACE_INCLUDE_DIRECTORIES>)
+  target_compile_definitions(sk_test_ascend_c_${name} PRIVATE ${defs} ${entry}=cpu_${name})
+  target_sources(sk_test_ascend PRIVATE $<TARGET_OBJECTS:sk_test_ascend_c_${name}>)
+endfunction()
+_sk_ascend_kernel_pair(add add.cpp sk_add_f32 "SK_N=1000")
+_sk_ascend_kernel_pair(copy copy.cpp sk_copy_f32 "SK_N=1000")
+_sk_ascend_kernel_pair(swiglu swiglu.cpp sk_swiglu_f32 "SK_N=1000")
+_sk_ascend_kernel_pair(rms_norm rms_norm.cpp sk_rms_norm_f32 "SK_ROWS=3,SK_COLS=64,SK_EPS=1e-5f")
+_sk_ascend_kernel_pair(add_rms_norm add_rms_norm.cpp sk_add_rms_norm_f32 "SK_ROWS=3,SK_COLS=64,SK_EPS=1e-5f")
+_sk_ascend_kernel_pair(softmax softmax.cpp sk_softmax_f32 "SK_ROWS=5,SK_COLS=33")
+_sk_ascend_kernel_pair(rope rope.cpp sk_rope_f32 "SK_HEADS=4,SK_DIM=16,SK_POS=7,SK_THETA=10000.0f")
+_sk_ascend_kernel_pair(rope_odd rope.cpp sk_rope_f32 "SK_HEADS=4,SK_DIM=15,SK_POS=7,SK_THETA=10000.0f")
+_sk_ascend_kernel_pair(attn_scores attn_scores.cpp sk_attn_scores_f32
+  "SK_HEADS=4,SK_KV_HEADS=2,SK_SEQ=9,SK_DIM=16,SK_SCALE=0.25f")
+_sk_ascend_kernel_pair(attn_wsum attn_weighted_sum.cpp sk_attn_weighted_sum_f32
+  "SK_HEADS=4,SK_KV_HEADS=2,SK_SEQ=9,SK_DIM=16")
+_sk_ascend_kernel_pair(gemv gemv.cpp sk_gemv_f32 "SK_ROWS=37,SK_COLS=64")
+_sk_ascend_kernel_pair(gemv_bf16w gemv.cpp sk_gemv_bf16w "SK_WEIGHT_BF16=1,SK_ROWS=37,SK_COLS=64")
+_sk_ascend_kernel_pair(moe_expert moe_expert_gemv.cpp sk_moe_expert_gemv_bf16w
+  "SK_WEIGHT_BF16=1,SK_EXPERTS=4,SK_TOPK=2,SK_ROWS=8,SK_COLS=16,SK_X_PER_SLOT=0")
+_sk_ascend_kernel_pair(moe_expert_slot moe_expert_gemv.cpp sk_moe_expert_gemv_f32
+  "SK_EXPERTS=4,SK_TOPK=2,SK_ROWS=8,SK_COLS=16,SK_X_PER_SLOT=1")
+_sk_ascend_kernel_pair(moe_gate moe_gate_topk.cpp sk_moe_gate_topk_f32
+  "SK_ROWS=2,SK_EXPERTS=8,SK_TOPK=2,SK_SIGMOID=0,SK_NORMALIZE=1")
+_sk_ascend_kernel_pair(moe_gate_sig moe_gate_topk.cpp sk_moe_gate_topk_f32
+  "SK_ROWS=3,SK_EXPERTS=6,SK_TOPK=3,SK_SIGMOID=1,SK_NORMALIZE=0")
+_sk_ascend_kernel_pair(moe_combine moe_combine.cpp sk_moe_combine_f32 "SK_TOPK=2,SK_ROWS=8")
+target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
+target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
+  SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")

@@ -1,0 +1,93 @@
+// readSymbolSizes on this test executable (an ELF file with a symbol table
+// that needs no compiler at test time), and on corrupt copies of it: every
+// truncation and header corruption is an error value, never a crash or an
+// out-of-bounds read (the asan CI stage runs this).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "superkernel/driver/Driver.h"
+
+// Sizes the reader must find exactly (extern "C": unmangled names).
+extern "C" {
+__attribute__((used)) char skElfProbeArray[777] = {1};
+__attribute__((used)) double skElfProbeDouble = 2.0;
+}
+
+namespace sk {
+namespace {
+
+std::string selfBytes() {
+  std::ifstream in("/proc/self/exe", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(SymbolSizes, ReadsDefinedSymbolsOfAnElfFile) {
+  std::string self = selfBytes();
+  ASSERT_GT(self.size(), 1000u);
+  auto sizes = readSymbolSizes(self);
+  ASSERT_TRUE(sizes.ok()) << sizes.error().message();
+  EXPECT_EQ(sizes->at("skElfProbeArray"), 777u);
+  EXPECT_EQ(sizes->at("skElfProbeDouble"), sizeof(double));
+  EXPECT_GT(sizes->at("main"), 0u);
+  auto one = readSymbolSize(self, "skElfProbeArray");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, 777u);
+  // Undefined (imported) symbols are not listed: malloc comes from libc.
+  EXPECT_EQ(sizes->count("malloc"), 0u);
+}
+
+TEST(SymbolSizes, RejectsNonElfAndForeignInput) {
+  EXPECT_FALSE(readSymbolSizes("").ok());
+  EXPECT_FALSE(readSymbolSizes("not an object").ok());
+  std::string self = selfBytes();
+  std::string foreign = self;
+  foreign[5] = foreign[5] == 1 ? 2 : 1;  // EI_DATA: the other byte order
+  auto r = readSymbolSizes(foreign);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("byte order"), std::string::npos);
+  std::string badClass = self;
+  badClass[4] = 7;  // EI_CLASS
+  EXPECT_FALSE(readSymbolSizes(badClass).ok());
+}
+
+TEST(SymbolSizes, TruncatedFilesAreErrorsNotCrashes) {
+  std::string self = selfBytes();
+  // Every prefix of the header area, then prefixes spread over the file
+  // (the section headers and symbol table are near the end). A copy per
+  // prefix so that ASan sees a read past the end of each one.
+  size_t errors = 0;
+  auto check = [&](size_t len) {
+    std::string prefix = self.substr(0, len);
+    if (!readSymbolSizes(prefix).ok()) ++errors;
+  };
+  for (size_t len = 0; len < 2048 && len < self.size(); ++len) check(len);
+  for (size_t i = 1; i <= 256; ++i) check(self.size() - i * (self.size() / 257));
+  EXPECT_GE(errors, 2048u);  // no section headers in any short prefix
+}
+
+TEST(SymbolSizes, CorruptHeadersAreErrorsNotCrashes) {
+  std::string self = selfBytes();
+  // Overwrite each byte of the ELF header and the symbol table's section
+  // header area with extreme values; the reader must return (value or error).
+  // One buffer, patched and restored in place (the file is megabytes).
+  size_t errors = 0;
+  auto patch = [&](size_t off, unsigned char v) {
+    char saved = self[off];
+    self[off] = static_cast<char>(v);
+    if (!readSymbolSizes(self).ok()) ++errors;
+    self[off] = saved;
+  };
+  for (size_t off = 16; off < 64; ++off)
+    for (unsigned char v : {0x00, 0x7f, 0xff}) patch(off, v);
+  // Section headers: the last 40 headers' worth of bytes of the file.
+  size_t start = self.size() > 64 * 40 ? self.size() - 64 * 40 : 0;
+  for (size_t off = start; off < self.size(); off += 5) patch(off, 0xff);
+  EXPECT_GT(errors, 0u);
+  EXPECT_TRUE(readSymbolSizes(self).ok());  // restored
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,87 @@
+#include "common/Timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace sk::tools {
+
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+struct Side {
+  CompiledPlan* plan;
+  BufferSet* buffers;
+  const char* name;
+  long batch = 1;
+  std::vector<double>* samples;
+};
+
+Expected<double> once(Session& session, Side& s) {
+  const auto t0 = Clock::now();
+  Status st = session.run(*s.plan, *s.buffers);
+  const auto t1 = Clock::now();
+  if (!st) return Error(st.error()).context(std::string(s.name) + " run (timing)");
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+}  // namespace
+
+Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
+                          BufferSet& unfusedBuffers, const TimingConfig& cfg) {
+  Timing t;
+  t.warmups = cfg.warmups;
+  Side sides[2] = {{&fused, &fusedBuffers, "fused", 1, &t.fusedSeconds},
+                   {&unfused, &unfusedBuffers, "unfused", 1, &t.unfusedSeconds}};
+  // Warm up, then size each side's batch to ~sampleMs from a short probe.
+  for (Side& s : sides) {
+    for (int i = 0; i < cfg.warmups; ++i) SK_RETURN_IF_ERROR(once(session, s));
+    // The probe's median run, not its mean: one preempted run must not
+    // shrink the batch to a handful of runs.
+    double spent = 0;
+    std::vector<double> probe;
+    do {
+      SK_ASSIGN_OR_RETURN(double d, once(session, s));
+      spent += d;
+      probe.push_back(d);
+    } while (spent < 2e-3 && probe.size() < 1000);
+    const double per = summarize(std::move(probe)).median;
+    s.batch = std::clamp(static_cast<long>(cfg.sampleMs * 1e-3 / std::max(per, 1e-9)), 1L, 100000L);
+  }
+  for (int r = 0; r < cfg.samples; ++r) {
+    for (int j = 0; j < 2; ++j) {
+      Side& s = sides[(j + r) % 2];  // the side that goes first alternates
+      std::this_thread::sleep_for(std::chrono::milliseconds(cfg.settleMs));
+      SK_RETURN_IF_ERROR(once(session, s));  // wakes the pool after the pause; not timed
+      std::vector<double> runs;
+      runs.reserve(static_cast<size_t>(s.batch));
+      for (long i = 0; i < s.batch; ++i) {
+        SK_ASSIGN_OR_RETURN(double d, once(session, s));
+        runs.push_back(d);
+      }
+      s.samples->push_back(summarize(std::move(runs)).median);
+    }
+  }
+  t.fusedBatch = sides[0].batch;
+  t.unfusedBatch = sides[1].batch;
+  t.fused = summarize(t.fusedSeconds);
+  t.unfused = summarize(t.unfusedSeconds);
+  std::vector<double> ratios;
+  for (size_t i = 0; i < t.fusedSeconds.size(); ++i)
+    if (t.fusedSeconds[i] > 0) ratios.push_back(t.unfusedSeconds[i] / t.fusedSeconds[i]);
+  t.speedup = summarize(std::move(ratios));
+  return t;
+}
+
+}  // namespace sk::tools

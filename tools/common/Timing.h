@@ -1,0 +1,45 @@
+// `sk-compile --run` timing, with the benchmark suite's method (bench/suite.cpp):
+// single unpinned runs of a short chain measure the scheduler (a preempted
+// worker costs whole time slices), which once printed "speedups" of 10x to
+// 500x. So: warm-up runs, then per variant a batch sized to ~sampleMs; each
+// run of the batch is timed alone and the sample is the batch's median run;
+// samples alternate fused/unfused with the starting side rotating and a short
+// sleep before each (so the other side's spinning workers are asleep); the
+// result is the median of the samples with their min-max, and the speedup is
+// computed per sample pair (taken moments apart), then summarized.
+#pragma once
+
+#include <vector>
+
+#include "superkernel/session/BufferSet.h"
+#include "superkernel/session/Session.h"
+#include "superkernel/support/Error.h"
+
+namespace sk::tools {
+
+struct TimingConfig {
+  int warmups = 2;           // untimed runs of each side first
+  int samples = 5;           // timed samples per side
+  double sampleMs = 20;      // target length of one sample's batch
+  int settleMs = 5;          // sleep before each sample
+};
+
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+Summary summarize(std::vector<double> v);
+
+struct Timing {
+  std::vector<double> fusedSeconds, unfusedSeconds;  // one per sample: the batch's median run
+  long fusedBatch = 1, unfusedBatch = 1;             // runs per sample
+  Summary fused, unfused;                            // over the samples (seconds)
+  Summary speedup;                                   // unfused / fused per sample pair
+  int warmups = 0;
+};
+
+/// Runs both plans on their buffers per the method above. A run failure is a
+/// Runtime error naming which side.
+Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
+                          BufferSet& unfusedBuffers, const TimingConfig& config);
+
+}  // namespace sk::tools
