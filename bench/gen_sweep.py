@@ -9,6 +9,12 @@
                                            --decode-layers L of them (smoke)
   static_macros.json / static_runtime.json the shared-weight stack with and without
                                            the shape macros (-DSK_ROWS=... ) per op
+  kernel_<name>.json                       one big op of one builtin (the kernel benchmark:
+                                           GB/s against kernel_stream.json's streaming read)
+  blockdim_<B>.json                        --bd-ops tiny adds (64 floats) chained at block_dim B
+  blockdim_<B>_percall.json                the same with the add kernel not declared
+                                           block_dim_invariant (one call per block)
+  decode_small.json                        the latency-bound decode stack: hidden 128
   nodedup.json                             --nodedup-layers layers whose ops each get
                                            a unique macro: no two sub-kernels are
                                            identical, so deduplication cannot help
@@ -96,6 +102,125 @@ def unique_macros(ol):
     return ol
 
 
+def single_op(kernels, buffers, name, kernel, block_dim, args, macros=None):
+    op = {"name": name, "kernel": kernel, "block_dim": block_dim, "stream": 0, "scope": "k", "args": args}
+    if macros:
+        op["macros"] = {k: str(v) for k, v in macros.items()}
+    return {"format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
+            "options": "early-start=1", "kernels": kernels, "buffers": buffers, "ops": [op]}
+
+
+def kernel_lists(out_dir, mib, workers):
+    """One op per builtin, sized so that the bytes it must move are about
+    `mib` MiB (well past the caches): name -> (op list, bytes moved per run).
+    Weight-streaming kernels count their weights plus activations; row
+    kernels their reads and writes."""
+    bd = 4 * workers  # a few blocks per worker: the decode stack's shape
+    lists = {}
+    f32 = lambda shape, init=True: ({"dtype": "f32", "shape": shape, "init": "random"} if init else
+                                    {"dtype": "f32", "shape": shape})
+    n = mib * 2**20 // 4
+    stream_src = os.path.relpath(os.path.join(HERE, "kernels", "bench_stream.cpp"), out_dir)
+    lists["stream"] = (single_op(
+        {"stream": {"source": stream_src, "entry": "bench_stream", "core_type": "vector", "early_start": False,
+                    "params": [{"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "all"},
+                               {"name": "out", "kind": "buffer", "dtype": "f32", "access": "write",
+                                "partition": "block"},
+                               {"name": "n", "kind": "scalar", "dtype": "i64"}]}},
+        {"x": f32([n]), "out": f32([workers], False)}, "stream", "stream", workers,
+        {"x": "x", "out": "out", "n": n}), 4 * n)
+    cols = 4096
+    for kern, dt, wbytes in (("gemv_f32", "f32", 4.0), ("gemv_bf16w", "bf16", 2.0), ("gemv_f16w", "f16", 2.0),
+                             ("gemv_q8_0", "u8", 34.0 / 32)):
+        rows = int(mib * 2**20 / wbytes / cols)
+        wshape = [rows, cols // 32 * 34] if dt == "u8" else [rows, cols]
+        winit = {"dtype": dt, "shape": wshape, "init": "random"}
+        lists[kern] = (single_op({kern: {"builtin": kern}}, {"w": winit, "x": f32([cols]), "y": f32([rows], False)},
+                                 kern, kern, bd, {"w": "w", "x": "x", "y": "y", "rows": rows, "cols": cols},
+                                 {"SK_ROWS": rows, "SK_COLS": cols}),
+                       int(rows * cols * wbytes) + 4 * (cols + rows))
+    m, k = 4, 4096
+    ncols = int(mib * 2**20 / 2 / k)
+    lists["matmul_bf16w"] = (single_op({"matmul_bf16w": {"builtin": "matmul_bf16w"}},
+                                       {"a": f32([m, k]), "b": {"dtype": "bf16", "shape": [k, ncols], "init": "random"},
+                                        "c": f32([m, ncols], False)},
+                                       "matmul_bf16w", "matmul_bf16w", bd,
+                                       {"a": "a", "b": "b", "c": "c", "m": m, "k": k, "n": ncols},
+                                       {"SK_M": m, "SK_K": k, "SK_N": ncols}), 2 * k * ncols + 4 * m * (k + ncols))
+    cols = 4096
+    rows = n // cols // 2
+    lists["rms_norm_f32"] = (single_op({"rms_norm_f32": {"builtin": "rms_norm_f32"}},
+                                       {"x": f32([rows, cols]), "w": f32([cols]), "y": f32([rows, cols], False)},
+                                       "rms_norm", "rms_norm_f32", bd,
+                                       {"x": "x", "w": "w", "y": "y", "rows": rows, "cols": cols, "eps": 1e-6},
+                                       {"SK_ROWS": rows, "SK_COLS": cols}), 8 * rows * cols)
+    lists["softmax_f32"] = (single_op({"softmax_f32": {"builtin": "softmax_f32"}},
+                                      {"x": f32([rows, cols]), "y": f32([rows, cols], False)},
+                                      "softmax", "softmax_f32", bd, {"x": "x", "y": "y", "rows": rows, "cols": cols},
+                                      {"SK_ROWS": rows, "SK_COLS": cols}), 8 * rows * cols)
+    heads, dim = n // 2 // 64, 64
+    lists["rope_f32"] = (single_op({"rope_f32": {"builtin": "rope_f32"}},
+                                   {"x": f32([heads, dim]), "y": f32([heads, dim], False)},
+                                   "rope", "rope_f32", bd,
+                                   {"x": "x", "y": "y", "heads": heads, "dim": dim, "pos": 4095, "theta": 10000.0},
+                                   {"SK_HEADS": heads, "SK_DIM": dim}), 8 * heads * dim)
+    h, kvh, d = 8, 2, 64
+    seq = n // (kvh * d)
+    lists["attn_scores_f32"] = (single_op({"attn_scores_f32": {"builtin": "attn_scores_f32"}},
+                                          {"q": f32([h, d]), "k": f32([seq, kvh, d]), "s": f32([h, seq], False)},
+                                          "attn_scores", "attn_scores_f32", bd,
+                                          {"q": "q", "k": "k", "s": "s", "heads": h, "kv_heads": kvh, "seq": seq,
+                                           "dim": d, "scale": 0.125},
+                                          {"SK_HEADS": h, "SK_KV_HEADS": kvh, "SK_SEQ": seq, "SK_DIM": d}),
+                                4 * (seq * kvh * d + h * seq))
+    lists["attn_weighted_sum_f32"] = (single_op({"attn_weighted_sum_f32": {"builtin": "attn_weighted_sum_f32"}},
+                                                {"p": f32([h, seq]), "v": f32([seq, kvh, d]), "o": f32([h, d], False)},
+                                                "attn_wsum", "attn_weighted_sum_f32", bd,
+                                                {"p": "p", "v": "v", "o": "o", "heads": h, "kv_heads": kvh,
+                                                 "seq": seq, "dim": d},
+                                                {"SK_HEADS": h, "SK_KV_HEADS": kvh, "SK_SEQ": seq, "SK_DIM": d}),
+                                      4 * (seq * kvh * d + h * seq))
+    return lists
+
+
+def blockdim_chain(k, n, bd, out_dir=None):
+    """K tiny adds chained (t_{i+1} = t_i + c), all at block_dim bd: local edges.
+    With out_dir, the add kernel is declared inline from the builtin's JSON
+    without "block_dim_invariant": the planner then keeps one call per block
+    (the cost before plan/Coarsen.cpp)."""
+    ops = [{"name": f"add{i}", "kernel": "add", "block_dim": bd, "stream": 0, "scope": "chain",
+            "args": {"x": f"t{i}", "y": "c", "z": f"t{i + 1}", "n": n}, "macros": {"SK_N": str(n)}}
+           for i in range(k)]
+    bufs = {f"t{i}": {"dtype": "f32", "shape": [n]} for i in range(1, k + 1)}
+    bufs["t0"] = {"dtype": "f32", "shape": [n], "init": "random"}
+    bufs["c"] = {"dtype": "f32", "shape": [n], "init": "random"}
+    kernel = {"builtin": "add_f32"}
+    if out_dir:
+        kdir = os.path.join(ROOT, "kernels", "cpu")
+        with open(os.path.join(kdir, "add_f32.json")) as f:
+            kernel = json.load(f)
+        kernel.pop("block_dim_invariant", None)
+        kernel["source"] = os.path.relpath(os.path.join(kdir, kernel["source"]), out_dir)
+    return {"format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
+            "options": "early-start=1", "kernels": {"add": kernel}, "buffers": bufs, "ops": ops}
+
+
+def small_decode_stack(layers, options):
+    """The latency-bound configuration: the same layer at hidden 128 (2 query
+    heads of 64, 1 KV head, 32 cached positions, expert intermediate 64,
+    shared intermediate 128): ops of well under a microsecond, where a
+    per-op launch or barrier is a large part of the step."""
+    keys = ("HIDDEN", "HEADS", "KV_HEADS", "SEQ", "EXPERT_INTER", "SHARED_INTER")
+    saved = {key: getattr(gen_examples, key) for key in keys}
+    try:
+        for key, val in zip(keys, (128, 2, 1, 32, 64, 128)):
+            setattr(gen_examples, key, val)
+        return gen_examples.decode_stack(layers, options)
+    finally:
+        for key, val in saved.items():
+            setattr(gen_examples, key, val)
+
+
 def write(path, obj):
     with open(path, "w") as f:
         json.dump(obj, f, indent=1)
@@ -112,6 +237,10 @@ def main():
     ap.add_argument("--sweep-n", default="2048,8192,32768,131072,524288")
     ap.add_argument("--decode-layers", type=int, default=61)
     ap.add_argument("--nodedup-layers", type=int, default=4)
+    ap.add_argument("--kernel-mib", type=int, default=256, help="bytes each kernel benchmark op moves")
+    ap.add_argument("--bd-ops", type=int, default=1000)
+    ap.add_argument("--bd-list", default="")
+    ap.add_argument("--small-layers", type=int, default=61)
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -135,6 +264,16 @@ def main():
     write(os.path.join(out, "static_runtime.json"), strip_macros(shared))
     write(os.path.join(out, "nodedup.json"),
           unique_macros(gen_examples.decode_stack(args.nodedup_layers, opts, shared_weights=True)))
+    moved = {}
+    for name, (ol, nbytes) in kernel_lists(out, args.kernel_mib, w).items():
+        write(os.path.join(out, f"kernel_{name}.json"), ol)
+        moved[name] = nbytes
+    write(os.path.join(out, "kernel_bytes.json"), moved)
+    bds = [int(b) for b in args.bd_list.split(",") if b] or sorted({w, 2 * w, 4 * w, 40, 10 * w})
+    for bd in bds:
+        write(os.path.join(out, f"blockdim_{bd}.json"), blockdim_chain(args.bd_ops, 64, bd))
+        write(os.path.join(out, f"blockdim_{bd}_percall.json"), blockdim_chain(args.bd_ops, 64, bd, out))
+    write(os.path.join(out, "decode_small.json"), small_decode_stack(args.small_layers, opts))
     print(f"gen_sweep: op lists in {out} (W={w}, chain K={args.chain_ops} n={args.chain_n}, "
           f"decode layers={args.decode_layers})")
 

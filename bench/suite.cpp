@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "Baselines.h"
@@ -62,7 +63,12 @@ struct Config {
   int compileReps = 3;         // cold compiles (each takes seconds)
   bool sessionUnfused = true;  // decode (a) through Session fuse=false (one .so per op)
   std::string options;         // SessionOptions::options (merged over every op list's)
+  // Decode stacks of section 2 (the op lists' file names without .json).
+  std::vector<std::string> stacks = {"decode_stack_shared_weights", "decode_stack", "decode_small"};
 };
+// The previous builtin kernels (kernels/cpu/sk_simd.h): the baseline
+// of the kernel benchmark and of the decode stack's "today's kernels" row.
+const char* const kOldKernels = "compile-options=-DSK_KERNELS_BASELINE=1";
 Config cfg;
 
 [[noreturn]] void die(const std::string& msg) {
@@ -344,9 +350,12 @@ void benchDecode() {
   fmt::print("\n## 2. Decode stack\n");
   Csv csv("decode.csv", "stack,variant,median_us,min_us,max_us");
   Csv sum("decode_summary.csv", "stack,metric,median,min,max");
-  for (const std::string stack : {"decode_stack_shared_weights", "decode_stack"}) {
+  for (const std::string& stack : cfg.stacks) {
+    if (!fs::exists(cfg.ops / (stack + ".json"))) die("no op list " + stack + ".json in " + cfg.ops.string());
     sk::OpList list = load(stack + ".json");
     sk::CompiledPlan es1 = compile(list, "early-start=1");
+    // The same SuperKernel with the previous (scalar) builtin kernels.
+    sk::CompiledPlan es1Old = compile(list, std::string("early-start=1:") + kOldKernels);
     sk::CompiledPlan es0 = compile(list, "early-start=0");
     fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=0: {}\n", stack, list.ops.size(),
                syncSummary(es1), syncSummary(es0));
@@ -366,6 +375,7 @@ void benchDecode() {
     vs.push_back({"b_pool_barrier", [r] { r->whole(skbench::kModePool); }, {}, 1});
     vs.push_back({"c_sk_es0", runSession(es0, bufs), {}, 1});
     vs.push_back({"d_sk_es1", runSession(es1, bufs), {}, 1});
+    vs.push_back({"d_old_kernels", runSession(es1Old, bufs), {}, 1});
     vs.push_back({"e_ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
     sample(vs);
     fmt::print("\n| variant | µs per decode step, median (min–max) |\n|---|---|\n");
@@ -387,6 +397,7 @@ void benchDecode() {
     ratio("speedup d over a' (launch per op)", "a_launch_per_op", false);
     ratio("speedup d over b (pool + barrier)", "b_pool_barrier", false);
     ratio("speedup d over c (early-start=0)", "c_sk_es0", false);
+    ratio("speedup d over d_old_kernels (fused, previous kernels)", "d_old_kernels", false);
     ratio("(e) ideal as % of (d) (= d within x% of ideal)", "e_ideal", true);
     // Op-size statistics of the ideal (what "latency-bound" means here).
     Summary e = summarize(find(vs, "e_ideal").usPerRun);
@@ -645,6 +656,137 @@ void benchStatic() {
   must(session().run(b, bb), "run");
 }
 
+// ---- 6. builtin kernels alone: GB/s against a streaming read --------------
+
+// Each kernel is one op (gen_sweep.py kernel_lists: ~256 MiB moved per run,
+// past the caches) compiled by the real driver (-O2 -march=native) into a
+// one-op SuperKernel and run by the session's W workers, side by side with
+// the same op built with the previous kernels (-DSK_KERNELS_BASELINE) and
+// with a streaming read of the same size (bench/kernels/bench_stream.cpp):
+// the machine's measured memory bandwidth. GB/s counts the bytes the kernel
+// must move (weights + activations, or reads + writes).
+void benchKernels() {
+  fmt::print("\n## 6. Builtin kernels alone: GB/s against the measured memory bandwidth\n\n");
+  nlohmann::json bytes;
+  {
+    std::ifstream in(cfg.ops / "kernel_bytes.json");
+    if (!in) die("no kernel_bytes.json in " + cfg.ops.string() + " (bench/gen_sweep.py writes it)");
+    bytes = nlohmann::json::parse(in);
+  }
+  struct K {
+    std::string name;
+    sk::OpList list;
+    double bytes = 0;
+  };
+  std::vector<K> ks;
+  for (auto& [name, b] : bytes.items()) ks.push_back({name, load("kernel_" + name + ".json"), b.get<double>()});
+  std::vector<sk::CompiledPlan> plans;
+  std::vector<sk::BufferSet> bufs;
+  plans.reserve(2 * ks.size());
+  bufs.reserve(ks.size());
+  std::vector<Variant> vs;
+  for (K& k : ks) {
+    bufs.push_back(must(sk::BufferSet::create(k.list), "buffers"));
+    plans.push_back(compile(k.list, ""));
+    vs.push_back({k.name, runSession(plans.back(), bufs.back()), {}, 1});
+    if (k.name != "stream") {
+      plans.push_back(compile(k.list, kOldKernels));
+      vs.push_back({k.name + "@old", runSession(plans.back(), bufs.back()), {}, 1});
+    }
+  }
+  // A run moves ~256 MiB (tens of ms): longer samples keep a few runs per batch.
+  const double savedMs = cfg.sampleMs;
+  if (!cfg.smoke) cfg.sampleMs = std::max(cfg.sampleMs, 150.0);
+  sample(vs);
+  cfg.sampleMs = savedMs;
+
+  Csv csv("kernels.csv", "kernel,mib,us_median,us_min,us_max,gbs_median,pct_bw_median,pct_bw_min,pct_bw_max,"
+                         "old_gbs_median,speedup_over_old_median,speedup_min,speedup_max");
+  Variant& st = find(vs, "stream");
+  const double streamBytes = bytes["stream"].get<double>();
+  auto gbs = [](double b, double us) { return b / (us * 1e3); };
+  Summary bw = summarize(perRep(st, st, [&](double us, double) { return gbs(streamBytes, us); }));
+  fmt::print("Memory bandwidth (streaming read of {:.0f} MiB, W = {} workers): **{} GB/s** (median (min–max) over "
+             "{} repetitions)\n\n",
+             streamBytes / 1048576, cpuExec().numWorkers(), fmtS(bw, 2), cfg.reps);
+  fmt::print("| kernel | MiB moved | µs per run | GB/s | % of bandwidth, median (min–max) | previous kernel GB/s | "
+             "speedup over previous |\n|---|---|---|---|---|---|---|\n");
+  for (K& k : ks) {
+    if (k.name == "stream") continue;
+    Variant& v = find(vs, k.name);
+    Variant& o = find(vs, k.name + "@old");
+    Summary t = summarize(v.usPerRun);
+    Summary pct = summarize(perRep(v, st, [&](double us, double sus) { return 100.0 * gbs(k.bytes, us) / gbs(streamBytes, sus); }));
+    Summary sp = summarize(perRep(o, v, [](double old, double now) { return old / now; }));
+    const double g = gbs(k.bytes, t.median), og = gbs(k.bytes, summarize(o.usPerRun).median);
+    csv.row("{},{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},{:.1f},{:.1f},{:.1f},{:.2f},{:.3f},{:.3f},{:.3f}", k.name,
+            k.bytes / 1048576, t.median, t.min, t.max, g, pct.median, pct.min, pct.max, og, sp.median, sp.min, sp.max);
+    fmt::print("| {} | {:.0f} | {} | {:.2f} | {} | {:.2f} | {} |\n", k.name, k.bytes / 1048576, fmtS(t, 0), g,
+               fmtS(pct, 1), og, fmtS(sp, 2));
+  }
+  csv.row("stream,{:.1f},{:.1f},{:.1f},{:.1f},{:.2f},100,100,100,,,,", streamBytes / 1048576,
+          summarize(st.usPerRun).median, summarize(st.usPerRun).min, summarize(st.usPerRun).max, bw.median);
+}
+
+// ---- 7. blocks per worker: block_dim sweep on a tiny chain -----------------
+
+// gen_sweep.py blockdim_<B>.json: --bd-ops adds of 64 floats chained at
+// block_dim B (local edges). With W workers each op runs B / W blocks per
+// worker; the ratio to block_dim = W shows what the extra blocks cost.
+void benchBlockDim() {
+  fmt::print("\n## 7. Blocks per worker: tiny chain at several block_dim\n\n");
+  // blockdim_<B>.json: the builtin add (block_dim_invariant: the plan runs one
+  // block per core); blockdim_<B>_percall.json: the same kernel declared
+  // without it (one call per block, the cost before plan/Coarsen.cpp).
+  struct Row {
+    uint32_t bd;
+    bool perCall;
+    std::string file;
+  };
+  std::vector<Row> rows;
+  for (auto& e : fs::directory_iterator(cfg.ops)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("blockdim_", 0) != 0) continue;
+    rows.push_back({uint32_t(std::stoul(n.substr(9))), n.find("_percall") != std::string::npos, n});
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::tie(a.perCall, a.bd) < std::tie(b.perCall, b.bd); });
+  if (rows.empty()) die("no blockdim_*.json in " + cfg.ops.string());
+  std::vector<sk::OpList> lists;
+  std::vector<sk::CompiledPlan> plans;
+  std::vector<sk::BufferSet> bufs;
+  lists.reserve(rows.size()), plans.reserve(rows.size()), bufs.reserve(rows.size());
+  std::vector<Variant> vs;
+  for (const Row& r : rows) {
+    lists.push_back(load(r.file));
+    plans.push_back(compile(lists.back(), ""));
+    bufs.push_back(must(sk::BufferSet::create(lists.back()), "buffers"));
+    vs.push_back({fmt::format("bd{}{}", r.bd, r.perCall ? "_percall" : ""), runSession(plans.back(), bufs.back()), {}, 1});
+  }
+  sample(vs);
+  const uint32_t W = cpuExec().numWorkers();
+  const std::string ref = fmt::format("bd{}", W);
+  const bool haveRef = std::any_of(vs.begin(), vs.end(), [&](const Variant& v) { return v.name == ref; });
+  const double K = double(lists[0].ops.size());
+  Csv csv("blockdim.csv", "block_dim,per_call,blocks_run_per_op,ops,us_per_op_median,us_per_op_min,us_per_op_max,"
+                          "ratio_median,ratio_min,ratio_max");
+  fmt::print("{} adds of 64 floats chained, W = {} workers; ratio = chain time / time of the builtin chain at "
+             "block_dim = W, per repetition. \"one call per block\": the same kernel declared without "
+             "block_dim_invariant.\n\n",
+             lists[0].ops.size(), W);
+  fmt::print("| block_dim | kernel | blocks run per op | µs per op, median (min–max) | ratio to block_dim {} |\n"
+             "|---|---|---|---|---|\n", W);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Variant& v = vs[i];
+    Summary per = summarize(perRep(v, v, [K](double a, double) { return a / K; }));
+    Summary ra = haveRef ? summarize(perRep(v, find(vs, ref), [](double a, double b) { return a / b; })) : Summary{};
+    const uint32_t ran = plans[i].plan.steps.at(0).ops.at(0).blockDim;
+    csv.row("{},{},{},{},{:.4f},{:.4f},{:.4f},{:.3f},{:.3f},{:.3f}", rows[i].bd, rows[i].perCall ? 1 : 0, ran,
+            lists[i].ops.size(), per.median, per.min, per.max, ra.median, ra.min, ra.max);
+    fmt::print("| {} | {} | {} | {} | {} |\n", rows[i].bd, rows[i].perCall ? "one call per block" : "builtin (coarsened)",
+               ran, fmtS(per, 3), haveRef ? fmtS(ra, 2) : std::string("-"));
+  }
+}
+
 // ---- children (compile benchmark) ------------------------------------------
 
 int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const std::string& key,
@@ -687,7 +829,10 @@ void usage() {
   fmt::print(
       "usage: sk_bench_suite --ops DIR --out DIR [--only LIST] [--smoke] [--reps N] [--sample-ms MS]\n"
       "                      [--compile-reps N] [--no-session-unfused] [--options STR]\n"
-      "  LIST: comma-separated of boundary,decode,compile,sweep,static (default: all)\n");
+      "                      [--stacks NAME,...]\n"
+      "  LIST: comma-separated of boundary,decode,compile,sweep,static,kernels,blockdim (default: all)\n"
+      "  --stacks: the decode stacks of section 2 (op list names in --ops, default\n"
+      "            decode_stack_shared_weights,decode_stack,decode_small)\n");
 }
 
 }  // namespace
@@ -711,7 +856,16 @@ int main(int argc, char** argv) {
     else if (a == "--compile-reps") cfg.compileReps = std::stoi(next());
     else if (a == "--no-session-unfused") cfg.sessionUnfused = false;
     else if (a == "--options") cfg.options = next();
-    else if (a == "--only") {
+    else if (a == "--stacks") {
+      cfg.stacks.clear();
+      std::string l = next();
+      for (size_t p = 0; p <= l.size();) {
+        size_t q = l.find(',', p);
+        if (q == std::string::npos) q = l.size();
+        if (q > p) cfg.stacks.push_back(l.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (a == "--only") {
       std::string l = next();
       for (size_t p = 0; p <= l.size();) {
         size_t q = l.find(',', p);
@@ -742,11 +896,16 @@ int main(int argc, char** argv) {
   fs::create_directories(cfg.out);
   fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
              cfg.reps, cfg.sampleMs, cpuExec().numWorkers());
+  fmt::print("Worker placement: {}\n", cpuExec().placement().note);
+  if (wanted("kernels")) benchKernels();
   if (wanted("boundary")) benchBoundary();
+  if (wanted("blockdim")) benchBlockDim();
   if (wanted("decode")) benchDecode();
   if (wanted("sweep")) benchSweep();
   if (wanted("static")) benchStatic();
   if (wanted("compile")) benchCompile();
+  fmt::print("\nWorker placement at the end: {}; launches that found the caller on a worker's CPU and moved it: {}\n",
+             cpuExec().placement().note, cpuExec().placement().callerMoves);
   fs::remove_all(cfg.out / "tmp");
   return 0;
 }

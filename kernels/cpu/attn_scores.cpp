@@ -6,6 +6,7 @@
 // q and k "all". kv_heads not dividing heads is reported (sk_report_error).
 // Static shape: -DSK_HEADS, -DSK_KV_HEADS, -DSK_SEQ, -DSK_DIM, -DSK_SCALE.
 #include "superkernel/cpu/kernel.h"
+#include "sk_simd.h"
 
 #ifdef SK_HEADS
 #define SKV_HEADS ((int64_t)(SK_HEADS))
@@ -52,8 +53,12 @@ SK_KERNEL void sk_attn_scores_f32(const sk_ctx* ctx, const float* q, const float
     const int64_t h = o / T, t = o - h * T;
     const float* qh = q + h * D;
     const float* kt = k + (t * KVH + h / group) * D;
+#ifdef SK_KERNELS_BASELINE
     float acc = 0.0f;
     for (int64_t d = 0; d < D; ++d) acc += qh[d] * kt[d];
+#else
+    const float acc = skv_dot_f32(kt, qh, D);
+#endif
     s[o] = acc * SKV_SCALE;
   }
 }

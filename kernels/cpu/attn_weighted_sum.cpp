@@ -4,6 +4,7 @@
 // p and v "all". kv_heads not dividing heads is reported (sk_report_error).
 // Static shape: -DSK_HEADS, -DSK_KV_HEADS, -DSK_SEQ, -DSK_DIM.
 #include "superkernel/cpu/kernel.h"
+#include "sk_simd.h"
 
 #ifdef SK_HEADS
 #define SKV_HEADS ((int64_t)(SK_HEADS))
@@ -40,6 +41,34 @@ SK_KERNEL void sk_attn_weighted_sum_f32(const sk_ctx* ctx, const float* p, const
   const int64_t group = H / KVH;
   int64_t eb, ee;
   sk_block_range(ctx, H * D, &eb, &ee);
+#ifndef SK_KERNELS_BASELINE
+  // Vectorized over d: within a head the slice's d range is contiguous; each
+  // output element still sums t = 0..T-1 in order (scalar tail likewise), so
+  // the result does not depend on the split.
+  for (int64_t e = eb; e < ee;) {
+    const int64_t h = e / D, d0 = e - h * D;
+    const int64_t d1 = (ee - h * D) < D ? (ee - h * D) : D;
+    const float* ph = p + h * T;
+    const float* vh = v + (h / group) * D;
+    int64_t d = d0;
+    for (; d + 2 * SKV_W <= d1; d += 2 * SKV_W) {
+      skv_f a0 = {0}, a1 = {0};
+      for (int64_t t = 0; t < T; ++t) {
+        const skv_f pt = skv_splat(ph[t]);
+        a0 += pt * skv_load(vh + t * KVH * D + d);
+        a1 += pt * skv_load(vh + t * KVH * D + d + SKV_W);
+      }
+      skv_store(o + h * D + d, a0);
+      skv_store(o + h * D + d + SKV_W, a1);
+    }
+    for (; d < d1; ++d) {
+      float acc = 0.0f;
+      for (int64_t t = 0; t < T; ++t) acc += ph[t] * vh[t * KVH * D + d];
+      o[h * D + d] = acc;
+    }
+    e = h * D + d1;
+  }
+#else
   for (int64_t e = eb; e < ee; ++e) {
     const int64_t h = e / D, d = e - h * D;
     const float* ph = p + h * T;
@@ -48,4 +77,5 @@ SK_KERNEL void sk_attn_weighted_sum_f32(const sk_ctx* ctx, const float* p, const
     for (int64_t t = 0; t < T; ++t) acc += ph[t] * vd[t * KVH * D];
     o[e] = acc;
   }
+#endif
 }

@@ -1,7 +1,11 @@
 // y[r] = sum_c W[r, c] * x[c]: W is [rows, cols], x [cols], y [rows].
-// Two builtins from this source: gemv_f32 (f32 weights, entry sk_gemv_f32)
-// and gemv_bf16w (-DSK_WEIGHT_BF16: bf16 weights as uint16_t, entry
-// sk_gemv_bf16w); activations and accumulation are f32.
+// Four builtins from this source (weight formats in sk_weight.h):
+// gemv_f32 (sk_gemv_f32), gemv_bf16w (-DSK_WEIGHT_BF16, sk_gemv_bf16w),
+// gemv_f16w (-DSK_WEIGHT_F16, sk_gemv_f16w) and gemv_q8_0
+// (-DSK_WEIGHT_Q8_0, sk_gemv_q8_0: W is rows x cols/32 q8_0 blocks, cols a
+// multiple of 32, else sk_report_error); activations and accumulation are
+// f32. Each row is one vectorized dot product (sk_simd.h), so y[r] does not
+// depend on the block split.
 // Split: sk_block_range(rows) = the element split of y -> y "block";
 // W (row slices, not its element split) and x are "all".
 // Static shape: -DSK_ROWS, -DSK_COLS.
@@ -19,8 +23,12 @@
 #define SKV_COLS cols
 #endif
 
-#ifdef SK_WEIGHT_BF16
+#if defined(SK_WEIGHT_BF16)
 #define SK_GEMV_ENTRY sk_gemv_bf16w
+#elif defined(SK_WEIGHT_F16)
+#define SK_GEMV_ENTRY sk_gemv_f16w
+#elif defined(SK_WEIGHT_Q8_0)
+#define SK_GEMV_ENTRY sk_gemv_q8_0
 #else
 #define SK_GEMV_ENTRY sk_gemv_f32
 #endif
@@ -30,9 +38,13 @@ SK_KERNEL void SK_GEMV_ENTRY(const sk_ctx* ctx, const sk_weight_t* w, const floa
   (void)rows;
   (void)cols;
   const int64_t C = SKV_COLS;
+  if (!sk_w_cols_ok(C)) {
+    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_gemv: q8_0 weights need cols to be a multiple of 32");
+    return;
+  }
   int64_t rb, re;
   sk_block_range(ctx, SKV_ROWS, &rb, &re);
   for (int64_t r = rb; r < re; ++r) {
-    y[r] = sk_dot_w(w + r * C, x, C);
+    y[r] = sk_dot_w(sk_w_row(w, r, C), x, C);
   }
 }

@@ -5,6 +5,7 @@
 // Blocks beyond `rows` have nothing to do (block_dim > rows is fine).
 // Static shape: -DSK_ROWS, -DSK_COLS, -DSK_EPS.
 #include "superkernel/cpu/kernel.h"
+#include "sk_simd.h"
 
 #ifdef SK_ROWS
 #define SKV_ROWS ((int64_t)(SK_ROWS))
@@ -33,9 +34,18 @@ SK_KERNEL void sk_rms_norm_f32(const sk_ctx* ctx, const float* x, const float* w
   for (int64_t r = rb; r < re; ++r) {
     const float* xr = x + r * C;
     float* yr = y + r * C;
+#ifdef SK_KERNELS_BASELINE
     float ss = 0.0f;
     for (int64_t c = 0; c < C; ++c) ss += xr[c] * xr[c];
+#else
+    const float ss = skv_dot_f32(xr, xr, C);  // vectorized, fixed order
+#endif
     const float inv = 1.0f / __builtin_sqrtf(ss / (float)C + SKV_EPS);
-    for (int64_t c = 0; c < C; ++c) yr[c] = xr[c] * inv * w[c];
+    int64_t c = 0;
+#ifndef SK_KERNELS_BASELINE
+    const skv_f vinv = skv_splat(inv);
+    for (; c + SKV_W <= C; c += SKV_W) skv_store(yr + c, skv_load(xr + c) * vinv * skv_load(w + c));
+#endif
+    for (; c < C; ++c) yr[c] = xr[c] * inv * w[c];
   }
 }

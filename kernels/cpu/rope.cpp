@@ -7,6 +7,17 @@
 // Static shape: -DSK_HEADS, -DSK_DIM, -DSK_POS, -DSK_THETA.
 #include "superkernel/cpu/kernel.h"
 
+#ifndef SK_KERNELS_BASELINE
+#define SK_ROPE_MEMO_PAIRS 256
+typedef struct sk_rope_memo {
+  int64_t pos, dim;
+  uint32_t theta_bits;
+  int valid;
+  float cs[2 * SK_ROPE_MEMO_PAIRS];
+} sk_rope_memo;
+static __thread sk_rope_memo sk_rope_tls;
+#endif
+
 #ifdef SK_HEADS
 #define SKV_HEADS ((int64_t)(SK_HEADS))
 #else
@@ -41,6 +52,42 @@ SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t 
   }
   int64_t hb, he;
   sk_block_range(ctx, SKV_HEADS, &hb, &he);
+#ifndef SK_KERNELS_BASELINE
+  // The angle table (cos, sin per pair) costs a pow, a cos and a sin in
+  // double per pair, far more than rotating a few heads. Each worker thread
+  // keeps the table of its last (pos, dim, theta) and reuses it: in a
+  // decode step every layer's q and k rope share one position. The values
+  // are the ones computed below either way (deterministic).
+  if (D / 2 <= SK_ROPE_MEMO_PAIRS) {
+    sk_rope_memo* m = &sk_rope_tls;
+    uint32_t tb;
+    const float th = (float)SKV_THETA;
+    __builtin_memcpy(&tb, &th, 4);
+    if (!m->valid || m->pos != (int64_t)SKV_POS || m->dim != D || m->theta_bits != tb) {
+      for (int64_t i = 0; i < D / 2; ++i) {
+        const double freq = __builtin_pow((double)SKV_THETA, -2.0 * (double)i / (double)D);
+        const double ang = (double)SKV_POS * freq;
+        m->cs[2 * i] = (float)__builtin_cos(ang);
+        m->cs[2 * i + 1] = (float)__builtin_sin(ang);
+      }
+      m->pos = (int64_t)SKV_POS;
+      m->dim = D;
+      m->theta_bits = tb;
+      m->valid = 1;
+    }
+    for (int64_t h = hb; h < he; ++h) {
+      const float* xh = x + h * D;
+      float* yh = y + h * D;
+      for (int64_t i = 0; i < D / 2; ++i) {
+        const float c = m->cs[2 * i], s = m->cs[2 * i + 1];
+        const float a = xh[2 * i], b = xh[2 * i + 1];
+        yh[2 * i] = a * c - b * s;
+        yh[2 * i + 1] = a * s + b * c;
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t i = 0; i < D / 2; ++i) {
     // Angles in double: pos * freq loses too much in float at long positions.
     const double freq = __builtin_pow((double)SKV_THETA, -2.0 * (double)i / (double)D);

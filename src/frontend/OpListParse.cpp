@@ -261,7 +261,8 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
     return k;
   }
   SK_RETURN_IF_ERROR(r.onlyKeys(
-      j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"}));
+      j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "block_dim_invariant",
+                 "params", "macros"}));
   if (j.contains("source") && j.contains("sources"))
     return r.err(path, "give \"source\" or \"sources\" (one per target), not both");
   for (const char* req : {"entry", "params"})
@@ -295,6 +296,9 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   }
   if (j.contains("early_start")) { SK_ASSIGN_OR_RETURN(k.earlyStart, r.boolean(j["early_start"], path + ".early_start")); }
   if (j.contains("kernel_sync")) { SK_ASSIGN_OR_RETURN(k.kernelSync, r.boolean(j["kernel_sync"], path + ".kernel_sync")); }
+  if (j.contains("block_dim_invariant")) {
+    SK_ASSIGN_OR_RETURN(k.blockDimInvariant, r.boolean(j["block_dim_invariant"], path + ".block_dim_invariant"));
+  }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());
   if (params.size() > limits.maxParams)

@@ -29,6 +29,7 @@ ojson writeKernelObject(const KernelDecl& k) {
   j["core_type"] = coreTypeName(k.coreType);
   if (k.earlyStart) j["early_start"] = true;
   if (k.kernelSync) j["kernel_sync"] = true;
+  if (k.blockDimInvariant) j["block_dim_invariant"] = true;
   ojson params = ojson::array();
   for (const auto& p : k.params) {
     ojson pj = ojson::object();

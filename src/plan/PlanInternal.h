@@ -3,7 +3,7 @@
 // top to bottom:
 //
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
-//   bindSegment -> assignQueues -> findDependencies (+ addEventEdges)
+//   bindSegment -> assignQueues -> coarsenBlocks -> findDependencies (+ addEventEdges)
 //   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
 //   -> validatePlan; then reportInapplicable (Applicability.cpp) and
 //   fillReport. The machine model (PlanConfig::machine) is the only thing
@@ -92,6 +92,8 @@ Expected<std::vector<Segment>> formSegments(PlanContext& ctx);
 SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
 // Queues.cpp
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
+// Coarsen.cpp
+void coarsenBlocks(const PlanContext& ctx, SuperKernelPlan& sk);
 // Dependencies.cpp
 std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
 void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);

@@ -22,6 +22,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   for (const plan::Segment& seg : segments) {
     SuperKernelPlan sk = plan::bindSegment(ctx, seg);
     SK_RETURN_IF_ERROR(plan::assignQueues(ctx, sk));
+    plan::coarsenBlocks(ctx, sk);
     if (sk.fused) {
       std::vector<plan::DepEdge> edges = plan::findDependencies(sk);
       plan::addEventEdges(ctx, seg, sk, edges);

@@ -31,6 +31,7 @@ struct Builtin {
 #define F(i) static_cast<float*>(p[i])
 #define H(i) static_cast<uint16_t*>(p[i])
 #define I(i) static_cast<int32_t*>(p[i])
+#define U(i) static_cast<uint8_t*>(p[i])
 
 const std::map<std::string, Builtin>& builtins() {
   static const std::map<std::string, Builtin> table = {
@@ -70,6 +71,17 @@ const std::map<std::string, Builtin>& builtins() {
                     [](const sk_ctx* c, void* const* p) { sk_gemv_f32(c, F(0), F(1), F(2), 13, 9); }}},
       {"gemv_bf16w", {{"w:buffer:bf16", "x:buffer:f32", "y:buffer:f32", "rows:scalar:i64", "cols:scalar:i64"}, {13 * 9, 9, 13},
                       [](const sk_ctx* c, void* const* p) { sk_gemv_bf16w(c, H(0), F(1), F(2), 13, 9); }}},
+      {"gemv_f16w", {{"w:buffer:f16", "x:buffer:f32", "y:buffer:f32", "rows:scalar:i64", "cols:scalar:i64"}, {13 * 9, 9, 13},
+                     [](const sk_ctx* c, void* const* p) { sk_gemv_f16w(c, H(0), F(1), F(2), 13, 9); }}},
+      {"gemv_q8_0", {{"w:buffer:u8", "x:buffer:f32", "y:buffer:f32", "rows:scalar:i64", "cols:scalar:i64"},
+                     {13 * 2 * 34, 64, 13},
+                     [](const sk_ctx* c, void* const* p) { sk_gemv_q8_0(c, U(0), F(1), F(2), 13, 64); }}},
+      {"matmul_f16w", {{"a:buffer:f32", "b:buffer:f16", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
+                       {3 * 5, 5 * 7, 3 * 7},
+                       [](const sk_ctx* c, void* const* p) { sk_matmul_f16w(c, F(0), H(1), F(2), 3, 5, 7); }}},
+      {"matmul_q8_0", {{"a:buffer:f32", "b:buffer:u8", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
+                       {3 * 32, 7 * 34, 3 * 7},
+                       [](const sk_ctx* c, void* const* p) { sk_matmul_q8_0(c, F(0), U(1), F(2), 3, 32, 7); }}},
       {"matmul_f32", {{"a:buffer:f32", "b:buffer:f32", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
                       {3 * 5, 5 * 7, 3 * 7},
                       [](const sk_ctx* c, void* const* p) { sk_matmul_f32(c, F(0), F(1), F(2), 3, 5, 7); }}},
@@ -111,6 +123,7 @@ const std::map<std::string, Builtin>& builtins() {
 #undef F
 #undef H
 #undef I
+#undef U
 
 nlohmann::json loadJson(const fs::path& p) {
   std::ifstream in(p);
@@ -125,12 +138,13 @@ std::vector<fs::path> jsonFiles() {
   return out;
 }
 
-size_t dtypeBytes(const std::string& d) { return d == "f32" || d == "i32" ? 4 : 2; }
+size_t dtypeBytes(const std::string& d) { return d == "f32" || d == "i32" ? 4 : d == "u8" ? 1 : 2; }
 
 TEST(Declarations, EveryJsonMatchesItsKernel) {
   auto files = jsonFiles();
   std::set<std::string> seen;
-  const std::set<std::string> allowed{"source", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"};
+  const std::set<std::string> allowed{"source",      "entry",  "core_type", "early_start", "kernel_sync",
+                                      "block_dim_invariant", "params", "macros"};
   for (const auto& f : files) {
     const std::string name = f.stem().string();
     SCOPED_TRACE(f.string());
@@ -174,6 +188,7 @@ void fill(std::vector<uint8_t>& b, const std::string& dtype, size_t n, uint32_t 
   for (size_t i = 0; i < n; ++i) {
     if (dtype == "f32") std::memcpy(&b[4 * i], &f[i], 4);
     else if (dtype == "i32") { int32_t v = static_cast<int32_t>(i % 2); std::memcpy(&b[4 * i], &v, 4); }
+    else if (dtype == "u8") b[i] = static_cast<uint8_t>((i * 37 + seed) % 251);  // q8_0 bytes
     else { uint16_t h = dtype == "bf16" ? floatToBf16Ref(f[i]) : static_cast<uint16_t>(0x3800 + (i % 256)); std::memcpy(&b[2 * i], &h, 2); }
   }
 }
@@ -181,7 +196,8 @@ void fill(std::vector<uint8_t>& b, const std::string& dtype, size_t n, uint32_t 
 void poison(std::vector<uint8_t>& b, const std::string& dtype, size_t from, size_t to) {
   const size_t e = dtypeBytes(dtype);
   for (size_t i = from; i < to; ++i) {
-    if (e == 4) { uint32_t v = dtype == "i32" ? 0x40000000u : 0x7fc00000u; std::memcpy(&b[4 * i], &v, 4); }
+    if (e == 1) { b[i] = 0x7f; }
+    else if (e == 4) { uint32_t v = dtype == "i32" ? 0x40000000u : 0x7fc00000u; std::memcpy(&b[4 * i], &v, 4); }
     else { uint16_t v = 0x7e00; std::memcpy(&b[2 * i], &v, 2); }
   }
 }
@@ -246,6 +262,40 @@ TEST(Declarations, BlockPartitionsAreExact) {
           }
         }
       }
+  }
+}
+
+// "block_dim_invariant": true lets a fused plan run the op with fewer blocks
+// (plan/Coarsen.cpp), so every block dim must give the same bytes.
+TEST(Declarations, BlockDimInvariantKernelsGiveTheSameBytesForEveryBlockDim) {
+  for (const auto& f : jsonFiles()) {
+    const std::string name = f.stem().string();
+    nlohmann::json j = loadJson(f);
+    if (!j.value("block_dim_invariant", false)) continue;
+    SCOPED_TRACE(name);
+    const Builtin& bi = builtins().at(name);
+    std::vector<std::string> dtypes, access;
+    for (const auto& p : j["params"])
+      if (p["kind"] == "buffer") {
+        dtypes.push_back(p["dtype"]);
+        access.push_back(p["access"]);
+      }
+    auto run = [&](uint32_t B) {
+      std::vector<std::vector<uint8_t>> data(dtypes.size());
+      for (size_t i = 0; i < dtypes.size(); ++i) {
+        fill(data[i], dtypes[i], bi.counts[i], static_cast<uint32_t>(200 + i));
+        if (access[i] == "write") std::fill(data[i].begin(), data[i].end(), 0xA5);
+      }
+      std::vector<void*> ptrs;
+      for (auto& d : data) ptrs.push_back(d.data());
+      for (uint32_t b = 0; b < B; ++b) {
+        sk_ctx ctx{b, B, nullptr};
+        bi.call(&ctx, ptrs.data());
+      }
+      return data;
+    };
+    const auto one = run(1);
+    for (uint32_t B : {2u, 3u, 7u, 40u}) EXPECT_EQ(run(B), one) << "block_dim " << B;
   }
 }
 

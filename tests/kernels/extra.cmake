@@ -73,3 +73,34 @@ foreach(_entry IN LISTS _sk_static)
   _sk_kernel_object(${_name} ${_sk_kdir}/${_src} "${_defs}")
 endforeach()
 target_compile_definitions(${t} PRIVATE SK_KERNELS_DIR="${_sk_kdir}")
+
+# -march copies of the vectorized kernels (sk_simd.h picks its vector width
+# and conversion instructions from the target): x86-64-v3 (AVX2, FMA, F16C)
+# and x86-64-v4 (AVX-512), entries renamed <entry>_v3 / <entry>_v4. The plain
+# objects above (no -march) test the portable 4-wide fallback with the
+# bit-arithmetic f16 conversion. tests/kernels/SimdTest.cpp runs a copy only
+# when the CPU supports it (__builtin_cpu_supports).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  set(_sk_simd_builtins gemv_f32 gemv_bf16w gemv_f16w gemv_q8_0 matmul_f32 matmul_bf16w matmul_f16w matmul_q8_0
+      rms_norm_f32 add_rms_norm_f32 softmax_f32 attn_scores_f32 attn_weighted_sum_f32)
+  foreach(_arch v3 v4)
+    foreach(_name IN LISTS _sk_simd_builtins)
+      file(READ ${_sk_kdir}/${_name}.json _text)
+      string(JSON _src GET "${_text}" source)
+      string(JSON _entry GET "${_text}" entry)
+      string(JSON _nmac LENGTH "${_text}" macros)
+      set(_defs "${_entry}=${_entry}_${_arch}")
+      if(_nmac GREATER 0)
+        math(EXPR _last "${_nmac} - 1")
+        foreach(i RANGE ${_last})
+          string(JSON _key MEMBER "${_text}" macros ${i})
+          string(JSON _val GET "${_text}" macros ${_key})
+          list(APPEND _defs "${_key}=${_val}")
+        endforeach()
+      endif()
+      _sk_kernel_object(${_name}_${_arch} ${_sk_kdir}/${_src} "${_defs}")
+      target_compile_options(${t}_k_${_name}_${_arch} PRIVATE -march=x86-64-${_arch})
+    endforeach()
+  endforeach()
+  target_compile_definitions(${t} PRIVATE SK_TEST_MARCH_COPIES=1)
+endif()

@@ -73,6 +73,10 @@ struct KernelDecl {
   CoreType coreType = CoreType::Vector;
   bool earlyStart = false;                 // calls sk_wait_inputs itself
   bool kernelSync = false;                 // calls sk_kernel_sync: all blocks must run at once
+  /// "block_dim_invariant": the outputs do not depend on block_dim (blocks only
+  /// split the work), so a fused plan may run the op with fewer blocks
+  /// (plan/Coarsen.cpp: one block per core when block_dim exceeds the cores).
+  bool blockDimInvariant = false;
   std::vector<ParamDecl> params;
   std::map<std::string, std::string> macros;
 

@@ -51,6 +51,18 @@ struct ExecutorOptions {
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
   uint32_t runTimeoutMs = 0;                // 0: SK_RUN_TIMEOUT_MS, else 120000 (launch watchdog)
   RunTimeoutHandler onRunTimeout{};         // empty: defaultRunTimeoutHandler
+  /// Worker placement (runtime/src/Placement.h): "" = SK_CPU_MASK, else
+  /// "auto" (default: one worker per allowed CPU, pinned), "off", a hex mask
+  /// ("0x3") or a CPU list ("0-3,8"). Invalid: logged, nothing pinned.
+  std::string cpuMask = {};
+};
+
+/// Where the workers run (Executor::placement()).
+struct PlacementInfo {
+  bool pinned = false;
+  std::vector<int> cpus;      // cpus[w]: worker w's CPU (worker 0: the launching thread's)
+  uint64_t callerMoves = 0;   // launches that found the caller on a worker's CPU and moved it
+  std::string note;           // "pinned: ..." or why not
 };
 
 class Executor {
@@ -90,6 +102,9 @@ class Executor {
   /// fn(arg, core) for core in [0, numCores), one core per worker, all
   /// concurrently (numCores <= numWorkers). What SuperKernel run() uses.
   Status runCores(uint32_t numCores, sk_core_fn fn, void* arg);
+
+  /// Worker placement and how often the launching thread had to be moved.
+  PlacementInfo placement() const;
 
   /// The C table passed as run()'s `stream` argument.
   const sk_services* services() const;

@@ -53,6 +53,7 @@ Executor::Impl::Impl(ExecutorOptions options) {
   idleBackoff = {oversubscribed ? 0u : 50000u, oversubscribed ? 4u : 16u, 100000000};
   waitBackoff = {oversubscribed ? 0u : 20000u, oversubscribed ? 64u : 32u, 1000000};
 
+  placement = rt::planPlacement(numWorkers, options.cpuMask);
   fillServices();
   workers.reserve(numWorkers);
   workers.push_back(std::make_unique<Worker>());
@@ -97,6 +98,7 @@ void Executor::Impl::post(uint32_t w) {
 
 void Executor::Impl::workerMain(uint32_t w) {
   tlWorker = {this, w};
+  if (placement.pinned) (void)rt::pinThisThread(placement.cpus[w]);
   Worker& self = *workers[w];
   uint64_t seen = 0;
   for (;;) {
@@ -188,6 +190,7 @@ Status Executor::Impl::run(const Job& request) {
   // The launching thread is worker 0 for the duration of its share.
   const WorkerIdentity saved = tlWorker;
   tlWorker = {this, 0};
+  rt::CallerPlacement callerOnOwnCpu(placement, &callerMoves);
   if (participants > 0) runShare(0, job);
   tlWorker = saved;
 
@@ -243,6 +246,11 @@ Status Executor::runCores(uint32_t numCores, sk_core_fn fn, void* arg) {
   j.arg = arg;
   j.count = numCores;
   return impl_->run(j);
+}
+
+PlacementInfo Executor::placement() const {
+  std::lock_guard<std::mutex> lock(impl_->launchMu);
+  return {impl_->placement.pinned, impl_->placement.cpus, impl_->callerMoves, impl_->placement.note};
 }
 
 std::string Executor::lastError() const {

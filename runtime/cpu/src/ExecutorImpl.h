@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Backoff.h"
+#include "Placement.h"
 #include "Watchdog.h"
 #include "superkernel/runtime/Executor.h"
 
@@ -73,6 +74,9 @@ struct Executor::Impl {
   std::atomic<bool> failedFlag{false};
   mutable std::mutex errMu;
   std::string error;                // first failure of the current launch
+
+  rt::Placement placement;          // Placement.h: decided before the workers start
+  uint64_t callerMoves = 0;         // under launchMu
 
   sk_services table{};
   bool profilingOn = false;

@@ -1,0 +1,227 @@
+// Vector helpers of the builtin kernels: one portable code path written with
+// GCC/Clang vector extensions whose width follows the target's -march
+// (the driver compiles with -march=<op list arch>, "native" by default):
+//   AVX-512F: 16 floats, AVX/AVX2: 8 floats, anything else: 4 floats (SSE2,
+//   NEON, or scalar code the compiler lowers). f16 loads use the F16C /
+//   AVX-512 conversion instructions when -march has them, bit arithmetic
+//   otherwise. Nothing here depends on a run-time CPU check: the cache key of
+//   every kernel object includes -march and the host CPU's flags.
+//
+// Determinism: every reduction has a fixed shape (4 vector accumulators over
+// the main loop, one vector over the remainder, a scalar tail, then a fixed
+// pairwise tree over lanes), which depends only on n and the vector width,
+// never on block_dim, workers or timing. Results are identical run to run
+// and for any block split; they differ (by rounding) between -march levels.
+//
+// -DSK_KERNELS_BASELINE=1 (e.g. compile-options=-DSK_KERNELS_BASELINE=1)
+// selects the previous scalar kernels instead; the benchmark keeps them as
+// its baseline variant (bench/suite.cpp "kernels" and "decode").
+//
+// Private to this folder (its bytes are part of every including kernel's
+// cache key).
+#ifndef SK_KERNELS_SIMD_H
+#define SK_KERNELS_SIMD_H
+
+#include <stdint.h>
+
+#if defined(__AVX512F__)
+#define SKV_W 16
+#elif defined(__AVX__)
+#define SKV_W 8
+#else
+#define SKV_W 4
+#endif
+
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+typedef float skv_f __attribute__((vector_size(SKV_W * 4)));
+typedef int32_t skv_i __attribute__((vector_size(SKV_W * 4)));
+typedef uint32_t skv_u __attribute__((vector_size(SKV_W * 4)));
+typedef uint16_t skv_h __attribute__((vector_size(SKV_W * 2)));
+typedef int8_t skv_b __attribute__((vector_size(SKV_W)));
+
+static inline skv_f skv_load(const float* p) {
+  skv_f v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void skv_store(float* p, skv_f v) { __builtin_memcpy(p, &v, sizeof v); }
+static inline skv_f skv_splat(float x) {
+  skv_f v = {0};
+  return v + x;
+}
+
+// bf16 is the top half of an f32: widen and shift.
+static inline skv_f skv_load_bf16(const uint16_t* p) {
+  skv_h h;
+  __builtin_memcpy(&h, p, sizeof h);
+  skv_u u = __builtin_convertvector(h, skv_u) << 16;
+  return (skv_f)u;
+}
+
+// Scalar IEEE half -> float (exact, including subnormals, inf and NaN).
+static inline float sk_f16_to_f32(uint16_t h) {
+#if defined(__F16C__)
+  return _cvtsh_ss(h);
+#else
+  // Move exponent+mantissa into place and rescale by 2^112: correct for
+  // normals and subnormals; exponent 31 (inf/NaN) gets the f32 max exponent.
+  const uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
+  float f;
+  __builtin_memcpy(&f, &em, 4);
+  f *= 5.192296858534828e+33f;  // 2^112
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  if ((h & 0x7c00u) == 0x7c00u) u = 0x7f800000u | em;
+  u |= (uint32_t)(h & 0x8000u) << 16;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+static inline skv_f skv_load_f16(const uint16_t* p) {
+#if SKV_W == 16
+  // Two 8-wide conversions (GCC 12 warns about _mm512_cvtph_ps's undefined
+  // pass-through operand); the compiler joins them into one register.
+  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(p + 8)));
+  skv_f v;
+  __builtin_memcpy(&v, &lo, 32);
+  __builtin_memcpy((char*)&v + 32, &hi, 32);
+  return v;
+#elif SKV_W == 8 && defined(__F16C__)
+  return (skv_f)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+#elif SKV_W == 4 && defined(__F16C__)
+  return (skv_f)_mm_cvtph_ps(_mm_loadl_epi64((const __m128i*)p));
+#else
+  skv_h h;
+  __builtin_memcpy(&h, p, sizeof h);
+  const skv_u hu = __builtin_convertvector(h, skv_u);
+  const skv_u em = (hu & 0x7fffu) << 13;
+  skv_u u = (skv_u)((skv_f)em * 5.192296858534828e+33f);
+  const skv_u infnan = (skv_u)((hu & 0x7c00u) == 0x7c00u);  // all-ones lanes
+  u = (u & ~infnan) | ((em | 0x7f800000u) & infnan);
+  return (skv_f)(u | ((hu & 0x8000u) << 16));
+#endif
+}
+
+// Sum of the lanes in a fixed pairwise order (deterministic).
+static inline float skv_hsum(skv_f v) {
+  float a[SKV_W];
+  __builtin_memcpy(a, &v, sizeof a);
+  for (int w = SKV_W / 2; w >= 1; w /= 2)
+    for (int i = 0; i < w; ++i) a[i] += a[i + w];
+  return a[0];
+}
+static inline float skv_hmax(skv_f v) {
+  float a[SKV_W];
+  __builtin_memcpy(a, &v, sizeof a);
+  float m = a[0];
+  for (int i = 1; i < SKV_W; ++i) m = a[i] > m ? a[i] : m;
+  return m;
+}
+static inline skv_f skv_max(skv_f a, skv_f b) {
+  const skv_i m = (skv_i)(a > b);
+  return (skv_f)(((skv_i)a & m) | ((skv_i)b & ~m));
+}
+
+// The generic dot product: LOAD(w, i) yields SKV_W weights at element i as
+// skv_f, ONE(w, i) one weight as float. 4 accumulators hide the FMA latency
+// (the loop is bound by loads / memory, not by the add chain).
+#define SKV_DOT_BODY(LOAD, ONE)                                              \
+  skv_f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                              \
+  int64_t i = 0;                                                             \
+  for (; i + 4 * SKV_W <= n; i += 4 * SKV_W) {                               \
+    a0 += LOAD(w, i) * skv_load(x + i);                                      \
+    a1 += LOAD(w, i + SKV_W) * skv_load(x + i + SKV_W);                      \
+    a2 += LOAD(w, i + 2 * SKV_W) * skv_load(x + i + 2 * SKV_W);              \
+    a3 += LOAD(w, i + 3 * SKV_W) * skv_load(x + i + 3 * SKV_W);              \
+  }                                                                          \
+  for (; i + SKV_W <= n; i += SKV_W) a0 += LOAD(w, i) * skv_load(x + i);     \
+  float tail = 0.0f;                                                         \
+  for (; i < n; ++i) tail += ONE(w, i) * x[i];                               \
+  return skv_hsum((a0 + a1) + (a2 + a3)) + tail;
+
+#define SKV_LD_F32(w, i) skv_load((w) + (i))
+#define SKV_ONE_F32(w, i) ((w)[i])
+#define SKV_LD_BF16(w, i) skv_load_bf16((w) + (i))
+#define SKV_ONE_BF16(w, i) sk_bf16_to_f32((w)[i])
+#define SKV_LD_F16(w, i) skv_load_f16((w) + (i))
+#define SKV_ONE_F16(w, i) sk_f16_to_f32((w)[i])
+
+static inline float sk_bf16_to_f32(uint16_t v) {
+  const uint32_t u = (uint32_t)v << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+static inline float skv_dot_f32(const float* w, const float* x, int64_t n) { SKV_DOT_BODY(SKV_LD_F32, SKV_ONE_F32) }
+static inline float skv_dot_bf16(const uint16_t* w, const float* x, int64_t n) {
+  SKV_DOT_BODY(SKV_LD_BF16, SKV_ONE_BF16)
+}
+static inline float skv_dot_f16(const uint16_t* w, const float* x, int64_t n) { SKV_DOT_BODY(SKV_LD_F16, SKV_ONE_F16) }
+
+// q8_0: ggml's block-quantised int8 layout, 34 bytes per 32 weights:
+// an f16 scale d, then 32 int8 q; weight = d * q. A row of n weights
+// (n a multiple of 32) is n / 32 consecutive blocks.
+#define SK_Q8_0_BLOCK 32
+#define SK_Q8_0_BYTES 34
+typedef struct sk_q8_0 {
+  uint16_t d;
+  int8_t qs[SK_Q8_0_BLOCK];
+} __attribute__((packed)) sk_q8_0;
+
+// sum_b d_b * sum_i q_i * x_i: per block the int8 -> f32 conversion is fused
+// with the multiply, then the block sum is scaled once; blocks rotate over 4
+// accumulators.
+static inline float skv_dot_q8_0(const sk_q8_0* w, const float* x, int64_t n) {
+  const int64_t nb = n / SK_Q8_0_BLOCK;
+  skv_f acc[4] = {{0}, {0}, {0}, {0}};
+  for (int64_t b = 0; b < nb; ++b) {
+    const sk_q8_0* blk = w + b;
+    const float* xb = x + b * SK_Q8_0_BLOCK;
+    skv_f s = {0};
+    for (int j = 0; j < SK_Q8_0_BLOCK; j += SKV_W) {
+      skv_b q;
+      __builtin_memcpy(&q, blk->qs + j, sizeof q);
+      s += __builtin_convertvector(q, skv_f) * skv_load(xb + j);
+    }
+    acc[b & 3] += s * sk_f16_to_f32(blk->d);
+  }
+  return skv_hsum((acc[0] + acc[1]) + (acc[2] + acc[3]));
+}
+
+// exp(x) for a vector, Cephes-style: 2^n * p(r), |rel. error| < 2e-7 over
+// [-87.3, 88.7]; below -87.3 (exp < 1.2e-38, including -inf) it returns 0,
+// above 88.7 +inf. NaN is not propagated (clamped): callers never pass one.
+static inline skv_f skv_exp(skv_f x) {
+  const skv_i under = (skv_i)(x < -87.33654f);
+  const skv_i over = (skv_i)(x > 88.72283f);
+  x = skv_max(x, skv_splat(-87.33654f));
+  x = -skv_max(-x, skv_splat(-88.72283f));
+  // n = round(x / ln2) with the 1.5 * 2^23 trick (|n| < 2^22).
+  const skv_f magic = skv_splat(12582912.0f);
+  const skv_f t = x * 1.44269504088896341f + magic;
+  const skv_f n = t - magic;
+  const skv_f r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  skv_f p = skv_splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  // 2^n as 2^n1 * 2^n2 (n1, n2 in [-63, 64]): both factors are normal floats
+  // over the whole clamped range.
+  const skv_i ni = __builtin_convertvector(n, skv_i);
+  const skv_i n1 = ni >> 1, n2 = ni - n1;
+  skv_f y = p * (skv_f)((n1 + 127) << 23) * (skv_f)((n2 + 127) << 23);
+  y = (skv_f)((skv_i)y & ~under);
+  y = (skv_f)(((skv_i)y & ~over) | ((skv_i)skv_splat(__builtin_inff()) & over));
+  return y;
+}
+
+#endif
