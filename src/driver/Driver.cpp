@@ -17,6 +17,7 @@
 #include "cache/FileUtil.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
+#include "support/InputGrammar.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -188,6 +189,10 @@ std::vector<std::string> Driver::objectFlags(const KernelVariant& v, const Optio
 }
 
 Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o) const {
+  // The last gate before argv: whatever path the inputs took (op list, Graph, Options built in C++).
+  if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
+  if (std::string p = grammar::macrosProblem(v.macros, v.decl.entry); !p.empty())
+    return badInput(fmt::format("kernel '{}': {}", v.decl.name, p));
   const fs::path& src = v.decl.sourcePath;
   auto bytes = readFileBytes(src);
   if (!bytes) return badInput(fmt::format("kernel '{}': {}", v.decl.name, bytes.error().message()));
@@ -348,6 +353,7 @@ std::vector<std::string> Driver::abiFlags() const {
 
 Expected<std::string> Driver::superKernelKey(std::string_view source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o) const {
+  if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
   SK_ASSIGN_OR_RETURN(std::string rt, impl_->runtime());
   KeyBuilder kb;
   kb.add("kind", kKindSuperKernel);
