@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cache/FileUtil.h"
+#include "driver/LocalizeSymbols.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 #include "support/InputGrammar.h"
@@ -205,6 +206,8 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
   kb.add("language", isCSource(src) ? "c" : "c++");
   kb.add("flags", joinFlags(objectFlags(v, o)));
   kb.add("symbol", symbolOf(v));
+  SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl_->tc));
+  kb.add("postprocess", objcopy.identity);
   kb.add("source", *bytes);
   // Headers beside the source (a kernel's own includes); sorted by name.
   std::vector<fs::path> headers;
@@ -239,6 +242,10 @@ Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Op
     auto res = impl.runCompiler(argv, fmt::format("compiling kernel '{}' ({})", v.decl.name, symbolOf(v)));
     if (!res) return std::move(res).error();
     if (!res->err.empty()) spdlog::debug("compiler output for {}:\n{}", v.decl.name, res->err);
+    // Only the entry stays global: sub-kernels fused into one library never collide (LocalizeSymbols.h).
+    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl.tc));
+    if (Status st = localizeObjectSymbols(objcopy, staging / "object.o", symbolOf(v), impl.processOptions()); !st)
+      return Error(st.error()).context(fmt::format("kernel '{}' ({})", v.decl.name, v.decl.sourcePath.string()));
     BuildOutput out;
     out.artifactName = "object.o";
     out.command = argv;

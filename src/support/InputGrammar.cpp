@@ -62,13 +62,14 @@ constexpr std::string_view kRuntimeMacros[] = {"SK_KERNEL", "SK_EXTERN_C", "SK_A
 // ignore lists), record-command-line), change how the source text is read
 // (input-charset, exec-charset, wide-exec-charset, trigraphs,
 // preprocessed, directives-only, extended-identifiers), or need a runtime
-// the SuperKernel does not link (instrument-functions, xray, sanitize).
+// the SuperKernel does not link (instrument-functions, xray, sanitize), or
+// would merge kernels' tentative definitions across objects (common).
 constexpr std::string_view kDeniedFeatures[] = {
     "plugin", "pass-plugin", "use-ld", "ld-path", "profile", "auto-profile", "dump", "save-", "stack-usage",
     "callgraph-info", "time-trace", "opt-record", "proc-stat", "crash-diagnostics", "coverage", "test-coverage",
     "diagnostics-format", "module", "implicit-module", "prebuilt-module", "pch", "embed", "sanitize",
     "record-command-line", "input-charset", "exec-charset", "wide-exec-charset", "trigraphs", "preprocessed",
-    "directives-only", "extended-identifiers", "instrument", "xray"};
+    "directives-only", "extended-identifiers", "instrument", "xray", "common"};
 
 // -Wl, items allowed (linker hardening and size options only; no paths, no
 // scripts, no extra libraries, no symbol redirection).
