@@ -250,7 +250,7 @@ struct Cache::Impl {
 
   // Merge pending deltas into <root>/stats.json under <root>/stats.lock.
   void flush(bool force) {
-    if (!disk) return;
+    if (!disk || cfg.readOnly) return;
     std::lock_guard<std::mutex> g(flushMutex);
     auto now = std::chrono::steady_clock::now();
     if (!force && now - lastFlush < std::chrono::milliseconds(200)) return;
@@ -401,10 +401,11 @@ struct Cache::Impl {
   // Load a verified entry into an Artifact; nullptr when absent or bad.
   Expected<ArtifactPtr> loadFromDisk(std::string_view key, std::string_view kind, bool load) {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      EntryCheck c = checkEntry(key, kind, true);
+      EntryCheck c = checkEntry(key, kind, !cfg.readOnly);
       if (c.state == EntryState::Absent) return ArtifactPtr();
       if (c.state != EntryState::Ok) {
         c.dirFd.reset();
+        if (cfg.readOnly) return ArtifactPtr();  // reported by verifyIntegrity, rebuilt in memory
         quarantine(key, c.problem, c.state);
         return ArtifactPtr();
       }
@@ -420,6 +421,7 @@ struct Cache::Impl {
         auto lib = LoadedLibrary::fromBytes(*a->bytes, std::string(key));
         if (!lib) {
           c.dirFd.reset();
+          if (cfg.readOnly) return std::move(lib).error();
           quarantine(key, lib.error().message(), EntryState::Corrupt);
           if (attempt == 0) continue;
           return std::move(lib).error();
@@ -465,7 +467,7 @@ struct Cache::Impl {
   // private one when the store cannot take it (then nothing is published).
   Status makeStaging(std::string_view key, fs::path& dir, UniqueFd& lock, bool& publishable) {
     publishable = false;
-    if (disk) {
+    if (disk && !cfg.readOnly) {
       std::string tmpl = (tmpDir() / fmt::format("{}.{}.XXXXXX", key.substr(0, 16), ::getpid())).string();
       if (::mkdtemp(tmpl.data())) {
         dir = tmpl;
@@ -634,6 +636,7 @@ struct Cache::Impl {
         return finish(std::move(*hit), false);
       }
     }
+    if (cfg.readOnly) return finish(build(req), false);
     UniqueFd keyLock = lockKey(req.key);
     {
       auto hit = loadFromDisk(req.key, req.kind, req.load);
@@ -824,6 +827,16 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   // A trailing separator would make lstat follow a final symlink.
   if (d.requested.filename().empty()) d.requested = d.requested.parent_path();
   d.root = d.requested;
+  if (config.readOnly) {
+    // Trust is checked as for any root, but nothing is created or cleaned:
+    // a root that does not exist is an empty store.
+    struct stat st;
+    if (::lstat(d.root.c_str(), &st) == 0) {
+      if (std::string p = trustProblem(d.root); !p.empty())
+        return badInput(fmt::format("cache directory {} is not trusted: {}", d.root.string(), p));
+    }
+    return c;
+  }
   std::string problem = d.prepareRoot(d.root);
   if (!problem.empty()) {
     fs::path priv;

@@ -83,6 +83,7 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   CacheConfig cc;
   cc.root = im.options.cacheDir;
   cc.disk = im.options.diskCache;
+  cc.readOnly = im.options.readOnlyCache;
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");
   im.cache = std::move(*cache);

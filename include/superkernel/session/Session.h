@@ -47,6 +47,7 @@ struct SessionOptions {
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
   std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
   bool diskCache = true;                    // false: memory-only cache
+  bool readOnlyCache = false;               // true: use the disk cache's entries, never write to it (sk-cache verify)
   std::string compiler;                     // empty: $SK_CXX, else clang++
   unsigned jobs = 0;                        // parallel compiles; 0: hardware threads
   /// Option string merged over every op list's own options (later keys win),
