@@ -516,7 +516,7 @@ void benchCompile() {
     sk::CacheRequest req;
     req.key = key;
     req.kind = sk::kKindSuperKernel;
-    req.load = true;
+    req.hold = true;
     req.build = [](const fs::path&) -> sk::Expected<sk::BuildOutput> { return sk::internalError("bench: unexpected build"); };
     t0 = nowNs();
     for (int i = 0; i < N / 10; ++i) (void)must(cache->getOrBuild(req), "getOrBuild");
@@ -651,7 +651,7 @@ int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const 
   cc.root = cacheDir;
   auto cache = must(sk::Cache::open(cc), "cache");
   auto art = must(cache->lookup(key, sk::kKindSuperKernel, true), "lookup");
-  if (!art || !art->library || !art->library->run()) die("disk hit expected for " + key);
+  if (!art || !art->bytes || art->bytes->empty()) die("disk hit expected for " + key);
   double lookupMs = (nowNs() - t0) / 1e6;
   double t1 = nowNs();
   sk::SessionOptions so;

@@ -2,12 +2,13 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY runtime/include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# Generated code is compiled at run time against these.
+install(DIRECTORY runtime/cpu/include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Generated code is compiled at run time against these (per target:
+# templates/<target>/, kernels/<target>/, runtime/<target>/).
 install(DIRECTORY templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/templates)
-install(DIRECTORY runtime/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/include)
-install(DIRECTORY runtime/src/cpu/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/src/cpu
-        FILES_MATCHING PATTERN "*.c")
+install(DIRECTORY kernels/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/kernels)
+install(DIRECTORY runtime/cpu/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/include)
+install(FILES runtime/cpu/src/kernel_abi.c DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/src)
 
 install(TARGETS superkernel superkernel_runtime EXPORT superkernelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -12,7 +12,7 @@ int main() {
 
   std::vector<float> x(4096, 1.0f), y(4096, 2.0f), t(4096), out(4096);
   sk::Graph g;
-  (void)g.addBuiltinKernel("add", "add_f32");            // templates/kernels/add_f32.json
+  (void)g.addBuiltinKernel("add", "add_f32");            // kernels/cpu/add_f32.json
   for (auto [name, data] : {std::pair{"x", &x}, {"y", &y}, {"t", &t}, {"out", &out}})
     (void)g.addBuffer(name, sk::DType::F32, {4096}, data->data());
   {

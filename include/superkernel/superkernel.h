@@ -10,7 +10,7 @@
 
 #include "superkernel/cache/Cache.h"
 #include "superkernel/cache/Key.h"
-#include "superkernel/cache/LoadedLibrary.h"
+#include "superkernel/cache/Trust.h"
 #include "superkernel/codegen/Target.h"
 #include "superkernel/codegen/Template.h"
 #include "superkernel/driver/Driver.h"
@@ -26,3 +26,5 @@
 #include "superkernel/support/Error.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
+#include "superkernel/support/Sha256.h"
+#include "superkernel/support/Size.h"

@@ -1,7 +1,5 @@
 #include "superkernel/cache/Key.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
@@ -10,60 +8,13 @@
 #include <fmt/format.h>
 
 #include "superkernel/support/Paths.h"
+#include "support/Fd.h"
 
 namespace sk {
 namespace fs = std::filesystem;
 
-namespace {
-std::string toHex(const unsigned char* d, unsigned n) {
-  static const char* digits = "0123456789abcdef";
-  std::string s(n * 2, '0');
-  for (unsigned i = 0; i < n; ++i) {
-    s[2 * i] = digits[d[i] >> 4];
-    s[2 * i + 1] = digits[d[i] & 15];
-  }
-  return s;
-}
-
-struct Sha {
-  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-  Sha() {
-    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) throw std::runtime_error("EVP sha256 init failed");
-  }
-  ~Sha() { EVP_MD_CTX_free(ctx); }
-  Sha(const Sha&) = delete;
-  Sha& operator=(const Sha&) = delete;
-  void update(const void* p, size_t n) { EVP_DigestUpdate(ctx, p, n); }
-  std::string hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned len = 0;
-    EVP_DigestFinal_ex(ctx, md, &len);
-    return toHex(md, len);
-  }
-};
-
-Expected<std::string> readWhole(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return ioError(fmt::format("cannot read {}", file.string()));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return ioError(fmt::format("cannot read {}", file.string()));
-  return data;
-}
-}  // namespace
-
-std::string sha256Hex(std::string_view bytes) {
-  Sha s;
-  s.update(bytes.data(), bytes.size());
-  return s.hex();
-}
-
-Expected<std::string> sha256File(const fs::path& file) {
-  SK_ASSIGN_OR_RETURN(std::string data, readWhole(file));
-  return sha256Hex(data);
-}
-
 struct KeyBuilder::Impl {
-  Sha sha;
+  Sha256 sha;
   void field(std::string_view tag, std::string_view bytes) {
     auto len = [&](uint64_t n) {
       unsigned char le[8];
@@ -95,7 +46,7 @@ KeyBuilder& KeyBuilder::add(std::string_view tag, uint64_t value) {
 }
 
 Status KeyBuilder::addFile(std::string_view tag, const fs::path& file) {
-  SK_ASSIGN_OR_RETURN(std::string data, readWhole(file));
+  SK_ASSIGN_OR_RETURN(std::string data, detail::readFileBytes(file));
   add(tag, data);
   return Status::success();
 }
@@ -116,7 +67,7 @@ Status KeyBuilder::addTree(std::string_view tag, const fs::path& dir) {
 }
 
 std::string KeyBuilder::finish() {
-  return impl_->sha.hex();
+  return impl_->sha.hexDigest();
 }
 
 bool isValidCacheKey(std::string_view key) {

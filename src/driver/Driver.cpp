@@ -14,8 +14,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "cache/FileUtil.h"
 #include "driver/LocalizeSymbols.h"
+#include "support/Fd.h"
+#include "target/cpu/LoadedLibrary.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 #include "support/InputGrammar.h"
@@ -27,11 +28,7 @@ namespace {
 
 constexpr const char* kVersionScript = "{\n  global: run;\n  local: *;\n};\n";
 
-Expected<std::string> readFileBytes(const fs::path& p) {
-  detail::UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ioError(fmt::format("cannot read {}: {}", p.string(), detail::errnoText(errno)));
-  return detail::readAllFd(fd.get(), p.string());
-}
+using detail::readFileBytes;
 
 Status writeFileBytes(const fs::path& p, std::string_view bytes) {
   std::error_code ec;
@@ -96,6 +93,17 @@ struct Driver::Impl {
   // object, so a cold plan of N steps runs the compiler N times, not 2N.
   std::mutex abiMutex;
   std::shared_ptr<const std::string> abiObject;
+
+  // One load per key while anyone uses it (a memory hit shares the library).
+  std::mutex loadedMutex;
+  std::map<std::string, std::weak_ptr<LoadedLibrary>> loaded;
+  Expected<std::shared_ptr<LoadedLibrary>> load(const Artifact& a) {
+    std::lock_guard<std::mutex> g(loadedMutex);
+    if (auto l = loaded[a.key].lock()) return l;
+    SK_ASSIGN_OR_RETURN(auto l, LoadedLibrary::fromBytes(*a.bytes, a.key));
+    loaded[a.key] = l;
+    return l;
+  }
 
   const Expected<std::string>& runtime() {
     std::call_once(runtimeOnce, [&] {
@@ -260,7 +268,7 @@ Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Op
   CacheRequest req;
   req.key = key;
   req.kind = kKindObject;
-  req.load = false;
+  req.hold = false;
   req.build = build;
   auto art = impl.cache->getOrBuild(req);
   if (!art) return std::move(art).error();
@@ -439,7 +447,7 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
   CacheRequest req;
   req.key = key;
   req.kind = kKindSuperKernel;
-  req.load = true;
+  req.hold = true;
   req.build = [&](const fs::path& staging) -> Expected<BuildOutput> {
     ran = true;
     SK_ASSIGN_OR_RETURN(LinkResult lr, linkSuperKernel(source, objects, o, staging / "superkernel.so"));
@@ -457,12 +465,19 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
     return out;
   };
   SK_ASSIGN_OR_RETURN(ArtifactPtr art, impl_->cache->getOrBuild(req));
+  auto lib = impl_->load(*art);
+  if (!lib && art->origin == Artifact::Origin::Disk) {
+    // Verified bytes that do not load: quarantine the entry and build again.
+    impl_->cache->discard(key, lib.error().message());
+    SK_ASSIGN_OR_RETURN(art, impl_->cache->getOrBuild(req));
+    lib = impl_->load(*art);
+  }
+  if (!lib) return std::move(lib).error();
   SuperKernelArtifact sk;
   sk.key = key;
   sk.artifact = art;
-  sk.library = art->library;
+  sk.library = *lib;
   sk.cached = !ran;
-  if (!sk.library) return internalError("the cache returned a SuperKernel without a loaded library");
   sk.run = sk.library->run();
   if (!sk.run) return runtimeError(fmt::format("SuperKernel {} does not export 'run'", key));
   return sk;

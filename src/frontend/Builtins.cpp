@@ -1,4 +1,4 @@
-// Builtin kernels: templates/kernels/<name>.json, each one kernel object of
+// Builtin kernels: kernels/<target>/<name>.json, each one kernel object of
 // the op-list format whose "source" is relative to that json file.
 //
 // Guarantees: a name is looked up only if it is [A-Za-z0-9_]+ (so a name can
@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/support/Paths.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -23,10 +24,10 @@ bool validBuiltinName(std::string_view n) {
   return true;
 }
 
-std::vector<std::string> namesIn(const fs::path& templates) {
+std::vector<std::string> namesIn(const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  fs::directory_iterator it(templates / "kernels", ec), end;
+  fs::directory_iterator it(dir, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
     if (p.extension() == ".json" && validBuiltinName(p.stem().string())) out.push_back(p.stem().string());
@@ -36,14 +37,14 @@ std::vector<std::string> namesIn(const fs::path& templates) {
 }
 }  // namespace
 
-Expected<KernelDecl> findBuiltinKernelIn(const fs::path& templates, std::string_view name) {
+Expected<KernelDecl> findBuiltinKernelIn(const fs::path& dir, std::string_view name) {
   std::string n(name);
   if (!validBuiltinName(n)) return badInput("invalid builtin kernel name " + quote(n) + " (letters, digits, _)");
-  fs::path file = templates / "kernels" / (n + ".json");
+  fs::path file = dir / (n + ".json");
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) {
     std::string avail;
-    for (const auto& a : namesIn(templates)) avail += (avail.empty() ? "" : ", ") + a;
+    for (const auto& a : namesIn(dir)) avail += (avail.empty() ? "" : ", ") + a;
     return badInput("unknown builtin kernel " + quote(n) + " (available: " + (avail.empty() ? "none" : avail) + ")");
   }
   OpListLimits limits;
@@ -71,8 +72,8 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k) {
 
 }  // namespace detail
 
-Expected<KernelDecl> findBuiltinKernel(std::string_view name) { return detail::findBuiltinKernelIn(templatesDir(), name); }
+Expected<KernelDecl> findBuiltinKernel(std::string_view name) { return detail::findBuiltinKernelIn(dataKernelsDir() / "cpu", name); }
 
-std::vector<std::string> builtinKernelNames() { return detail::namesIn(templatesDir()); }
+std::vector<std::string> builtinKernelNames() { return detail::namesIn(dataKernelsDir() / "cpu"); }
 
 }  // namespace sk

@@ -36,7 +36,7 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
 ojson writeKernelObject(const KernelDecl& k);
 
 /// Builtin lookup in an explicit templates directory (tests use fixtures).
-Expected<KernelDecl> findBuiltinKernelIn(const std::filesystem::path& templates, std::string_view name);
+Expected<KernelDecl> findBuiltinKernelIn(const std::filesystem::path& dir, std::string_view name);
 
 /// A declared kernel with its parameters available: builtins are looked up
 /// (name kept as the op list's key, `builtin` kept), others copied.

@@ -23,8 +23,10 @@ fs::path fromEnv(const char* var, const fs::path& fallback) {
 }  // namespace
 
 fs::path dataTemplatesDir() { return fromEnv("SK_TEMPLATES_DIR", dataRoot() / "templates"); }
-fs::path runtimeIncludeDir() { return fromEnv("SK_RUNTIME_DIR", dataRoot() / "runtime") / "include"; }
-fs::path runtimeCpuSourceDir() { return fromEnv("SK_RUNTIME_DIR", dataRoot() / "runtime") / "src" / "cpu"; }
+fs::path dataKernelsDir() { return fromEnv("SK_KERNELS_DIR", dataRoot() / "kernels"); }
+fs::path dataRuntimeDir() { return fromEnv("SK_RUNTIME_DIR", dataRoot() / "runtime"); }
+fs::path runtimeIncludeDir() { return dataRuntimeDir() / "cpu" / "include"; }
+fs::path runtimeCpuSourceDir() { return dataRuntimeDir() / "cpu" / "src"; }
 const char* libraryVersion() { return SK_VERSION_STRING; }
 
 }  // namespace sk

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cache/TestUtil.h"
+#include "target/cpu/LoadedLibrary.h"
 #include "superkernel/cpu/superkernel_rt.h"
 #include "superkernel/support/Paths.h"
 

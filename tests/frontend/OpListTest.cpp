@@ -323,14 +323,14 @@ TEST(OpList, WriterRoundTrip) {
 class BuiltinFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* old = std::getenv("SK_TEMPLATES_DIR");
+    const char* old = std::getenv("SK_KERNELS_DIR");
     if (old) saved_ = old;
     had_ = old != nullptr;
-    setenv("SK_TEMPLATES_DIR", (kFrontendData / "templates").c_str(), 1);
+    setenv("SK_KERNELS_DIR", (kFrontendData / "kernels").c_str(), 1);
   }
   void TearDown() override {
-    if (had_) setenv("SK_TEMPLATES_DIR", saved_.c_str(), 1);
-    else unsetenv("SK_TEMPLATES_DIR");
+    if (had_) setenv("SK_KERNELS_DIR", saved_.c_str(), 1);
+    else unsetenv("SK_KERNELS_DIR");
   }
   std::string saved_;
   bool had_ = false;
@@ -366,8 +366,8 @@ TEST_F(BuiltinFixture, FindBuiltin) {
 
 // The library's own builtin set must be declarations this parser accepts.
 TEST(OpList, RealBuiltinsParse) {
-  fs::path real = fs::path(SK_SOURCE_ROOT) / "templates";
-  for (const auto& e : fs::directory_iterator(real / "kernels")) {
+  fs::path real = fs::path(SK_SOURCE_ROOT) / "kernels" / "cpu";
+  for (const auto& e : fs::directory_iterator(real)) {
     if (e.path().extension() != ".json") continue;
     auto k = detail::findBuiltinKernelIn(real, e.path().stem().string());
     EXPECT_TRUE(k.ok()) << e.path() << ": " << (k ? "" : k.error().message());

@@ -1,4 +1,4 @@
-// The builtin declarations (templates/kernels/*.json) are a contract the
+// The builtin declarations (kernels/cpu/*.json) are a contract the
 // planner trusts: a wrong "partition": "block" is a data race in fused code.
 // This test checks each JSON against the kernel it declares:
 //  - exactly the op-list v1 kernel keys, a source that exists, an entry;

@@ -1,12 +1,12 @@
 # Included by tests/CMakeLists.txt for sk_test_kernels (target name in `t`).
 #
-# Every builtin kernel (templates/kernels/<name>.json) is compiled into the
+# Every builtin kernel (kernels/cpu/<name>.json) is compiled into the
 # test binary the way the driver compiles it: its source with the JSON's
-# macros, -O2, only runtime/include on the include path, C++17. Then a few
+# macros, -O2, only runtime/cpu/include on the include path, C++17. Then a few
 # static-shape copies: the same source with -DSK_<PARAM>=<value> and the
 # entry renamed -D<entry>=<entry>_static, so run-time and compile-time shapes
 # are both tested.
-set(_sk_kdir ${PROJECT_SOURCE_DIR}/templates/kernels)
+set(_sk_kdir ${PROJECT_SOURCE_DIR}/kernels/cpu)
 file(GLOB _sk_kjsons CONFIGURE_DEPENDS ${_sk_kdir}/*.json)
 
 function(_sk_kernel_object name source defs)
@@ -14,7 +14,7 @@ function(_sk_kernel_object name source defs)
   add_library(${lib} OBJECT ${source})
   sk_set_warnings(${lib})
   set_target_properties(${lib} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  target_include_directories(${lib} PRIVATE ${PROJECT_SOURCE_DIR}/runtime/include)
+  target_include_directories(${lib} PRIVATE ${PROJECT_SOURCE_DIR}/runtime/cpu/include)
   target_compile_options(${lib} PRIVATE -O2)
   target_compile_definitions(${lib} PRIVATE ${defs})
   target_sources(${t} PRIVATE $<TARGET_OBJECTS:${lib}>)

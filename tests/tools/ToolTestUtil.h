@@ -204,7 +204,7 @@ inline std::string warmCacheFingerprint() {
     f += p.string() + " " + std::to_string(size) + " " + std::to_string(t.time_since_epoch().count()) + "\n";
   };
   add(kCompile);
-  for (const char* dir : {"templates", "runtime/include", "runtime/src/cpu", "examples/seed"}) {
+  for (const char* dir : {"templates", "kernels", "runtime", "examples/seed"}) {
     std::error_code ec;
     std::vector<fs::path> files;
     for (auto& e : fs::recursive_directory_iterator(sourceRoot() / dir, ec))

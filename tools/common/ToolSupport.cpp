@@ -97,20 +97,6 @@ std::string Table::str(std::string_view indent) const {
   return out;
 }
 
-std::string cacheDirProblem(const fs::path& dir) {
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return "";  // absent: the cache creates it (0700)
-  if (S_ISLNK(st.st_mode)) return "it is a symbolic link";
-  if (!S_ISDIR(st.st_mode)) return "it is not a directory";
-  if (st.st_uid != ::geteuid()) {
-    return fmt::format("it is owned by uid {}, not by you (uid {})", st.st_uid, ::geteuid());
-  }
-  if ((st.st_mode & 022) != 0) {
-    return fmt::format("it is writable by group or others (mode {:04o})", st.st_mode & 07777);
-  }
-  return "";
-}
-
 void makePathsAbsolute(OpList& list) {
   for (KernelDecl& k : list.kernels) {
     if (!k.builtin.empty() || k.sourcePath.empty()) continue;

@@ -56,12 +56,6 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-/// Why `dir` may not be used as a cache root (DESIGN section 6: a symlink,
-/// not owned by the effective user, or writable by group/others), "" if it
-/// is fine or does not exist yet. Checked by the tools before Cache::open,
-/// so that sk-cache never silently works on the private fallback cache.
-std::string cacheDirProblem(const std::filesystem::path& dir);
-
 /// Kernel sources and init files made absolute (against list.baseDir), so
 /// the op list the Session stores in the cache manifest replays from any
 /// directory (sk-cache verify). Keys do not change: they hash source bytes,

@@ -118,7 +118,7 @@ class CacheTool {
       root_ = *r;
     }
     if (root_.filename().empty()) root_ = root_.parent_path();
-    if (std::string p = cacheDirProblem(root_); !p.empty()) {
+    if (std::string p = cacheRootTrustProblem(root_); !p.empty()) {
       return Failure{badInput(fmt::format("cache directory {} is not trusted: {}; sk-cache leaves it alone",
                                           root_.string(), p)),
                      kExitBadInput};

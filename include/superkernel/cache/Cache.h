@@ -1,5 +1,14 @@
 // The artifact cache (DESIGN section 6, normative): SHA-256 keyed, in memory
-// and on disk, shared by every process of a user.
+// and on disk, shared by every process of a user. It stores and verifies
+// bytes; it never loads them (loading is the back end's job: dlopen for cpu,
+// a module load for cuda, runtime registration for ascend). What it returns
+// is the verified bytes plus a hold on the entry.
+//
+// Split by concern (src/cache/): Cache.cpp the memory map and getOrBuild;
+// DiskStore the on-disk layout, entry check, publish, quarantine, locks, scan
+// and eviction; Stats the persisted counters; Trust (public, Trust.h) the
+// owner/mode checks, also used by the tools; Admin.cpp the sk-cache
+// operations.
 //
 // IN MEMORY: a single-flight map. However many threads ask for one key at
 // once, one runs the build; the others wait and share its result or its
@@ -12,22 +21,10 @@
 // directory; else $SK_CACHE_DIR, else $XDG_CACHE_HOME/superkernel, else
 // ~/.cache/superkernel; a relative $SK_CACHE_DIR or $XDG_CACHE_HOME is
 // ignored with a warning, as the XDG spec says, so a relative path is never
-// used as is):
-//   <root>/entries/<key[0:2]>/<key>/   one immutable entry per key:
-//        <artifact file>   e.g. superkernel.so, object.o
-//        manifest.json     written last: key, kind, artifact, sha256, size,
-//                          toolchain, command, created, metadata (free form:
-//                          op list, plan report, ...)
-//        last_use          its mtime is the LRU clock (touched on each load)
-//   <root>/tmp/<key>.<pid>.XXXXXX/   builds in progress (flock'ed by their
-//        builder; stale ones, unlocked and older than staleTempAge, are removed)
-//   <root>/locks/<key>.lock          per-key flock: one compile across processes
-//                                    (bounded wait, then compile anyway)
-//   <root>/quarantine/               corrupt/untrusted entries moved aside
-//   <root>/stats.json (+ stats.lock) persisted counters
-// An entry is built in tmp/ and published with one rename(); a failed write
-// (disk full, SK_CACHE_FAULT=write) publishes nothing, removes its temp dir,
-// warns, and the result is still returned (from memory).
+// used as is). The layout is described in src/cache/DiskStore.h. An entry is
+// built in tmp/ and published with one rename(); a failed write (disk full,
+// SK_CACHE_FAULT=write) publishes nothing, removes its temp dir, warns, and
+// the result is still returned (from memory).
 //
 // TRUST: a root that is a symlink, not owned by the effective user, or
 // writable by group/others is not used: a warning is logged, `untrusted` is
@@ -35,15 +32,17 @@
 // Cache is destroyed) is used instead. On every disk load the artifact is
 // opened with O_NOFOLLOW and must be a regular file owned by the user, not
 // group/other writable, with one link; its bytes are hashed and compared with
-// the manifest; the hashed bytes themselves are what is dlopen'ed (memfd).
-// A bad entry is counted (corrupt, or untrusted for owner/mode problems),
-// moved to quarantine/ and rebuilt: a miss, never a crash.
+// the manifest; those hashed bytes are what the caller gets (and what a back
+// end loads, never the file again). A bad entry is counted (corrupt, or
+// untrusted for owner/mode problems), moved to quarantine/ and rebuilt: a
+// miss, never a crash. Bytes that verify but do not load (the back end says
+// so through discard()) are quarantined the same way.
 //
 // EVICTION: after each publish, if the store exceeds maxBytes, entries are
-// removed in LRU order (last_use mtime) until it fits. An entry loaded as a
-// library by a live process is held with a shared flock on its directory;
-// eviction (and clear/gc) take an exclusive non-blocking flock and skip held
-// entries.
+// removed in LRU order (last_use mtime) until it fits. An entry requested
+// with hold = true is held with a shared flock on its directory while the
+// Artifact lives; eviction (and clear/gc) take an exclusive non-blocking
+// flock and skip held entries.
 //
 // COUNTERS: hits (memory + disk + flight waiters), misses (builds started),
 // compiles (successful builds), compile_failures, corrupt, untrusted,
@@ -66,8 +65,8 @@
 #include <nlohmann/json.hpp>
 
 #include "superkernel/cache/Key.h"
-#include "superkernel/cache/LoadedLibrary.h"
 #include "superkernel/support/Error.h"
+#include "superkernel/support/Size.h"
 
 namespace sk {
 
@@ -119,16 +118,18 @@ struct Artifact {
   std::shared_ptr<const std::string> bytes;          // verified artifact content
   nlohmann::json manifest;                           // as published (or as it would have been)
   std::filesystem::path entryDir;                    // published entry dir; empty if not published
-  std::shared_ptr<LoadedLibrary> library;            // when requested with load = true
-  std::shared_ptr<void> hold;                        // opaque: shared flock on the entry (load = true)
+  /// Opaque: a shared flock on the published entry (requested with
+  /// hold = true and published); eviction skips the entry while it lives.
+  std::shared_ptr<void> hold;
 };
 using ArtifactPtr = std::shared_ptr<const Artifact>;
 
 struct CacheRequest {
   std::string key;                                   // from KeyBuilder::finish()
   std::string kind = kKindSuperKernel;
-  /// dlopen the artifact (Artifact::library) and hold the disk entry.
-  bool load = false;
+  /// Hold the disk entry (Artifact::hold) while the artifact is in use:
+  /// what a loaded SuperKernel asks for, so no process evicts it.
+  bool hold = false;
   BuildFn build;
 };
 
@@ -184,7 +185,11 @@ class Cache {
   /// half-published entry; a corrupt disk entry is rebuilt.
   Expected<ArtifactPtr> getOrBuild(const CacheRequest& request);
   /// Memory then disk, without building: nullptr when absent (or bad).
-  Expected<ArtifactPtr> lookup(std::string_view key, std::string_view kind, bool load);
+  Expected<ArtifactPtr> lookup(std::string_view key, std::string_view kind, bool hold);
+  /// The caller found verified bytes unusable (e.g. the back end could not
+  /// load them): forget the key in memory and quarantine its disk entry
+  /// (counted corrupt), so the next getOrBuild builds again.
+  void discard(std::string_view key, const std::string& why);
   /// Memory only (the fast path): nullptr when absent.
   ArtifactPtr findInMemory(std::string_view key) const;
 
@@ -217,14 +222,9 @@ class Cache {
 
  private:
   Cache();
-  struct Impl;
+  struct Impl;  // src/cache/CacheImpl.h
   std::unique_ptr<Impl> impl_;
 };
-
-/// Parse "500M", "2G", "1.5G", "4096", "10k", "3GiB" (binary multiples) into bytes.
-Expected<uint64_t> parseSize(std::string_view text);
-/// "1.5 GiB", "512 KiB", "12 B".
-std::string formatSize(uint64_t bytes);
 
 /// The default root (env resolution above), absolute.
 Expected<std::filesystem::path> defaultCacheRoot();

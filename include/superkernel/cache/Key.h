@@ -13,16 +13,12 @@
 #include <string_view>
 
 #include "superkernel/support/Error.h"
+#include "superkernel/support/Sha256.h"
 
 namespace sk {
 
 /// Bump when the set or meaning of key fields changes.
 inline constexpr uint32_t kCacheKeySchemaVersion = 1;
-
-/// Hex SHA-256 of bytes (lowercase, 64 digits).
-std::string sha256Hex(std::string_view bytes);
-/// Hex SHA-256 of a file's bytes.
-Expected<std::string> sha256File(const std::filesystem::path& file);
 
 class KeyBuilder {
  public:

@@ -48,7 +48,12 @@
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 
+struct sk_run_args;
+
 namespace sk {
+
+class LoadedLibrary;
+using SuperKernelRunFn = int (*)(uint32_t blockDim, void* stream, const sk_run_args* args);
 
 struct DriverConfig {
   /// Parallel compiler processes in compileObjects; 0 = hardware threads.
@@ -77,7 +82,7 @@ using ProgressFn = std::function<void(size_t done, size_t total)>;
 struct SuperKernelArtifact {
   std::string key;
   ArtifactPtr artifact;                             // bytes, manifest, held entry
-  std::shared_ptr<LoadedLibrary> library;           // == artifact->library
+  std::shared_ptr<LoadedLibrary> library;           // the loaded shared object
   SuperKernelRunFn run = nullptr;                   // dlsym("run")
   bool cached = false;                              // not compiled by this call
 };

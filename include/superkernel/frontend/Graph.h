@@ -78,7 +78,7 @@ class Graph {
   /// `decl.source` resolves against the base dir (sourcePath is filled);
   /// the source file must exist.
   Status addKernel(KernelDecl decl);
-  /// Declare `name` as the library's builtin kernel `builtin` (templates/kernels).
+  /// Declare `name` as the library's builtin kernel `builtin` (kernels/<target>/).
   Status addBuiltinKernel(const std::string& name, const std::string& builtin);
 
   /// Declare a buffer. `host` (optional) is memory the engine owns and keeps

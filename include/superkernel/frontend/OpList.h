@@ -55,7 +55,7 @@ struct ParamDecl {
 
 struct KernelDecl {
   std::string name;                        // key in "kernels"
-  std::string builtin;                     // non-empty: a kernel of templates/kernels/
+  std::string builtin;                     // non-empty: a kernel of kernels/<target>/
   std::string source;                      // as written in the file (relative to it)
   std::filesystem::path sourcePath;        // resolved absolute path of the source
   std::string entry;                       // function name in the source
@@ -190,7 +190,7 @@ std::string writeOpList(const OpList& list);
 /// Semantic checks (params vs args, views in bounds, events, sizes, target).
 Status validateOpList(const OpList& list, const OpListLimits& limits = {});
 
-/// The library's builtin kernels (templates/kernels/*.json), resolved to
+/// The library's builtin kernels (kernels/<target>/*.json), resolved to
 /// absolute source paths. Looked up by name ("scale_f32").
 Expected<KernelDecl> findBuiltinKernel(std::string_view name);
 std::vector<std::string> builtinKernelNames();

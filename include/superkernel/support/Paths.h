@@ -1,7 +1,9 @@
-// Where superkernel's own data lives at run time: templates (builtin kernels,
-// per-target source templates) and the runtime headers/sources that generated
-// code is compiled against. Installed tree first, else the source tree;
-// SK_TEMPLATES_DIR / SK_RUNTIME_DIR override (for relocated installs).
+// Where superkernel's own data lives at run time, one folder per target in
+// each: templates/<target>/ (source templates of the emitters),
+// kernels/<target>/ (builtin kernels: declarations and sources) and
+// runtime/<target>/ (headers and sources generated code is compiled
+// against). Installed tree first, else the source tree; SK_TEMPLATES_DIR /
+// SK_KERNELS_DIR / SK_RUNTIME_DIR override (for relocated installs).
 #pragma once
 
 #include <filesystem>
@@ -10,8 +12,10 @@
 namespace sk {
 
 std::filesystem::path dataTemplatesDir();     // .../templates
-std::filesystem::path runtimeIncludeDir();    // .../runtime/include
-std::filesystem::path runtimeCpuSourceDir();  // .../runtime/src/cpu
+std::filesystem::path dataKernelsDir();       // .../kernels
+std::filesystem::path dataRuntimeDir();       // .../runtime
+std::filesystem::path runtimeIncludeDir();    // .../runtime/cpu/include
+std::filesystem::path runtimeCpuSourceDir();  // .../runtime/cpu/src
 /// The library version ("0.1.0"); part of every cache key.
 const char* libraryVersion();
 

@@ -1,4 +1,4 @@
-#include "superkernel/cache/LoadedLibrary.h"
+#include "target/cpu/LoadedLibrary.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "FileUtil.h"
+#include "support/Fd.h"
 
 namespace sk {
 

@@ -1,4 +1,5 @@
-// Small POSIX file helpers shared by the cache and the driver (private).
+// Small POSIX file helpers (owned fds, whole-file reads and writes) shared by
+// the cache, the driver and the back ends. Private to the library.
 #pragma once
 
 #include <fcntl.h>
@@ -61,6 +62,14 @@ inline Expected<std::string> readAllFd(int fd, const std::string& what) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+/// Read a whole file (symlinks followed: for sources and runtime files; the
+/// cache opens its entries itself with O_NOFOLLOW).
+inline Expected<std::string> readFileBytes(const std::filesystem::path& p) {
+  UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ioError("cannot read " + p.string() + ": " + errnoText(errno));
+  return readAllFd(fd.get(), p.string());
 }
 
 inline bool writeAllFd(int fd, std::string_view bytes) {
