@@ -45,6 +45,7 @@
 #include "superkernel/driver/Driver.h"
 #include "superkernel/plan/Plan.h"
 #include "superkernel/session/Session.h"
+#include "superkernel/target/cpu/Cpu.h"
 
 namespace skbench {
 
@@ -60,7 +61,8 @@ struct BenchCall {
 };
 
 struct Baselines {
-  sk::SuperKernelArtifact artifact;   // keeps the library loaded
+  sk::SuperKernelArtifact artifact;   // holds the cache entry
+  std::shared_ptr<const sk::LoadedKernel> kernel;  // keeps the library loaded
   sk::SuperKernelRunFn run = nullptr;
   uint32_t workers = 1;
   std::vector<uint32_t> blockDims;    // per op, plan order
@@ -182,7 +184,10 @@ inline sk::Expected<Baselines> buildBaselines(sk::Session& session, const sk::Co
   if (!art) return std::move(art).error().context("baselines: link");
   Baselines b;
   b.artifact = std::move(*art);
-  b.run = b.artifact.run;
+  auto kernel = cpuLoad(*b.artifact.artifact);
+  if (!kernel) return std::move(kernel).error().context("baselines: load");
+  b.kernel = std::move(*kernel);
+  b.run = cpuRunFunction(*b.kernel);
   b.workers = sk.numCores;
   b.sourceBytes = text->size();
   for (uint32_t i : sk.queues[0].ops) b.blockDims.push_back(sk.ops[i].blockDim);

@@ -181,6 +181,9 @@ sk::Session& session() {
   return *gSession;
 }
 
+// The session's cpu executor (the baselines drive it directly).
+sk::Executor& cpuExec() { return *sk::cpuExecutor(*must(session().device("cpu"), "cpu device")); }
+
 sk::OpList load(const std::string& file) { return must(sk::loadOpList(cfg.ops / file), "loading " + file); }
 
 sk::CompiledPlan compile(const sk::OpList& list, const std::string& options, bool fuse = true) {
@@ -218,8 +221,8 @@ struct BaselineRunner {
   void whole(uint32_t mode) {
     BenchCall c;
     c.mode = mode;
-    c.services = session().executor().services();
-    if (int rc = b.run(b.workers, &c, &args); rc != 0) die("baseline run failed: " + session().executor().lastError());
+    c.services = cpuExec().services();
+    if (int rc = b.run(b.workers, &c, &args); rc != 0) die("baseline run failed: " + cpuExec().lastError());
   }
   // (a') one Executor::launch per op: block b on worker b % W, like every
   // unfused launch; the launch includes the fork/join the SuperKernel removes.
@@ -228,7 +231,7 @@ struct BaselineRunner {
     uint32_t op;
   };
   void launchPerOp() {
-    sk::Executor& ex = session().executor();
+    sk::Executor& ex = cpuExec();
     for (uint32_t i = 0; i < b.blockDims.size(); ++i) {
       OpArg a{this, i};
       sk::Status st = ex.launch(
@@ -652,6 +655,9 @@ int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const 
   auto cache = must(sk::Cache::open(cc), "cache");
   auto art = must(cache->lookup(key, sk::kKindSuperKernel, true), "lookup");
   if (!art || !art->bytes || art->bytes->empty()) die("disk hit expected for " + key);
+  // What a process does on a disk hit: verify (above), then load (memfd + dlopen).
+  auto loaded = must(sk::cpuLoad(*art), "load");
+  if (!sk::cpuRunFunction(*loaded)) die("disk hit expected for " + key);
   double lookupMs = (nowNs() - t0) / 1e6;
   double t1 = nowNs();
   sk::SessionOptions so;
@@ -735,7 +741,7 @@ int main(int argc, char** argv) {
   if (cfg.reps < 5) die("--reps must be >= 5");
   fs::create_directories(cfg.out);
   fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
-             cfg.reps, cfg.sampleMs, session().executor().numWorkers());
+             cfg.reps, cfg.sampleMs, cpuExec().numWorkers());
   if (wanted("boundary")) benchBoundary();
   if (wanted("decode")) benchDecode();
   if (wanted("sweep")) benchSweep();

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -15,10 +15,10 @@
 #include <spdlog/spdlog.h>
 
 #include "driver/LocalizeSymbols.h"
-#include "support/Fd.h"
-#include "target/cpu/LoadedLibrary.h"
 #include "superkernel/support/Log.h"
-#include "superkernel/support/Paths.h"
+#include "superkernel/support/ThreadPool.h"
+#include "superkernel/target/Backend.h"
+#include "support/Fd.h"
 #include "support/InputGrammar.h"
 
 namespace sk {
@@ -26,17 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kVersionScript = "{\n  global: run;\n  local: *;\n};\n";
-
 using detail::readFileBytes;
-
-Status writeFileBytes(const fs::path& p, std::string_view bytes) {
-  std::error_code ec;
-  fs::remove(p, ec);
-  return detail::writeNewFile(p, bytes, 0644, false);
-}
-
-bool isCSource(const fs::path& p) { return p.extension() == ".c"; }
 
 bool isHeaderExt(const fs::path& p) {
   static const char* exts[] = {".h", ".hpp", ".hh", ".hxx", ".inc", ".inl", ".cuh"};
@@ -53,33 +43,13 @@ std::string joinFlags(const std::vector<std::string>& v) {
   return s;
 }
 
-// Model and feature flags of this CPU: what -march=native depends on.
-std::string hostCpuFingerprint() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, out;
-  bool seenModel = false, seenFlags = false, seenVendor = false;
-  while (std::getline(in, line)) {
-    auto take = [&](const char* key, bool& seen) {
-      if (!seen && line.rfind(key, 0) == 0) {
-        out += line + "\n";
-        seen = true;
-      }
-    };
-    take("vendor_id", seenVendor);
-    take("model name", seenModel);
-    take("flags", seenFlags);
-    take("Features", seenFlags);
-    take("CPU part", seenModel);
-    if (seenModel && seenFlags && seenVendor) break;
-  }
-  return out;
-}
-
 std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.entry : v.symbol; }
 
 }  // namespace
 
-struct Driver::Impl {
+struct Driver::Impl final : RecipeTools {
+  std::shared_ptr<const BuildRecipe> recipe;
+  std::optional<Error> recipeError;                // no recipe for the toolchain's target
   Toolchain tc;
   std::shared_ptr<Cache> cache;
   DriverConfig cfg;
@@ -89,43 +59,27 @@ struct Driver::Impl {
   std::once_flag runtimeOnce;
   std::optional<Expected<std::string>> runtimeDigest;
 
-  // kernel_abi.c compiled once per driver: every SuperKernel links the same
-  // object, so a cold plan of N steps runs the compiler N times, not 2N.
-  std::mutex abiMutex;
-  std::shared_ptr<const std::string> abiObject;
+  // RecipeTools::once: per-driver products every link shares.
+  mutable std::mutex onceMutex;
+  mutable std::map<std::string, std::shared_ptr<const std::string>> onceValues;
 
-  // One load per key while anyone uses it (a memory hit shares the library).
-  std::mutex loadedMutex;
-  std::map<std::string, std::weak_ptr<LoadedLibrary>> loaded;
-  Expected<std::shared_ptr<LoadedLibrary>> load(const Artifact& a) {
-    std::lock_guard<std::mutex> g(loadedMutex);
-    if (auto l = loaded[a.key].lock()) return l;
-    SK_ASSIGN_OR_RETURN(auto l, LoadedLibrary::fromBytes(*a.bytes, a.key));
-    loaded[a.key] = l;
-    return l;
+  const Toolchain& toolchain() const override { return tc; }
+  const std::string& arch() const override { return cfg.arch; }
+
+  Expected<std::shared_ptr<const std::string>> once(const std::string& id,
+                                                    const std::function<Expected<std::string>()>& make) const override {
+    std::lock_guard<std::mutex> lock(onceMutex);
+    auto it = onceValues.find(id);
+    if (it != onceValues.end()) return it->second;
+    SK_ASSIGN_OR_RETURN(std::string v, make());
+    auto p = std::make_shared<const std::string>(std::move(v));
+    onceValues.emplace(id, p);
+    return p;
   }
 
   const Expected<std::string>& runtime() {
-    std::call_once(runtimeOnce, [&] {
-      KeyBuilder kb;
-      kb.add("what", "runtime");
-      Status st = kb.addTree("include", runtimeIncludeDir());
-      if (st) st = kb.addFile("kernel_abi.c", runtimeCpuSourceDir() / "kernel_abi.c");
-      if (!st) runtimeDigest.emplace(Error(st.error()).context("hashing the superkernel runtime"));
-      else runtimeDigest.emplace(kb.finish());
-    });
+    std::call_once(runtimeOnce, [&] { runtimeDigest.emplace(recipe->runtimeDigest()); });
     return *runtimeDigest;
-  }
-
-  std::vector<std::string> archFlags() const {
-    if (cfg.arch.empty() || cfg.arch == "generic") return {};
-    if (tc.target != "cpu") return {};
-    return {"-march=" + cfg.arch};
-  }
-
-  std::vector<std::string> alignFlags(const Options& o) const {
-    if (o.funcAlign > 0) return {fmt::format("-falign-functions={}", o.funcAlign)};
-    return {};
   }
 
   ProcessOptions processOptions() const {
@@ -134,16 +88,17 @@ struct Driver::Impl {
     return po;
   }
 
-  std::vector<std::string> command(const std::vector<std::string>& tail) const {
+  std::vector<std::string> command(const std::vector<std::string>& args) const override {
     std::vector<std::string> argv = tc.launcher;
     argv.push_back(tc.invocation.string());
-    argv.insert(argv.end(), tail.begin(), tail.end());
+    argv.insert(argv.end(), args.begin(), args.end());
     return argv;
   }
 
   // Run a compiler command; a failure is an Error carrying the command and
   // the diagnostics.
-  Expected<ProcessResult> runCompiler(const std::vector<std::string>& argv, const std::string& what) const {
+  Expected<ProcessResult> runCompiler(const std::vector<std::string>& args, const std::string& what) const override {
+    std::vector<std::string> argv = command(args);
     auto res = runProcess(argv, processOptions());
     if (!res) return Error(res.error()).context(what);
     if (!res->succeeded()) {
@@ -155,11 +110,20 @@ struct Driver::Impl {
     }
     return res;
   }
+
+  Status ready() const {
+    if (recipeError) return *recipeError;
+    if (!cache) return internalError("driver has no cache");
+    return Status::success();
+  }
 };
 
-Driver::Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig config)
+Driver::Driver(std::shared_ptr<const BuildRecipe> recipe, Toolchain toolchain, std::shared_ptr<Cache> cache,
+               DriverConfig config)
     : impl_(std::make_unique<Impl>()) {
   initLogging();
+  impl_->recipe = std::move(recipe);
+  if (!impl_->recipe) impl_->recipeError = internalError("driver without a build recipe");
   impl_->tc = std::move(toolchain);
   impl_->cfg = std::move(config);
   if (!cache) {
@@ -171,8 +135,26 @@ Driver::Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig c
   impl_->cache = std::move(cache);
   unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   impl_->jobs = impl_->cfg.jobs ? impl_->cfg.jobs : hw;
-  impl_->archKey = impl_->cfg.arch;
-  if (impl_->cfg.arch == "native") impl_->archKey += "\n" + hostCpuFingerprint();
+  if (impl_->recipe) impl_->archKey = impl_->recipe->archKey(impl_->cfg.arch);
+}
+
+namespace {
+std::shared_ptr<const BuildRecipe> registeredRecipe(const std::string& target, std::optional<Error>& error) {
+  auto b = findBackend(target);
+  if (!b) {
+    error = b.error();
+    return nullptr;
+  }
+  return (*b)->makeRecipe();
+}
+}  // namespace
+
+Driver::Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig config)
+    : Driver(nullptr, std::move(toolchain), std::move(cache), std::move(config)) {
+  std::optional<Error> error;
+  impl_->recipe = registeredRecipe(impl_->tc.target, error);
+  impl_->recipeError = error;
+  if (impl_->recipe) impl_->archKey = impl_->recipe->archKey(impl_->cfg.arch);
 }
 
 Driver::~Driver() = default;
@@ -180,24 +162,18 @@ Driver::Driver(Driver&&) noexcept = default;
 Driver& Driver::operator=(Driver&&) noexcept = default;
 
 const Toolchain& Driver::toolchain() const { return impl_->tc; }
+const BuildRecipe& Driver::recipe() const { return *impl_->recipe; }
 const std::shared_ptr<Cache>& Driver::cache() const { return impl_->cache; }
 const DriverConfig& Driver::config() const { return impl_->cfg; }
 unsigned Driver::jobs() const { return impl_->jobs; }
 
 std::vector<std::string> Driver::objectFlags(const KernelVariant& v, const Options& o) const {
-  std::vector<std::string> f = {"-c", "-O2", "-fPIC"};
-  f.push_back(isCSource(v.decl.sourcePath) ? "-std=c11" : "-std=c++17");
-  for (auto& a : impl_->archFlags()) f.push_back(a);
-  f.push_back("-I" + runtimeIncludeDir().string());
-  std::string sym = symbolOf(v);
-  if (!v.decl.entry.empty() && sym != v.decl.entry) f.push_back(fmt::format("-D{}={}", v.decl.entry, sym));
-  for (const auto& [k, val] : v.macros) f.push_back(fmt::format("-D{}={}", k, val));
-  for (const auto& c : o.compileOptions) f.push_back(c);
-  for (auto& a : impl_->alignFlags(o)) f.push_back(a);
-  return f;
+  if (!impl_->recipe) return {};
+  return impl_->recipe->objectFlags(v, o, impl_->cfg.arch);
 }
 
 Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o) const {
+  if (impl_->recipeError) return *impl_->recipeError;
   // The last gate before argv: whatever path the inputs took (op list, Graph, Options built in C++).
   if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
   if (std::string p = grammar::macrosProblem(v.macros, v.decl.entry); !p.empty())
@@ -211,11 +187,12 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
   kb.add("toolchain", impl_->tc.identity());
-  kb.add("language", isCSource(src) ? "c" : "c++");
   kb.add("flags", joinFlags(objectFlags(v, o)));
   kb.add("symbol", symbolOf(v));
-  SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl_->tc));
-  kb.add("postprocess", objcopy.identity);
+  if (impl_->tc.target == "cpu") {  // the cpu recipe's postProcessObject rewrites objects with this tool
+    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl_->tc));
+    kb.add("postprocess", objcopy.identity);
+  }
   kb.add("source", *bytes);
   // Headers beside the source (a kernel's own includes); sorted by name.
   std::vector<fs::path> headers;
@@ -236,27 +213,20 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
 Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Options& o,
                                                 const std::string& key) const {
   const Impl& impl = *impl_;
+  const BuildRecipe& recipe = *impl.recipe;
   std::atomic<bool> ran{false};
   std::vector<std::string> flags = objectFlags(v, o);
   BuildFn build = [&](const fs::path& staging) -> Expected<BuildOutput> {
     ran = true;
-    std::vector<std::string> tail = flags;
-    tail.push_back("-o");
-    tail.push_back((staging / "object.o").string());
-    tail.push_back("-x");
-    tail.push_back(isCSource(v.decl.sourcePath) ? "c" : "c++");
-    tail.push_back(v.decl.sourcePath.string());
-    std::vector<std::string> argv = impl.command(tail);
-    auto res = impl.runCompiler(argv, fmt::format("compiling kernel '{}' ({})", v.decl.name, symbolOf(v)));
+    const std::string name = recipe.objectName();
+    std::vector<std::string> args = recipe.objectArgs(flags, v, staging / name);
+    auto res = impl.runCompiler(args, fmt::format("compiling kernel '{}' ({})", v.decl.name, symbolOf(v)));
     if (!res) return std::move(res).error();
     if (!res->err.empty()) spdlog::debug("compiler output for {}:\n{}", v.decl.name, res->err);
-    // Only the entry stays global: sub-kernels fused into one library never collide (LocalizeSymbols.h).
-    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl.tc));
-    if (Status st = localizeObjectSymbols(objcopy, staging / "object.o", symbolOf(v), impl.processOptions()); !st)
-      return Error(st.error()).context(fmt::format("kernel '{}' ({})", v.decl.name, v.decl.sourcePath.string()));
+    SK_RETURN_IF_ERROR(recipe.postProcessObject(staging / name, v, impl));
     BuildOutput out;
-    out.artifactName = "object.o";
-    out.command = argv;
+    out.artifactName = name;
+    out.command = impl.command(args);
     out.toolchain = impl.tc.path.string() + " (" + impl.tc.versionLine() + ")";
     out.metadata = {{"kernel", v.decl.name},
                     {"entry", v.decl.entry},
@@ -277,21 +247,21 @@ Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Op
   oa.symbol = symbolOf(v);
   oa.bytes = (*art)->bytes;
   oa.cached = !ran;
-  auto size = readSymbolSize(*oa.bytes, oa.symbol);
+  auto size = recipe.symbolSize(*oa.bytes, oa.symbol);
   if (!size) return Error(size.error()).context(fmt::format("kernel '{}' ({})", v.decl.name, v.decl.sourcePath.string()));
   oa.symbolSize = *size;
   return oa;
 }
 
 Expected<ObjectArtifact> Driver::compileObject(const KernelVariant& v, const Options& o) const {
-  if (!impl_->cache) return internalError("driver has no cache");
+  SK_RETURN_IF_ERROR(impl_->ready());
   SK_ASSIGN_OR_RETURN(std::string key, objectKey(v, o));
   return compileWithKey(v, o, key);
 }
 
 Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<KernelVariant>& variants,
                                                              const Options& o, const ProgressFn& progress) const {
-  if (!impl_->cache) return internalError("driver has no cache");
+  SK_RETURN_IF_ERROR(impl_->ready());
   std::vector<std::string> keys(variants.size());
   std::vector<size_t> unique;          // index of the first variant of each distinct key
   std::vector<size_t> slotOf(variants.size());
@@ -304,31 +274,16 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
   }
   const size_t total = unique.size();
   std::vector<std::optional<Expected<ObjectArtifact>>> results(total);
-  std::atomic<size_t> next{0};
   std::mutex progressMutex;
   size_t done = 0;
   if (progress && total > 0) progress(0, total);
-  auto worker = [&] {
-    while (true) {
-      size_t s = next.fetch_add(1);
-      if (s >= total) return;
-      size_t i = unique[s];
-      results[s].emplace(compileWithKey(variants[i], o, keys[i]));
-      std::lock_guard<std::mutex> g(progressMutex);
-      ++done;
-      if (progress) progress(done, total);
-    }
-  };
-  size_t n = std::min<size_t>(impl_->jobs, total);
-  if (n <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    threads.reserve(n - 1);
-    for (size_t t = 0; t + 1 < n; ++t) threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads) t.join();
-  }
+  parallelForEach(total, impl_->jobs, [&](size_t s) {
+    size_t i = unique[s];
+    results[s].emplace(compileWithKey(variants[i], o, keys[i]));
+    std::lock_guard<std::mutex> g(progressMutex);
+    ++done;
+    if (progress) progress(done, total);
+  });
   size_t failures = 0;
   std::optional<Error> first;
   for (size_t s = 0; s < total; ++s) {
@@ -347,27 +302,9 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
   return out;
 }
 
-std::vector<std::string> Driver::linkFlags(const Options& o) const {
-  const Impl& impl = *impl_;
-  std::vector<std::string> f = {"-shared", "-fPIC", "-O2", "-std=c++17", "-fvisibility=hidden"};
-  for (auto& a : impl.archFlags()) f.push_back(a);
-  f.push_back("-I" + runtimeIncludeDir().string());
-  for (const auto& c : o.compileOptions) f.push_back(c);
-  for (auto& a : impl.alignFlags(o)) f.push_back(a);
-  f.push_back("-Wl,-z,defs");
-  return f;
-}
-
-std::vector<std::string> Driver::abiFlags() const {
-  const Impl& impl = *impl_;
-  std::vector<std::string> f = {"-c", "-O2", "-fPIC", "-std=c11", "-DSK_BUILDING_SUPERKERNEL", "-fvisibility=hidden"};
-  for (auto& a : impl.archFlags()) f.push_back(a);
-  f.push_back("-I" + runtimeIncludeDir().string());
-  return f;
-}
-
 Expected<std::string> Driver::superKernelKey(std::string_view source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o) const {
+  if (impl_->recipeError) return *impl_->recipeError;
   if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
   SK_ASSIGN_OR_RETURN(std::string rt, impl_->runtime());
   KeyBuilder kb;
@@ -375,9 +312,8 @@ Expected<std::string> Driver::superKernelKey(std::string_view source, const std:
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
   kb.add("toolchain", impl_->tc.identity());
-  kb.add("link-flags", joinFlags(linkFlags(o)));
-  kb.add("abi-flags", joinFlags(abiFlags()));
-  kb.add("version-script", kVersionScript);
+  kb.add("link", impl_->recipe->linkKey(o, impl_->cfg.arch));
+  kb.add("artifact", impl_->recipe->artifactName());
   kb.add("options", o.canonical());
   kb.add("source", source);
   kb.add("objects", uint64_t{objects.size()});
@@ -386,62 +322,33 @@ Expected<std::string> Driver::superKernelKey(std::string_view source, const std:
   return kb.finish();
 }
 
-Expected<std::shared_ptr<const std::string>> Driver::abiObjectBytes(const fs::path& scratchDir) const {
-  std::lock_guard<std::mutex> lock(impl_->abiMutex);
-  if (impl_->abiObject) return impl_->abiObject;
-  fs::path obj = scratchDir / "kernel_abi.o";
-  std::vector<std::string> tail = abiFlags();
-  tail.insert(tail.end(), {"-o", obj.string(), "-x", "c", (runtimeCpuSourceDir() / "kernel_abi.c").string()});
-  SK_ASSIGN_OR_RETURN(auto res, impl_->runCompiler(impl_->command(tail), "compiling the runtime's kernel_abi.c"));
-  (void)res;
-  SK_ASSIGN_OR_RETURN(std::string bytes, readFileBytes(obj));
-  impl_->abiObject = std::make_shared<const std::string>(std::move(bytes));
-  return impl_->abiObject;
-}
-
 Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o, const fs::path& outputFile) const {
-  fs::path dir = outputFile.parent_path();
-  if (dir.empty()) dir = ".";
-  fs::path src = dir / "superkernel.cpp";
-  SK_RETURN_IF_ERROR(writeFileBytes(src, source));
-  fs::path script = dir / "exports.map";
-  SK_RETURN_IF_ERROR(writeFileBytes(script, kVersionScript));
+  if (impl_->recipeError) return *impl_->recipeError;
+  LinkRequest req;
+  req.source = source;
+  req.options = &o;
+  req.outputFile = outputFile;
   // Distinct objects (the same variant may appear more than once).
-  std::vector<fs::path> objs;
   std::map<std::string, bool> written;
   for (const auto& ob : objects) {
     if (!ob.bytes) return internalError("linkSuperKernel: an object without bytes");
     if (written[ob.key]) continue;
     written[ob.key] = true;
-    fs::path p = dir / fmt::format("obj_{}_{}.o", objs.size(), ob.key.substr(0, 12));
-    SK_RETURN_IF_ERROR(writeFileBytes(p, *ob.bytes));
-    objs.push_back(p);
+    req.objects.push_back(LinkObject{ob.key, ob.bytes});
   }
-  // kernel_abi.c: hidden copies of sk_wait_inputs & co.
-  fs::path abiObj = dir / "kernel_abi.o";
-  SK_ASSIGN_OR_RETURN(auto abiBytes, abiObjectBytes(dir));
-  SK_RETURN_IF_ERROR(writeFileBytes(abiObj, *abiBytes));
-  std::vector<std::string> tail = linkFlags(o);
-  tail.push_back("-Wl,--version-script=" + script.string());
-  tail.insert(tail.end(), {"-o", outputFile.string(), "-x", "c++", src.string(), "-x", "none"});
-  for (const auto& p : objs) tail.push_back(p.string());
-  tail.push_back(abiObj.string());
-  // Kernels call libm (expf, sqrtf, ...); -z defs would reject them otherwise.
-  tail.push_back("-lm");
-  std::vector<std::string> argv = impl_->command(tail);
-  SK_ASSIGN_OR_RETURN(auto res, impl_->runCompiler(argv, "compiling and linking the SuperKernel"));
+  SK_ASSIGN_OR_RETURN(LinkOutput out, impl_->recipe->link(req, *impl_));
   LinkResult lr;
   lr.output = outputFile;
-  lr.command = argv;
-  lr.diagnostics = res.err;
+  lr.command = std::move(out.command);
+  lr.diagnostics = std::move(out.diagnostics);
   return lr;
 }
 
 Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
                                                        const nlohmann::json& metadata) const {
-  if (!impl_->cache) return internalError("driver has no cache");
+  SK_RETURN_IF_ERROR(impl_->ready());
   SK_ASSIGN_OR_RETURN(std::string key, superKernelKey(source, objects, o));
   std::atomic<bool> ran{false};
   CacheRequest req;
@@ -450,9 +357,10 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
   req.hold = true;
   req.build = [&](const fs::path& staging) -> Expected<BuildOutput> {
     ran = true;
-    SK_ASSIGN_OR_RETURN(LinkResult lr, linkSuperKernel(source, objects, o, staging / "superkernel.so"));
+    const std::string name = impl_->recipe->artifactName();
+    SK_ASSIGN_OR_RETURN(LinkResult lr, linkSuperKernel(source, objects, o, staging / name));
     BuildOutput out;
-    out.artifactName = "superkernel.so";
+    out.artifactName = name;
     out.command = lr.command;
     out.toolchain = impl_->tc.path.string() + " (" + impl_->tc.versionLine() + ")";
     out.metadata = metadata.is_object() ? metadata : nlohmann::json{{"metadata", metadata}};
@@ -465,21 +373,10 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
     return out;
   };
   SK_ASSIGN_OR_RETURN(ArtifactPtr art, impl_->cache->getOrBuild(req));
-  auto lib = impl_->load(*art);
-  if (!lib && art->origin == Artifact::Origin::Disk) {
-    // Verified bytes that do not load: quarantine the entry and build again.
-    impl_->cache->discard(key, lib.error().message());
-    SK_ASSIGN_OR_RETURN(art, impl_->cache->getOrBuild(req));
-    lib = impl_->load(*art);
-  }
-  if (!lib) return std::move(lib).error();
   SuperKernelArtifact sk;
   sk.key = key;
-  sk.artifact = art;
-  sk.library = *lib;
+  sk.artifact = std::move(art);
   sk.cached = !ran;
-  sk.run = sk.library->run();
-  if (!sk.run) return runtimeError(fmt::format("SuperKernel {} does not export 'run'", key));
   return sk;
 }
 

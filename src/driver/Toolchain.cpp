@@ -51,12 +51,6 @@ std::map<FileId, Identity>& memo() {
   return m;
 }
 
-std::string defaultCompiler(const std::string& target) {
-  if (target == "cuda") return "nvcc";
-  if (target == "ascend") return "bisheng";
-  return "clang++";
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
   return s;
@@ -67,15 +61,19 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
   initLogging();
   Toolchain tc;
   tc.target = request.target.empty() ? "cpu" : request.target;
+  // The target's recipe names its default compiler and variable; none given
+  // means the cpu target's.
+  const std::string envVar = request.compilerEnvVar.empty() ? "SK_CXX" : request.compilerEnvVar;
+  const std::string fallback = request.defaultCompiler.empty() ? "clang++" : request.defaultCompiler;
   std::string source = "requested";
   tc.requested = request.compiler;
   if (tc.requested.empty()) {
-    const char* env = std::getenv("SK_CXX");
+    const char* env = std::getenv(envVar.c_str());
     if (env && *env) {
       tc.requested = env;
-      source = "SK_CXX";
+      source = envVar;
     } else {
-      tc.requested = defaultCompiler(tc.target);
+      tc.requested = fallback;
       source = "default";
     }
   }
@@ -83,11 +81,13 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
   tc.invocation = findExecutableUnresolved(tc.requested);
   if (tc.path.empty()) {
     if (tc.requested.find('/') != std::string::npos) {
-      return compileError(fmt::format("compiler '{}'{} not found (not an executable file); set SK_CXX or install clang",
-                                      tc.requested, source == "SK_CXX" ? " (from SK_CXX)" : ""));
+      return compileError(fmt::format("compiler '{}'{} not found (not an executable file); set {} or install {}",
+                                      tc.requested, source == envVar ? " (from " + envVar + ")" : "", envVar,
+                                      fallback == "clang++" ? "clang" : fallback));
     }
-    return compileError(fmt::format("compiler '{}'{} not found on PATH; set SK_CXX or install clang", tc.requested,
-                                    source == "SK_CXX" ? " (from SK_CXX)" : ""));
+    return compileError(fmt::format("compiler '{}'{} not found on PATH; set {} or install {}", tc.requested,
+                                    source == envVar ? " (from " + envVar + ")" : "", envVar,
+                                    fallback == "clang++" ? "clang" : fallback));
   }
 
   if (request.launcher) {

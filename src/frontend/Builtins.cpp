@@ -1,11 +1,15 @@
 // Builtin kernels: kernels/<target>/<name>.json, each one kernel object of
 // the op-list format whose "source" is relative to that json file.
 //
+// One name is the same kernel on every target that implements it: its
+// declaration and source for target T live in kernels/T/.
+//
 // Guarantees: a name is looked up only if it is [A-Za-z0-9_]+ (so a name can
 // never escape the kernels directory); the returned declaration has an
 // absolute sourcePath and keeps `builtin` set to the builtin's name.
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
@@ -63,17 +67,80 @@ Expected<KernelDecl> findBuiltinKernelIn(const fs::path& dir, std::string_view n
   return k;
 }
 
-Expected<KernelDecl> resolveKernel(const KernelDecl& k) {
-  if (k.builtin.empty()) return k;
-  SK_ASSIGN_OR_RETURN(KernelDecl b, findBuiltinKernel(k.builtin));
-  b.name = k.name;
-  return b;
+Expected<KernelDecl> findBuiltinKernelFor(const fs::path& kernelsRoot, std::string_view name, std::string_view target) {
+  std::string n(name);
+  fs::path dir = kernelsRoot / std::string(target);
+  std::error_code ec;
+  if (validBuiltinName(n) && !fs::is_regular_file(dir / (n + ".json"), ec)) {
+    // A builtin name is the same kernel on every target that implements it:
+    // say which targets do when the chosen one does not.
+    std::vector<std::string> have;
+    for (fs::directory_iterator it(kernelsRoot, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code ec2;
+      if (it->is_directory(ec2) && fs::is_regular_file(it->path() / (n + ".json"), ec2))
+        have.push_back(it->path().filename().string());
+    }
+    std::sort(have.begin(), have.end());
+    if (!have.empty()) {
+      std::string list;
+      for (const auto& t : have) list += (list.empty() ? "" : ", ") + t;
+      return badInput("builtin kernel " + quote(n) + " has no " + std::string(target) + " version (targets that have it: " +
+                      list + ")");
+    }
+  }
+  return findBuiltinKernelIn(dir, name);
+}
+
+Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target) {
+  if (!k.builtin.empty()) {
+    SK_ASSIGN_OR_RETURN(KernelDecl b, findBuiltinKernel(k.builtin, target));
+    b.name = k.name;
+    return b;
+  }
+  if (k.sources.empty()) return k;
+  auto it = k.sources.find(std::string(target));
+  if (it == k.sources.end()) {
+    std::string have;
+    for (const auto& [t, s] : k.sources) have += (have.empty() ? "" : ", ") + t;
+    return badInput("kernel " + quote(k.name) + " has no source for target " + std::string(target) +
+                    " (it has: " + have + ")");
+  }
+  KernelDecl r = k;
+  r.source = it->second;
+  r.sourcePath = k.sourcePaths.at(it->first);
+  return r;
 }
 
 }  // namespace detail
 
-Expected<KernelDecl> findBuiltinKernel(std::string_view name) { return detail::findBuiltinKernelIn(dataKernelsDir() / "cpu", name); }
+Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target) {
+  return detail::findBuiltinKernelFor(dataKernelsDir(), name, target);
+}
 
-std::vector<std::string> builtinKernelNames() { return detail::namesIn(dataKernelsDir() / "cpu"); }
+std::vector<std::string> builtinKernelNames(std::string_view target) {
+  return detail::namesIn(dataKernelsDir() / std::string(target));
+}
+
+namespace {
+std::mutex& targetNamesMutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::string>& targetNamesList() {
+  static std::vector<std::string> names = {"cpu", "ascend", "cuda"};
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> acceptedTargetNames() {
+  std::lock_guard lock(targetNamesMutex());
+  return targetNamesList();
+}
+
+void addAcceptedTargetName(const std::string& name) {
+  std::lock_guard lock(targetNamesMutex());
+  auto& names = targetNamesList();
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
 
 }  // namespace sk

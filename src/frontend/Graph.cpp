@@ -67,7 +67,7 @@ Status Graph::addBuiltinKernel(const std::string& name, const std::string& built
   KernelDecl decl;
   decl.name = name;
   decl.builtin = builtin;
-  auto r = detail::resolveKernel(decl);
+  auto r = detail::resolveKernel(decl, list_.target);
   if (!r) return r.error().context(path + ".builtin");
   list_.kernels.push_back(decl);
   Status s = detail::validateKernel(list_, list_.kernels.size() - 1, *r, OpListLimits{});

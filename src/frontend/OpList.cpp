@@ -56,6 +56,20 @@ std::optional<DType> parseDType(std::string_view s) {
   return std::nullopt;
 }
 
+const char* coreTypeName(CoreType t) {
+  switch (t) {
+    case CoreType::Vector: return "vector";
+    case CoreType::Cube: return "cube";
+    case CoreType::Mix: return "mix";
+  }
+  return "?";
+}
+std::optional<CoreType> parseCoreType(std::string_view s) {
+  for (CoreType t : {CoreType::Vector, CoreType::Cube, CoreType::Mix})
+    if (s == coreTypeName(t)) return t;
+  return std::nullopt;
+}
+
 const char* accessName(Access a) {
   switch (a) {
     case Access::Read: return "read";

@@ -35,12 +35,17 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
                                        const OpListLimits& limits);
 ojson writeKernelObject(const KernelDecl& k);
 
-/// Builtin lookup in an explicit templates directory (tests use fixtures).
+/// Builtin lookup in one target's directory (tests use fixtures).
 Expected<KernelDecl> findBuiltinKernelIn(const std::filesystem::path& dir, std::string_view name);
+/// Builtin lookup for `target` under a kernels root (<root>/<target>/<name>.json).
+Expected<KernelDecl> findBuiltinKernelFor(const std::filesystem::path& kernelsRoot, std::string_view name,
+                                          std::string_view target);
 
-/// A declared kernel with its parameters available: builtins are looked up
-/// (name kept as the op list's key, `builtin` kept), others copied.
-Expected<KernelDecl> resolveKernel(const KernelDecl& k);
+/// A declared kernel with its parameters available, for `target`: builtins
+/// are looked up (name kept as the op list's key, `builtin` kept); a
+/// "sources" map gives the target's source (or an error naming the targets
+/// it has); others are copied.
+Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target);
 
 /// The checks of one launch op against its (resolved) kernel and the list's
 /// buffers: args vs params, kinds, dtypes, views in bounds, block_dim, macros.

@@ -257,18 +257,38 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
     SK_ASSIGN_OR_RETURN(k.builtin, r.str(j["builtin"], path + ".builtin"));
     return k;
   }
-  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"source", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"}));
-  for (const char* req : {"source", "entry", "params"})
+  SK_RETURN_IF_ERROR(r.onlyKeys(
+      j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "params", "macros"}));
+  if (j.contains("source") && j.contains("sources"))
+    return r.err(path, "give \"source\" or \"sources\" (one per target), not both");
+  for (const char* req : {"entry", "params"})
     if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
-  SK_ASSIGN_OR_RETURN(k.source, r.str(j["source"], path + ".source"));
-  if (k.source.find('\0') != std::string::npos) return r.err(path + ".source", "path contains NUL");
-  k.sourcePath = resolveSource(baseDir, k.source);
+  if (j.contains("sources")) {
+    // One source per target (DESIGN section 9); the list's target picks.
+    const ojson& ss = j["sources"];
+    SK_RETURN_IF_ERROR(r.isObject(ss, path + ".sources"));
+    if (ss.empty()) return r.err(path + ".sources", "names no target");
+    for (auto it = ss.begin(); it != ss.end(); ++it) {
+      std::string sp = path + ".sources" + pathKey(it.key());
+      if (!isIdentifier(it.key())) return r.err(sp, "target name " + quote(it.key()) + " is not an identifier");
+      SK_ASSIGN_OR_RETURN(std::string src, r.str(it.value(), sp));
+      if (src.find('\0') != std::string::npos) return r.err(sp, "path contains NUL");
+      k.sources[it.key()] = src;
+      k.sourcePaths[it.key()] = resolveSource(baseDir, src);
+    }
+  } else {
+    if (!j.contains("source")) return r.err(path, "missing key \"source\" (or \"sources\")");
+    SK_ASSIGN_OR_RETURN(k.source, r.str(j["source"], path + ".source"));
+    if (k.source.find('\0') != std::string::npos) return r.err(path + ".source", "path contains NUL");
+    k.sourcePath = resolveSource(baseDir, k.source);
+  }
   SK_ASSIGN_OR_RETURN(k.entry, r.str(j["entry"], path + ".entry"));
   if (!isIdentifier(k.entry)) return r.err(path + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
   if (j.contains("core_type")) {
-    SK_ASSIGN_OR_RETURN(k.coreType, r.str(j["core_type"], path + ".core_type"));
-    if (k.coreType != "vector" && k.coreType != "cube" && k.coreType != "mix")
-      return r.err(path + ".core_type", "unknown core_type " + quote(k.coreType) + " (accepted: vector, cube, mix)");
+    SK_ASSIGN_OR_RETURN(std::string ct, r.str(j["core_type"], path + ".core_type"));
+    auto t = parseCoreType(ct);
+    if (!t) return r.err(path + ".core_type", "unknown core_type " + quote(ct) + " (accepted: vector, cube, mix)");
+    k.coreType = *t;
   }
   if (j.contains("early_start")) { SK_ASSIGN_OR_RETURN(k.earlyStart, r.boolean(j["early_start"], path + ".early_start")); }
   if (j.contains("kernel_sync")) { SK_ASSIGN_OR_RETURN(k.kernelSync, r.boolean(j["kernel_sync"], path + ".kernel_sync")); }

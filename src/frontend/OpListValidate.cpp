@@ -86,8 +86,6 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
     if (!seen.insert(k.params[i].name).second) return err(l, pp, "duplicate parameter " + quote(k.params[i].name));
   }
   if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
-  if (k.coreType != "vector" && k.coreType != "cube" && k.coreType != "mix")
-    return err(l, where + ".core_type", "unknown core_type " + quote(k.coreType) + " (accepted: vector, cube, mix)");
   SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits, k.entry));
   if (k.source.empty() && k.sourcePath.empty()) return err(l, where + ".source", "missing source");
   std::error_code ec;
@@ -207,8 +205,14 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
   using namespace detail;
   if (l.version != OpList::kFormatVersion)
     return err(l, "version", "unsupported version " + std::to_string(l.version) + " (supported: 1)");
-  if (l.target != "cpu" && l.target != "ascend" && l.target != "cuda")
-    return err(l, "target", "unknown target " + quote(l.target) + " (accepted: cpu, ascend, cuda)");
+  {
+    const std::vector<std::string> targets = acceptedTargetNames();
+    if (std::find(targets.begin(), targets.end(), l.target) == targets.end()) {
+      std::string names;
+      for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
+      return err(l, "target", "unknown target " + quote(l.target) + " (accepted: " + names + ")");
+    }
+  }
   if (std::string p = grammar::archProblem(l.arch); !p.empty()) return err(l, "arch", p);
   SK_RETURN_IF_ERROR(checkOptionsText(l, l.options, "options"));
   if (l.kernels.size() > limits.maxKernels) return err(l, "kernels", "over the limit of " + std::to_string(limits.maxKernels));
@@ -220,8 +224,8 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
     const KernelDecl& k = l.kernels[i];
     std::string path = "kernels" + pathKey(k.name);
     if (resolved.count(k.name)) return err(l, path, "duplicate kernel " + quote(k.name));
-    auto r = resolveKernel(k);
-    if (!r) return err(l, path + ".builtin", r.error().message());
+    auto r = resolveKernel(k, l.target);
+    if (!r) return err(l, path + (k.builtin.empty() ? ".sources" : ".builtin"), r.error().message());
     SK_RETURN_IF_ERROR(validateKernel(l, i, *r, limits));
     resolved.emplace(k.name, std::move(*r));
   }

@@ -18,9 +18,15 @@ ojson writeKernelObject(const KernelDecl& k) {
     j["builtin"] = k.builtin;
     return j;
   }
-  j["source"] = k.source.empty() ? k.sourcePath.string() : k.source;
+  if (!k.sources.empty()) {
+    ojson ss = ojson::object();
+    for (const auto& [t, s] : k.sources) ss[t] = s.empty() ? k.sourcePaths.at(t).string() : s;
+    j["sources"] = std::move(ss);
+  } else {
+    j["source"] = k.source.empty() ? k.sourcePath.string() : k.source;
+  }
   j["entry"] = k.entry;
-  j["core_type"] = k.coreType;
+  j["core_type"] = coreTypeName(k.coreType);
   if (k.earlyStart) j["early_start"] = true;
   if (k.kernelSync) j["kernel_sync"] = true;
   ojson params = ojson::array();

@@ -5,7 +5,9 @@
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
 //   bindSegment -> assignQueues -> findDependencies (+ addEventEdges)
 //   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
-//   -> validatePlan; then fillReport.
+//   -> validatePlan; then reportInapplicable (Applicability.cpp) and
+//   fillReport. The machine model (PlanConfig::machine) is the only thing
+//   about the target the passes read.
 #pragma once
 
 #include <algorithm>
@@ -94,7 +96,8 @@ Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
 std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
 void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
 // SyncSelection.cpp
-void selectSync(const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
+void selectSync(const SuperKernelPlan& sk, std::vector<DepEdge>& edges, const MachineModel& machine,
+                std::vector<std::string>& warnings);
 void placeBarriers(SuperKernelPlan& sk);
 // Reduction.cpp
 std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> edges, std::vector<std::string>& warnings);
@@ -102,8 +105,13 @@ std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> ed
 void schedulePreload(SuperKernelPlan& sk);
 // Report.cpp
 void fillReport(FusionPlan& plan);
+// Applicability.cpp
+void reportInapplicable(PlanContext& ctx);
 
-/// Core of block b of an op in queue q.
-inline uint32_t coreOf(const Queue& q, uint32_t b) { return q.firstCore + b % q.numCores; }
+/// The one place debug-core-num is applied: the cores of a fused
+/// SuperKernel (its value when set, else every core of the machine).
+inline uint32_t coresFor(const Options& o, const PlanConfig& c) {
+  return o.debugCoreNum > 0 ? static_cast<uint32_t>(o.debugCoreNum) : c.machine.totalCores();
+}
 
 }  // namespace sk::plan

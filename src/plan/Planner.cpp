@@ -8,7 +8,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   // The planner trusts nothing it did not check: a Graph or hand-built list
   // gets the same validation as a parsed file.
   SK_RETURN_IF_ERROR(validateOpList(list));
-  if (config.numWorkers < 1) return badInput("plan: numWorkers must be >= 1");
+  if (Status s = config.machine.check(); !s) return s.error().context("plan");
 
   plan::PlanContext ctx{list, options, config, {}, {}, {}};
   ctx.plan.target = list.target;
@@ -25,7 +25,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
     if (sk.fused) {
       std::vector<plan::DepEdge> edges = plan::findDependencies(sk);
       plan::addEventEdges(ctx, seg, sk, edges);
-      plan::selectSync(sk, edges);
+      plan::selectSync(sk, edges, config.machine, ctx.plan.report.warnings);
       sk.edges = plan::reduceEdges(sk, std::move(edges), ctx.plan.report.warnings);
     }
     plan::placeBarriers(sk);
@@ -33,6 +33,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
     if (Status s = validatePlan(sk); !s) return s.error().context("plan " + sk.name);
     ctx.plan.steps.push_back(std::move(sk));
   }
+  plan::reportInapplicable(ctx);
   plan::fillReport(ctx.plan);
   return std::move(ctx.plan);
 }

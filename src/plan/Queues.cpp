@@ -1,16 +1,20 @@
-// Core and queue assignment.
+// Core and queue assignment on the machine model's core pools.
 //
 // Guarantees:
-// - Fused SuperKernel: numCores = debug-core-num if set, else numWorkers.
-//   stream-fusion=0: one queue (stream of the first op) on all cores, ops in
-//   recorded order. stream-fusion=1: one queue per stream present, ordered
-//   by stream id, cores split evenly (the first numCores % k queues get one
-//   more), each >= 1 core (segment formation guarantees k <= numCores).
-// - Unfused step: one queue, numCores = min(numWorkers, blockDim) — the
+// - Every queue belongs to one pool: the pool that runs its ops' core type
+//   (MachineModel::poolFor; on a single-pool machine, the only pool).
+// - Fused SuperKernel: numCores = coresFor() (debug-core-num if set, else
+//   every core of the machine). Pools are laid out in order, each owning
+//   [poolBase, poolBase + count) (on one pool: all numCores cores).
+//   stream-fusion=0: one queue per pool used (stream of its first op), ops in
+//   recorded order. stream-fusion=1: one queue per (pool, stream) present,
+//   ordered by pool then stream id, a pool's cores split evenly among its
+//   queues (the first count % k get one more), each >= 1 core (segment
+//   formation guarantees k <= cores).
+// - Unfused step: one queue, numCores = min(pool cores, blockDim) — the
 //   executor's plain launch puts block b on worker b % numWorkers, which is
-//   the same core mapping (block b -> core b % numCores).
-// - Block b of an op runs on core queue.firstCore + b % queue.numCores.
-// - A kernel_sync op's blockDim fits its queue (else BadInput, never a hang).
+//   the same core mapping (coreOf, plan/Plan.h).
+// - The kernel_sync rule is checked once, by validatePlan.
 #include <set>
 
 #include "frontend/OpListInternal.h"
@@ -18,48 +22,61 @@
 
 namespace sk::plan {
 
+namespace {
+Expected<uint32_t> poolOf(const PlanContext& ctx, const PlannedOp& op) {
+  auto p = ctx.config.machine.poolFor(ctx.plan.variants.at(op.variant).decl.coreType);
+  if (!p) return detail::pathError(ctx.list.origin, detail::opPath(op.opIndex), p.error().message());
+  return p;
+}
+}  // namespace
+
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
-  uint32_t workers = ctx.config.numWorkers;
+  const MachineModel& m = ctx.config.machine;
+  const bool onePool = m.pools.size() == 1;
   if (!sk.fused) {
     PlannedOp& op = sk.ops.at(0);
-    sk.numCores = std::max<uint32_t>(1, std::min(workers, op.blockDim));
-    sk.queues = {Queue{op.stream, 0, sk.numCores, {0}}};
+    SK_ASSIGN_OR_RETURN(uint32_t pool, poolOf(ctx, op));
+    uint32_t cores = onePool ? m.totalCores() : m.pools[pool].count;
+    sk.numCores = std::max<uint32_t>(1, std::min(cores, op.blockDim));
+    sk.queues = {Queue{op.stream, 0, sk.numCores, {0}, pool}};
     op.queue = 0;
-  } else {
-    sk.numCores = sk.options.debugCoreNum > 0 ? static_cast<uint32_t>(sk.options.debugCoreNum) : workers;
-    if (!sk.options.streamFusion) {
-      Queue q{sk.ops.at(0).stream, 0, sk.numCores, {}};
-      for (uint32_t i = 0; i < sk.ops.size(); ++i) {
-        q.ops.push_back(i);
-        sk.ops[i].queue = 0;
-      }
-      sk.queues = {q};
-    } else {
-      std::set<uint32_t> streams;
-      for (const auto& op : sk.ops) streams.insert(op.stream);
-      uint32_t k = static_cast<uint32_t>(streams.size());
-      if (k > sk.numCores)
-        return internalError("SuperKernel " + sk.name + ": " + std::to_string(k) + " streams on " +
-                             std::to_string(sk.numCores) + " cores (segment formation should have split)");
-      std::map<uint32_t, uint32_t> queueOf;
-      uint32_t first = 0, qi = 0;
-      for (uint32_t s : streams) {
-        uint32_t n = sk.numCores / k + (qi < sk.numCores % k ? 1 : 0);
-        sk.queues.push_back(Queue{s, first, n, {}});
-        queueOf[s] = qi++;
-        first += n;
-      }
-      for (uint32_t i = 0; i < sk.ops.size(); ++i) {
-        sk.ops[i].queue = queueOf.at(sk.ops[i].stream);
-        sk.queues[sk.ops[i].queue].ops.push_back(i);
-      }
-    }
+    return Status::success();
   }
-  for (const auto& op : sk.ops)
-    if (op.kernelSync && op.blockDim > sk.queues[op.queue].numCores)
-      return detail::pathError(ctx.list.origin, detail::opPath(op.opIndex),
-                               "kernel_sync op " + detail::quote(op.name) + " needs " + std::to_string(op.blockDim) +
-                                   " cores at once, its queue has " + std::to_string(sk.queues[op.queue].numCores));
+  sk.numCores = coresFor(sk.options, ctx.config);
+  if (!onePool && sk.options.debugCoreNum > 0)
+    return detail::pathError(ctx.list.origin, "scopes" + detail::pathKey(sk.scope),
+                             "debug-core-num is not supported on target " + m.target + " (it has several core pools)");
+  // (pool, stream) of every op; stream-fusion=0 folds streams into one queue per pool.
+  std::vector<std::pair<uint32_t, uint32_t>> keyOf(sk.ops.size());
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> firstStream;  // queue key -> stream of its first op
+  for (uint32_t i = 0; i < sk.ops.size(); ++i) {
+    SK_ASSIGN_OR_RETURN(uint32_t pool, poolOf(ctx, sk.ops[i]));
+    keyOf[i] = {pool, sk.options.streamFusion ? sk.ops[i].stream : 0u};
+    firstStream.emplace(keyOf[i], sk.ops[i].stream);
+  }
+  std::map<uint32_t, uint32_t> queuesInPool;
+  for (const auto& [key, s] : firstStream) ++queuesInPool[key.first];
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> queueOf;
+  std::map<uint32_t, uint32_t> nextInPool;  // pool -> queues placed so far
+  std::map<uint32_t, uint32_t> nextCore;    // pool -> first free core
+  for (const auto& [key, stream] : firstStream) {
+    const uint32_t pool = key.first;
+    const uint32_t poolCores = onePool ? sk.numCores : m.pools[pool].count;
+    const uint32_t k = queuesInPool[pool];
+    if (k > poolCores)
+      return internalError("SuperKernel " + sk.name + ": " + std::to_string(k) + " streams on " +
+                           std::to_string(poolCores) + " cores (segment formation should have split)");
+    const uint32_t qi = nextInPool[pool]++;
+    const uint32_t n = poolCores / k + (qi < poolCores % k ? 1 : 0);
+    uint32_t& first = nextCore.try_emplace(pool, onePool ? 0u : m.poolBase(pool)).first->second;
+    queueOf[key] = static_cast<uint32_t>(sk.queues.size());
+    sk.queues.push_back(Queue{stream, first, n, {}, pool});
+    first += n;
+  }
+  for (uint32_t i = 0; i < sk.ops.size(); ++i) {
+    sk.ops[i].queue = queueOf.at(keyOf[i]);
+    sk.queues[sk.ops[i].queue].ops.push_back(i);
+  }
   return Status::success();
 }
 

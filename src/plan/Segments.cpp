@@ -20,8 +20,8 @@
 //   intended ends and never warn.
 // - Unscoped, never-fuse and unfusible launches become single-op steps
 //   (fused = false); with PlanConfig::fuse = false every launch does.
-// - A kernel_sync op with block_dim > numWorkers can never run: BadInput.
-// - debug-core-num > numWorkers: BadInput.
+// - A kernel_sync op with block_dim > the machine's cores can never run: BadInput.
+// - debug-core-num > the machine's cores: BadInput.
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -61,9 +61,7 @@ struct Former {
     return o;
   }
 
-  uint32_t coresFor(const Options& o) const {
-    return o.debugCoreNum > 0 ? static_cast<uint32_t>(o.debugCoreNum) : ctx.config.numWorkers;
-  }
+  uint32_t coresFor(const Options& o) const { return plan::coresFor(o, ctx.config); }
 
   // Close the open segment. `broken`: the scope continues after this end.
   Status close(const std::string& reason, bool broken) {
@@ -126,7 +124,7 @@ struct Former {
     ops.push_back(i);
     for (uint32_t j : ops) {
       const Op& op = list().ops[j];
-      if (ctx.kernels.at(op.kernel).kernelSync && op.blockDim > perQueue)
+      if (ctx.kernels.at(op.kernel).kernelSync && !kernelSyncFits(op.blockDim, perQueue))
         return "kernel_sync op " + detail::quote(op.name) + " needs " + std::to_string(op.blockDim) + " cores, " +
                std::to_string(streams.size()) + " stream queues leave " + std::to_string(perQueue) + " each";
     }
@@ -136,9 +134,11 @@ struct Former {
   Status launch(uint32_t i) {
     const Op& op = list().ops[i];
     const KernelDecl& k = ctx.kernels.at(op.kernel);
-    if (k.kernelSync && op.blockDim > ctx.config.numWorkers)
+    const MachineModel& m = ctx.config.machine;
+    if (k.kernelSync && !kernelSyncFits(op.blockDim, m.totalCores()))
       return err(i, "kernel_sync kernel " + detail::quote(op.kernel) + " needs all " + std::to_string(op.blockDim) +
-                        " blocks at once but the executor has " + std::to_string(ctx.config.numWorkers) + " workers");
+                        " blocks at once but the " + m.coreOwner + " has " + std::to_string(m.totalCores()) + " " +
+                        m.coreNoun);
     SK_ASSIGN_OR_RETURN(Options o, optionsFor(op.scope));
     if (!ctx.config.fuse) {
       SK_RETURN_IF_ERROR(close(where(i) + ": fusion disabled", false));
@@ -158,13 +158,13 @@ struct Former {
     }
     const std::string& scope = *op.scope;
     uint32_t cores = coresFor(o);
-    if (o.debugCoreNum > 0 && cores > ctx.config.numWorkers)
+    if (o.debugCoreNum > 0 && cores > m.totalCores())
       return detail::pathError(list().origin, "scopes" + detail::pathKey(scope),
-                               "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds the executor's " +
-                                   std::to_string(ctx.config.numWorkers) + " workers");
+                               "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
+                                   m.describeCores(m.totalCores()));
     std::string unfusible;
     if (!op.fusible) unfusible = "unfusible op (fusible: false)";
-    else if (k.kernelSync && op.blockDim > cores)
+    else if (k.kernelSync && !kernelSyncFits(op.blockDim, cores))
       unfusible = "kernel_sync op needs " + std::to_string(op.blockDim) + " cores at once, the SuperKernel has " +
                   std::to_string(cores);
     if (!unfusible.empty()) {

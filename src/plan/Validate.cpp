@@ -65,7 +65,7 @@ Status checkShape(const SuperKernelPlan& sk) {
     const PlannedOp& op = sk.ops[o];
     if (seen[o] != 1) return bad(sk, opName(sk, o) + " is in " + std::to_string(seen[o]) + " queues");
     if (op.blockDim < 1) return bad(sk, opName(sk, o) + " has block_dim 0");
-    if (op.kernelSync && op.blockDim > sk.queues[op.queue].numCores)
+    if (!kernelSyncFits(op, sk.queues[op.queue]))
       return badInput("plan " + sk.name + ": kernel_sync " + opName(sk, o) + " has " + std::to_string(op.blockDim) +
                       " blocks but its queue only " + std::to_string(sk.queues[op.queue].numCores) + " cores");
     for (const BoundArg& a : op.args)
@@ -111,7 +111,7 @@ Status checkEdges(const SuperKernelPlan& sk) {
       if (k.empty()) continue;
       if (e.sync == SyncKind::Local) {
         for (uint32_t x = k.lo; x <= k.hi; ++x)
-          if (plan::coreOf(q, x) != plan::coreOf(q, b))
+          if (coreOf(q, x) != coreOf(q, b))
             return bad(sk, what + ": local edge but consumer block " + std::to_string(b) + " needs producer block " +
                                std::to_string(x) + " of another core");
       } else {

@@ -28,7 +28,7 @@ uint64_t fnv1a(const std::string& s) {
 
 Status resolveKernels(PlanContext& ctx) {
   for (const auto& k : ctx.list.kernels) {
-    auto r = detail::resolveKernel(k);
+    auto r = detail::resolveKernel(k, ctx.list.target);
     if (!r) return r.error().context("kernels" + detail::pathKey(k.name));
     ctx.kernels[k.name] = std::move(*r);
   }

@@ -8,10 +8,10 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
-#include "superkernel/cpu/superkernel_rt.h"
 #include "superkernel/support/Log.h"
+#include "superkernel/support/ThreadPool.h"
+#include "superkernel/target/Backend.h"
 
 namespace sk {
 
@@ -25,40 +25,65 @@ Expected<Options> mergeOptions(const std::vector<std::string_view>& optionString
   return merged;
 }
 
+// Everything the session holds for one target in use: the back end's
+// emitter and recipe, the toolchain, the device, and one driver per arch.
+struct TargetState {
+  std::string name;
+  std::shared_ptr<const Target> emitter;
+  std::shared_ptr<const BuildRecipe> recipe;
+  Toolchain toolchain;
+  std::unique_ptr<Device> device;
+  std::mutex driversMu;
+  std::map<std::string, std::unique_ptr<Driver>> drivers;  // by arch
+};
+
 struct Session::Impl {
   SessionOptions options;
-  std::unique_ptr<Executor> executor;
-  Toolchain toolchain;
   std::shared_ptr<Cache> cache;
 
-  std::mutex mu;                                           // guards the maps below
-  std::map<std::string, std::unique_ptr<Driver>> drivers;  // by arch
-  std::map<std::string, std::shared_ptr<const Target>> targets;
+  std::mutex mu;  // guards `targets`
+  std::map<std::string, std::unique_ptr<TargetState>, std::less<>> targets;
   // Graph launches run immediately: one compiled single-op plan per distinct op.
   std::map<std::string, std::unique_ptr<CompiledPlan>> immediate;
   std::mutex immediateMu;
 
-  Expected<Driver*> driver(const std::string& arch) {
+  Expected<TargetState*> target(std::string_view name) {
     std::lock_guard lock(mu);
-    auto it = drivers.find(arch);
-    if (it != drivers.end()) return it->second.get();
-    DriverConfig cfg;
-    cfg.jobs = options.jobs;
-    cfg.arch = arch;
-    auto d = std::make_unique<Driver>(toolchain, cache, cfg);
-    Driver* raw = d.get();
-    drivers.emplace(arch, std::move(d));
+    auto it = targets.find(name);
+    if (it != targets.end()) return it->second.get();
+    SK_ASSIGN_OR_RETURN(const Backend* b, findBackend(name));
+    auto st = std::make_unique<TargetState>();
+    st->name = b->name;
+    SK_ASSIGN_OR_RETURN(st->emitter, b->makeEmitter());
+    st->recipe = b->makeRecipe();
+    ToolchainRequest tr;
+    tr.target = b->name;
+    tr.defaultCompiler = std::string(st->recipe->defaultCompiler());
+    tr.compilerEnvVar = std::string(st->recipe->compilerEnvVar());
+    if (b->name == "cpu") tr.compiler = options.compiler;
+    auto tc = findToolchain(tr);
+    if (!tc) return std::move(tc).error().context("target " + b->name);
+    st->toolchain = std::move(*tc);
+    DeviceOptions dopt;
+    dopt.cores = options.workers;
+    dopt.waitTimeoutMs = options.waitTimeoutMs;
+    SK_ASSIGN_OR_RETURN(st->device, b->makeDevice(dopt));
+    TargetState* raw = st.get();
+    targets.emplace(b->name, std::move(st));
     return raw;
   }
 
-  Expected<std::shared_ptr<const Target>> target(const std::string& name) {
-    std::lock_guard lock(mu);
-    auto it = targets.find(name);
-    if (it != targets.end()) return it->second;
-    auto t = makeTarget(name);
-    if (!t) return std::move(t).error();
-    targets.emplace(name, *t);
-    return *t;
+  Driver& driver(TargetState& t, const std::string& arch) {
+    std::lock_guard lock(t.driversMu);
+    auto it = t.drivers.find(arch);
+    if (it != t.drivers.end()) return *it->second;
+    DriverConfig cfg;
+    cfg.jobs = options.jobs;
+    cfg.arch = arch;
+    auto d = std::make_unique<Driver>(t.recipe, t.toolchain, cache, cfg);
+    Driver& raw = *d;
+    t.drivers.emplace(arch, std::move(d));
+    return raw;
   }
 };
 
@@ -74,12 +99,6 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   if (auto o = parseOptions(im.options.options); !o) {
     return std::move(o).error().context("session options");
   }
-  ToolchainRequest tr;
-  tr.target = "cpu";
-  tr.compiler = im.options.compiler;
-  auto tc = findToolchain(tr);
-  if (!tc) return std::move(tc).error().context("while creating a session");
-  im.toolchain = std::move(*tc);
   CacheConfig cc;
   cc.root = im.options.cacheDir;
   cc.disk = im.options.diskCache;
@@ -87,42 +106,24 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");
   im.cache = std::move(*cache);
-  ExecutorOptions eo;
-  eo.numWorkers = im.options.workers;
-  eo.waitTimeoutMs = im.options.waitTimeoutMs;
-  im.executor = std::make_unique<Executor>(eo);
-  spdlog::debug("session: {} worker(s), compiler {}, cache {}", im.executor->numWorkers(),
-                im.toolchain.versionLine(), im.cache->root().string());
+  // The cpu target is set up now: a missing compiler is an error here, not
+  // at the first compile.
+  auto cpu = im.target("cpu");
+  if (!cpu) return std::move(cpu).error().context("while creating a session");
+  spdlog::debug("session: {} cpu core(s), compiler {}, cache {}", (*cpu)->device->machine().totalCores(),
+                (*cpu)->toolchain.versionLine(), im.cache->root().string());
   return s;
 }
 
-Executor& Session::executor() { return *impl_->executor; }
-const Toolchain& Session::toolchain() const { return impl_->toolchain; }
+Expected<Device*> Session::device(std::string_view target) {
+  SK_ASSIGN_OR_RETURN(TargetState * t, impl_->target(target));
+  return t->device.get();
+}
+const Toolchain& Session::toolchain() const { return impl_->targets.at("cpu")->toolchain; }
 const std::shared_ptr<Cache>& Session::cache() const { return impl_->cache; }
 const SessionOptions& Session::options() const { return impl_->options; }
 
 namespace {
-
-// Runs fn(i) for i in [0, n) on up to `jobs` threads; returns the error of
-// the lowest failing index (deterministic messages), after all finished.
-Status parallelFor(size_t n, unsigned jobs, const std::function<Status(size_t)>& fn) {
-  std::vector<std::optional<Error>> errors(n);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      Status s = fn(i);
-      if (!s) errors[i] = s.error();
-    }
-  };
-  unsigned threads = static_cast<unsigned>(std::min<size_t>(n, std::max(1u, jobs)));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) return *e;
-  return Status::success();
-}
 
 // The options a SuperKernel build is keyed and compiled with. Everything
 // that changes the generated code (early-start, preload-code, profiling,
@@ -156,20 +157,20 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   if (!opts) return std::move(opts).error().context(what + ": options");
   cp.options = *opts;
 
-  auto target = im.target(cp.list.target);
-  if (!target) return std::move(target).error().context(what);
-  cp.target = *target;
+  auto targetOr = im.target(cp.list.target);
+  if (!targetOr) return std::move(targetOr).error().context(what);
+  TargetState& ts = **targetOr;
+  cp.target = ts.emitter;
+  cp.device = ts.device.get();
 
   PlanConfig pc;
-  pc.numWorkers = im.executor->numWorkers();
+  pc.machine = ts.device->machine();
   pc.fuse = request.fuse;
   auto plan = planOpList(cp.list, cp.options, pc);
   if (!plan) return std::move(plan).error();  // the planner's messages name the op list already
   cp.plan = std::move(*plan);
 
-  auto driverOr = im.driver(cp.list.arch);
-  if (!driverOr) return std::move(driverOr).error();
-  Driver& driver = **driverOr;
+  Driver& driver = im.driver(ts, cp.list.arch);
 
   // Sub-kernel objects, once per distinct variant per option set (scopes
   // may carry their own compile-options / func-align). Their symbol sizes
@@ -217,7 +218,8 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   baseMeta["op_list"] = writeOpList(cp.list);
   baseMeta["options"] = cp.options.canonical();
   baseMeta["fuse"] = request.fuse;
-  baseMeta["workers"] = pc.numWorkers;
+  baseMeta["workers"] = pc.machine.totalCores();
+  baseMeta["target"] = cp.list.target;
   // What `sk-cache verify` replays and what `sk-cache inspect` shows: the
   // op list (relative paths resolve against base_dir) and the plan report.
   baseMeta["base_dir"] = cp.list.baseDir.string();
@@ -235,13 +237,21 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     meta["name"] = sk.name;
     auto art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), meta);
     if (!art) return fail(std::move(art).error());
-    if (!art->run) return fail(internalError("the shared object exports no run()"));
+    auto kernel = ts.device->load(*art->artifact);
+    if (!kernel && art->artifact->origin == Artifact::Origin::Disk) {
+      // Verified bytes that do not load: quarantine the entry, build again.
+      im.cache->discard(art->key, kernel.error().message());
+      art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), meta);
+      if (!art) return fail(std::move(art).error());
+      kernel = ts.device->load(*art->artifact);
+    }
+    if (!kernel) return fail(std::move(kernel).error());
     CompiledStep& cs = cp.steps[i];
     cs.stepIndex = i;
     cs.name = sk.name;
     cs.source = std::move(*src);
     cs.artifact = std::move(*art);
-    cs.run = cs.artifact.run;
+    cs.kernel = std::move(*kernel);
     cs.cached = cs.artifact.cached;
     cs.numCores = sk.numCores;
     for (const PlanBuffer& b : sk.buffers) cs.listBuffers.push_back(b.listIndex);
@@ -334,7 +344,27 @@ Status Session::run(CompiledPlan& plan, BufferSet& buffers) {
     return badInput(fmt::format("run: the buffer set has {} buffers, the op list {}", buffers.size(),
                                 plan.list.buffers.size()));
   }
-  return run(plan, buffers.pointers(), buffers.size());
+  if (!plan.device) return badInput("run: the plan was not compiled by a session");
+  Device& dev = *plan.device;
+  if (dev.hostMemory()) return run(plan, buffers.pointers(), buffers.size());
+  // Device memory: upload, run, download; released whatever happens.
+  std::vector<void*> ptrs(buffers.size(), nullptr);
+  struct Release {
+    Device& d;
+    std::vector<void*>& p;
+    ~Release() {
+      for (void* x : p)
+        if (x) d.release(x);
+    }
+  } release{dev, ptrs};
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    SK_ASSIGN_OR_RETURN(ptrs[i], dev.allocate(buffers.bytes(i)));
+    SK_RETURN_IF_ERROR(dev.upload(ptrs[i], buffers.data(i), buffers.bytes(i)));
+  }
+  SK_RETURN_IF_ERROR(run(plan, ptrs.data(), ptrs.size()));
+  for (size_t i = 0; i < buffers.size(); ++i)
+    SK_RETURN_IF_ERROR(dev.download(buffers.data(i), ptrs[i], buffers.bytes(i)));
+  return Status::success();
 }
 
 Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
@@ -342,21 +372,15 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
     return badInput(fmt::format("run: {} buffer pointers given, the op list has {} buffers", count,
                                 plan.list.buffers.size()));
   }
-  Executor& ex = *impl_->executor;
-  void* stream = const_cast<sk_services*>(ex.services());
+  if (!plan.device) return badInput("run: the plan was not compiled by a session");
+  Device& dev = *plan.device;
+  void* stream = dev.defaultStream();
   // Hot path: no allocation; the argument arrays were sized at compile time.
   for (CompiledStep& step : plan.steps) {
     for (size_t k = 0; k < step.listBuffers.size(); ++k) step.pointers[k] = buffers[step.listBuffers[k]];
-    sk_run_args args;
-    args.abi_version = SK_ABI_VERSION;
-    args.num_buffers = static_cast<uint32_t>(step.pointers.size());
-    args.buffers = step.pointers.data();
-    const int rc = step.run(step.numCores, stream, &args);
-    if (rc != 0) {
-      std::string msg = ex.lastError();
-      if (msg.empty()) msg = describeRunResult(rc);
-      return runtimeError(std::move(msg)).context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
-    }
+    Status st = dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
+                        static_cast<uint32_t>(step.pointers.size()));
+    if (!st) return st.error().context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
   }
   return Status::success();
 }
@@ -365,16 +389,16 @@ Expected<std::string> Session::runProfiled(CompiledPlan& plan, BufferSet& buffer
   bool any = std::any_of(plan.plan.steps.begin(), plan.plan.steps.end(),
                          [](const SuperKernelPlan& s) { return s.options.profiling; });
   if (!any) return badInput("runProfiled: the plan was not compiled with profiling=1");
-  Executor& ex = *impl_->executor;
-  ex.setProfiling(true);
-  (void)ex.takeTrace();  // launch numbering restarts here: launch i = step i
+  if (!plan.device) return badInput("runProfiled: the plan was not compiled by a session");
+  Device& dev = *plan.device;
+  SK_RETURN_IF_ERROR(dev.setProfiling(true));  // launch numbering restarts here: launch i = step i
   Status st = run(plan, buffers);
-  std::vector<TraceEvent> events = ex.takeTrace();
-  ex.setProfiling(false);
-  if (!st) return st.error();
   std::vector<std::vector<std::string>> names;
   for (const CompiledStep& s : plan.steps) names.push_back(s.opNames);
-  return Executor::traceToJson(events, names);
+  auto trace = dev.takeTrace(names);
+  (void)dev.setProfiling(false);
+  if (!st) return st.error();
+  return trace;
 }
 
 }  // namespace sk

@@ -7,12 +7,26 @@
 #include <set>
 
 #include "cache/TestUtil.h"
+#include "superkernel/target/cpu/Cpu.h"
 #include "target/cpu/LoadedLibrary.h"
 #include "superkernel/cpu/superkernel_rt.h"
 #include "superkernel/support/Paths.h"
 
 namespace sk {
 namespace {
+
+// The driver returns verified bytes; the cpu back end loads them.
+struct LoadedRun {
+  std::shared_ptr<const LoadedKernel> kernel;
+  int operator()(uint32_t blockDim, void* stream, const sk_run_args* args) const {
+    return cpuRunFunction(*kernel)(blockDim, stream, args);
+  }
+};
+LoadedRun loadRun(const SuperKernelArtifact& a) {
+  auto k = cpuLoad(*a.artifact);
+  EXPECT_TRUE(k.ok()) << (k ? "" : k.error().message());
+  return LoadedRun{k ? *k : nullptr};
+}
 namespace fs = std::filesystem;
 using test::TempDir;
 
@@ -456,11 +470,13 @@ TEST(DriverLink, BuildsLoadsAndRunsASuperKernel) {
     for (int i = 0; i < 64; ++i) x[i] = static_cast<float>(i);
     void* bufs[2] = {x.data(), z.data()};
     sk_run_args args{SK_ABI_VERSION, 2, bufs};
-    EXPECT_EQ(sk->run(4, nullptr, &args), 0);
+    EXPECT_EQ(loadRun(*sk)(4, nullptr, &args), 0);
     for (int i = 0; i < 64; ++i) EXPECT_EQ(z[i], (x[i] + 2.0f + 0.5f) * 2.0f) << i;
     // `run` is the only exported symbol.
-    EXPECT_EQ(sk->library->symbol(vs[0].symbol.c_str()), nullptr);
-    EXPECT_EQ(sk->library->symbol("sk_wait_inputs"), nullptr);
+    auto lib = LoadedLibrary::fromBytes(*sk->artifact->bytes, sk->key);
+    ASSERT_TRUE(lib.ok());
+    EXPECT_EQ((*lib)->symbol(vs[0].symbol.c_str()), nullptr);
+    EXPECT_EQ((*lib)->symbol("sk_wait_inputs"), nullptr);
     auto dyn = readSymbolSizes(*sk->artifact->bytes);
     ASSERT_TRUE(dyn.ok());
     EXPECT_TRUE(dyn->count("run"));
@@ -471,7 +487,7 @@ TEST(DriverLink, BuildsLoadsAndRunsASuperKernel) {
     auto again = d.buildSuperKernel(src, *objs, o, meta);
     ASSERT_TRUE(again.ok());
     EXPECT_TRUE(again->cached);
-    EXPECT_EQ(again->library.get(), sk->library.get());
+    EXPECT_EQ(again->artifact.get(), sk->artifact.get());
     // A different source is a different key.
     auto k2 = d.superKernelKey(src + "\n", *objs, o);
     EXPECT_NE(*k2, key);
@@ -493,10 +509,11 @@ TEST(DriverLink, BuildsLoadsAndRunsASuperKernel) {
   std::vector<float> x(64, 1.f), z(64, 0.f);
   void* bufs[2] = {x.data(), z.data()};
   sk_run_args args{SK_ABI_VERSION, 2, bufs};
-  EXPECT_EQ(sk->run(2, nullptr, &args), 0);
+  LoadedRun run = loadRun(*sk);
+  EXPECT_EQ(run(2, nullptr, &args), 0);
   EXPECT_EQ(z[63], 7.0f);
   sk_run_args bad{SK_ABI_VERSION + 1, 2, bufs};
-  EXPECT_EQ(sk->run(2, nullptr, &bad), -1);
+  EXPECT_EQ(run(2, nullptr, &bad), -1);
 }
 
 TEST(DriverLink, WithGccAndWithoutCache) {
@@ -511,7 +528,7 @@ TEST(DriverLink, WithGccAndWithoutCache) {
   std::vector<float> x(64, 0.f), z(64, 0.f);
   void* bufs[2] = {x.data(), z.data()};
   sk_run_args args{SK_ABI_VERSION, 2, bufs};
-  EXPECT_EQ(sk->run(3, nullptr, &args), 0);
+  EXPECT_EQ(loadRun(*sk)(3, nullptr, &args), 0);
   EXPECT_EQ(z[0], 5.0f);
 }
 

@@ -107,8 +107,17 @@ TEST(OpList, UnknownKeysEverywhere) {
   EXPECT_ERROR(j, "extra: unknown key \"extra\" (expected one of: format, version, target, arch, options, kernels, "
                   "buffers, ops, scopes)");
   j = base();
+  j["kernels"]["ew"]["srcs"] = "x";
+  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.srcs: unknown key \"srcs\""), std::string::npos);
+  // "sources" (one per target, DESIGN section 9) is known but replaces "source".
+  j = base();
+  j["kernels"]["ew"]["sources"] = {{"cpu", "kernels/k.cpp"}};
+  EXPECT_NE(errorOf(j).find("kernels.ew: give \"source\" or \"sources\" (one per target), not both"),
+            std::string::npos)
+      << errorOf(j);
+  j["kernels"]["ew"].erase("source");
   j["kernels"]["ew"]["sources"] = "x";
-  EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.sources: unknown key \"sources\""), std::string::npos);
+  EXPECT_NE(errorOf(j).find("kernels.ew.sources: expected an object"), std::string::npos) << errorOf(j);
   j = base();
   j["kernels"]["ew"]["params"][1]["layout"] = "x";
   EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.params[1].layout: unknown key"), std::string::npos);

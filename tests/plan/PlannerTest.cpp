@@ -20,7 +20,7 @@ OpList load(const std::string& name) {
 Expected<FusionPlan> planWith(const OpList& l, const std::string& opts, uint32_t workers = 4, bool fuse = true) {
   auto o = parseOptions(opts);
   if (!o) return o.error();
-  return planOpList(l, *o, PlanConfig{workers, fuse});
+  return planOpList(l, *o, PlanConfig{MachineModel::singlePool("cpu", workers, "executor", "workers"), fuse});
 }
 
 FusionPlan plan(const OpList& l, const std::string& opts = "", uint32_t workers = 4) {

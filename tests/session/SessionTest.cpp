@@ -111,16 +111,21 @@ TEST(Session, GeneratedRunRejectsBadCalls) {
   auto bufs = BufferSet::create(list);
   std::vector<void*> ptrs(step.listBuffers.size());
   for (size_t i = 0; i < ptrs.size(); ++i) ptrs[i] = bufs->data(step.listBuffers[i]);
-  void* stream = const_cast<sk_services*>(s.executor().services());
+  // The cpu back end's generated entry, called directly.
+  auto device = s.device("cpu");
+  ASSERT_TRUE(device.ok());
+  void* stream = const_cast<sk_services*>(cpuExecutor(**device)->services());
+  SuperKernelRunFn run = cpuRunFunction(*step.kernel);
+  ASSERT_NE(run, nullptr);
   sk_run_args args{SK_ABI_VERSION, static_cast<uint32_t>(ptrs.size()), ptrs.data()};
   sk_run_args badAbi{SK_ABI_VERSION + 1, args.num_buffers, args.buffers};
   sk_run_args badCount{SK_ABI_VERSION, args.num_buffers - 1, args.buffers};
-  EXPECT_EQ(step.run(step.numCores, stream, &badAbi), kRunBadAbi);
-  EXPECT_EQ(step.run(step.numCores, stream, nullptr), kRunBadAbi);
-  EXPECT_EQ(step.run(step.numCores, stream, &badCount), kRunBadBufferCount);
-  EXPECT_EQ(step.run(step.numCores + 1, stream, &args), kRunBadBlockDim);
-  EXPECT_EQ(step.run(step.numCores, nullptr, &args), kRunBadServices);
-  EXPECT_EQ(step.run(step.numCores, stream, &args), 0);
+  EXPECT_EQ(run(step.numCores, stream, &badAbi), kRunBadAbi);
+  EXPECT_EQ(run(step.numCores, stream, nullptr), kRunBadAbi);
+  EXPECT_EQ(run(step.numCores, stream, &badCount), kRunBadBufferCount);
+  EXPECT_EQ(run(step.numCores + 1, stream, &args), kRunBadBlockDim);
+  EXPECT_EQ(run(step.numCores, nullptr, &args), kRunBadServices);
+  EXPECT_EQ(run(step.numCores, stream, &args), 0);
   EXPECT_NE(describeRunResult(kRunBadBlockDim).find("block_dim"), std::string::npos);
 }
 

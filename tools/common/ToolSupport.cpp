@@ -99,7 +99,9 @@ std::string Table::str(std::string_view indent) const {
 
 void makePathsAbsolute(OpList& list) {
   for (KernelDecl& k : list.kernels) {
-    if (!k.builtin.empty() || k.sourcePath.empty()) continue;
+    if (!k.builtin.empty()) continue;
+    for (auto& [target, source] : k.sources) source = k.sourcePaths.at(target).lexically_normal().string();
+    if (k.sourcePath.empty()) continue;
     k.source = k.sourcePath.lexically_normal().string();
   }
   for (BufferDecl& b : list.buffers) {

@@ -334,7 +334,9 @@ class Compiler {
     auto session = Session::create(so);
     if (!session) return failure(std::move(session).error());
     Session& ss = **session;
-    rep_["workers"] = ss.executor().numWorkers();
+    auto device = ss.device("cpu");
+    if (!device) return failure(std::move(device).error());
+    rep_["workers"] = (*device)->machine().totalCores();
     rep_["compiler"] = json{{"path", ss.toolchain().path.string()}, {"version", ss.toolchain().versionLine()}};
     const auto& cache = ss.cache();
     rep_["cache_dir"] = cache->root().string();

@@ -1,12 +1,10 @@
-// Code generation targets: one emitter per target turns one step of a
-// FusionPlan into a source file (plus a manifest) from the text templates in
-// templates/<target>/. Targets know nothing about processes or files of the
-// cache; the driver compiles what they emit and the cache keys it.
-//
-// Shaped for cpu (C++ for clang++/g++), ascend (Ascend C for bisheng) and
-// cuda (a persistent grid kernel for nvcc/clang): the plan, the driver and
-// the cache stay unchanged, a target only supplies text and a few facts the
-// driver needs (language, extension, flags).
+// The emitter of a back end (target/Backend.h): turns one step of a
+// FusionPlan into a source file plus a manifest, from the text templates in
+// templates/<target>/. What to print is decided before: the plan (sync
+// kinds, queues, barriers, preloads) and the shared sync layout
+// (codegen/SyncLayout.h: slots, deduplicated waits, the manifest). Emitters
+// know nothing about processes or files of the cache; the driver compiles
+// what they emit with the target's BuildRecipe.
 //
 // cpu: what the generated SuperKernel source looks like and why is described
 // at the top of templates/cpu/superkernel.cpp.tmpl.
@@ -25,24 +23,11 @@
 
 namespace sk {
 
-/// run()'s non-zero returns for a call the generated entry rejects before
-/// launching anything (the executor's own failures come back as its code).
-/// A negative value = a bad call; the Session maps these to messages.
-enum RunRejection : int {
-  kRunBadAbi = -1,          // args null or abi_version != SK_ABI_VERSION
-  kRunBadBufferCount = -2,  // num_buffers != manifest size
-  kRunBadBlockDim = -3,     // block_dim != the SuperKernel's core count
-  kRunBadServices = -4,     // stream null or services version mismatch
-  kRunTooFewWorkers = -5,   // executor has fewer workers than cores
-};
-/// Human-readable meaning of run()'s return code `rc` (0: "ok").
-std::string describeRunResult(int rc);
-
 /// One generated source file.
 struct GeneratedSource {
   std::string name;                         // the step's SuperKernel name
   std::string fileName;                     // e.g. "sk1.cpp" (sanitized; for --emit-source)
-  std::string language;                     // "c++" (cpu), "ascendc", "cuda"
+  std::string language;                     // "c++" (cpu), "ascendc", "cuda": for --emit-source readers
   std::string text;
   /// JSON (one line, stable): {"format":"superkernel.manifest","version":1,
   /// "name","target","num_cores","options","buffers":[{"name","dtype",
@@ -58,31 +43,26 @@ class Target {
   virtual ~Target() = default;
 
   virtual std::string_view name() const = 0;
-  /// Source language the driver compiles ("c++").
-  virtual std::string_view language() const = 0;
-  /// File extension of generated sources (".cpp").
-  virtual std::string_view sourceExtension() const = 0;
 
   /// The source of plan.steps[step]. The plan's variants must carry codeBytes
   /// when preload-code=per-func (0 is treated as the 2 KiB minimum).
   virtual Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const = 0;
 
-  /// Every template file the emitter reads (hashed into cache keys).
+  /// Every template file the emitter reads (for reports and tests; the
+  /// generated text, which the SuperKernel key hashes, carries their content).
   virtual std::vector<std::filesystem::path> templateFiles() const = 0;
-
-  /// Extra compiler flags for the generated source beyond the driver's
-  /// defaults for this target (none on cpu today).
-  virtual std::vector<std::string> sourceFlags(const Options& options) const = 0;
 };
 
-/// The target registered under `name`: "cpu"; "ascend" and "cuda" are
-/// reserved and answer a clear "not supported yet" (BadInput). Templates are
-/// read and parsed here (errors name the file and line).
+/// The emitter of the back end registered as `name` (target/Backend.h);
+/// "ascend" and "cuda" are reserved and answer a clear "not supported yet"
+/// (BadInput) until their back ends exist. Templates are read and parsed
+/// here (errors name the file and line).
 Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name);
-/// The names makeTarget knows, supported or not.
+/// The registered targets, then the reserved ones.
 std::vector<std::string> targetNames();
 
 // ---- pieces of the cpu emitter, exposed for tests and reports -------------
+// (preloadBytes is the preload-code rule every emitter prints.)
 
 /// Bytes prefetched for a variant of `codeBytes` under `mode`: none -> 0;
 /// per-func -> codeBytes rounded up to 2 KiB (at least 2 KiB), capped at

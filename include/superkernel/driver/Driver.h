@@ -1,30 +1,22 @@
 // The compiler driver: sub-kernel objects (deduplicated, cached, compiled in
-// parallel), their symbol sizes (LLVM Object), and the SuperKernel link.
-// Shaped for every target: cpu now; ascend/cuda supply their own toolchain
-// and flags through the same calls.
+// parallel), their symbol sizes, and the SuperKernel build, for any target.
+// What to run comes from the target's BuildRecipe (target/Backend.h: flags,
+// argv, post-processing, link, artifact name, runtime files); the driver
+// owns what every target shares: spawning the compiler with argv (never a
+// shell) under the toolchain's launcher, keys, the cache, dedup and the
+// parallel compiles.
 //
-// Objects. Each KernelVariant compiles into one relocatable object:
-//   <launcher...> <compiler> -c -O2 -fPIC -std=c++17 (C sources: -x c -std=c11)
-//     [-march=<arch>] -I<runtimeIncludeDir> -D<entry>=<symbol> -D<macro>=<value>...
-//     <compile-options...> [-falign-functions=<func-align>] -o <out> <source>
-// keyed (kind "object") by: schema + library version, target, arch, toolchain
-// identity, the canonical flags above (without -o/source), the source bytes
-// and the header files beside it, every runtime header, the symbol. Two
-// variants with equal keys compile once (in this process, across processes,
-// and across runs through the disk cache).
+// Objects are keyed (kind "object") by: schema + library version, target,
+// the recipe's arch key, toolchain identity, the recipe's canonical object
+// flags (without output/input paths), the symbol, the source bytes and the
+// header files beside it, and the recipe's runtime digest. Two variants with
+// equal keys compile once (in this process, across processes, and across
+// runs through the disk cache).
 //
-// SuperKernels. The generated source (C++ text) is compiled and linked with
-// the objects and runtimeCpuSourceDir()/kernel_abi.c (compiled with
-// -DSK_BUILDING_SUPERKERNEL -fvisibility=hidden) into one shared object:
-//   -shared -fPIC -O2 -std=c++17 -fvisibility=hidden [-march] -I<runtime include>
-//   <compile-options...> [-falign-functions=N] -Wl,-z,defs
-//   -Wl,--version-script=<exports only run> -o <so> -x c++ superkernel.cpp -x none <objects> kernel_abi.o
-// (kernel_abi.c is our runtime: it does not get compile-options)
-// so `run` (which the generated code marks extern "C" and
-// __attribute__((visibility("default")))) is the only exported symbol. Its
-// key (kind "superkernel") covers the source text, the objects' keys, the
-// runtime headers and kernel_abi.c, the toolchain identity, the link flags
-// and Options::canonical().
+// SuperKernels are keyed (kind "superkernel") by the source text, the
+// objects' keys, the runtime digest, the toolchain identity, the recipe's
+// link key and Options::canonical(). buildSuperKernel returns the cache's
+// verified bytes and entry hold; loading them is the Device's job.
 //
 // Thread-safety: every const member may be called from many threads.
 #pragma once
@@ -48,20 +40,18 @@
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 
-struct sk_run_args;
-
 namespace sk {
 
-class LoadedLibrary;
-using SuperKernelRunFn = int (*)(uint32_t blockDim, void* stream, const sk_run_args* args);
+class BuildRecipe;
 
 struct DriverConfig {
   /// Parallel compiler processes in compileObjects; 0 = hardware threads.
   unsigned jobs = 0;
   /// Per compiler process; the process group is killed after it.
   std::chrono::seconds timeout{600};
-  /// "native": -march=native and the host CPU's model/flags in the keys;
-  /// "" or "generic": no -march; anything else: -march=<arch>.
+  /// Passed to the recipe. cpu: "native": -march=native and the host CPU's
+  /// model/flags in the keys; "" or "generic": no -march; anything else:
+  /// -march=<arch>.
   std::string arch = "native";
 };
 
@@ -78,18 +68,17 @@ struct ObjectArtifact {
 /// (total = number of distinct keys). Called serially (never concurrently).
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 
-/// A built and loaded SuperKernel.
+/// A built SuperKernel: verified bytes and a hold on its cache entry (load
+/// it with the target's Device).
 struct SuperKernelArtifact {
   std::string key;
   ArtifactPtr artifact;                             // bytes, manifest, held entry
-  std::shared_ptr<LoadedLibrary> library;           // the loaded shared object
-  SuperKernelRunFn run = nullptr;                   // dlsym("run")
   bool cached = false;                              // not compiled by this call
 };
 
 /// Result of an uncached link (linkSuperKernel).
 struct LinkResult {
-  std::filesystem::path output;                     // the shared object written
+  std::filesystem::path output;                     // the artifact written
   std::vector<std::string> command;                 // the link command's argv
   std::string diagnostics;                          // compiler stderr (warnings)
 };
@@ -97,21 +86,24 @@ struct LinkResult {
 class Driver {
  public:
   /// `cache` may be null: everything is compiled, nothing is kept.
+  Driver(std::shared_ptr<const BuildRecipe> recipe, Toolchain toolchain, std::shared_ptr<Cache> cache,
+         DriverConfig config = {});
+  /// The recipe registered for toolchain.target (an unknown target makes
+  /// every call fail with the registry's error).
   Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig config = {});
   ~Driver();
   Driver(Driver&&) noexcept;
   Driver& operator=(Driver&&) noexcept;
 
   const Toolchain& toolchain() const;
+  const BuildRecipe& recipe() const;
   const std::shared_ptr<Cache>& cache() const;
   const DriverConfig& config() const;
   unsigned jobs() const;                            // effective (0 resolved)
 
-  /// The canonical object flags of a variant (argv items between the
-  /// compiler and "-o"; no launcher, no paths that vary per build).
+  /// The canonical object flags of a variant (the recipe's; no launcher, no
+  /// paths that vary per build).
   std::vector<std::string> objectFlags(const KernelVariant& variant, const Options& options) const;
-  /// The shared-object link flags (between the compiler and the inputs).
-  std::vector<std::string> linkFlags(const Options& options) const;
   /// The object's cache key (reads the source and its neighbour headers).
   Expected<std::string> objectKey(const KernelVariant& variant, const Options& options) const;
 
@@ -131,10 +123,10 @@ class Driver {
   /// exist; scratch files go next to it).
   Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
                                        const Options& options, const std::filesystem::path& outputFile) const;
-  /// Key, get-or-build through the cache (link on a miss), dlopen, dlsym
-  /// "run" (an error if it is missing). `metadata` is stored in the manifest
-  /// when this call builds (op list, plan report: what `sk-cache verify`
-  /// replays). Without a cache: a private memory-only build.
+  /// Key, get-or-build through the cache (link on a miss), held. `metadata`
+  /// is stored in the manifest when this call builds (op list, plan report:
+  /// what `sk-cache verify` replays). Without a cache: a private memory-only
+  /// build.
   Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
                                                  const std::vector<ObjectArtifact>& objects,
                                                  const Options& options,
@@ -144,9 +136,6 @@ class Driver {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   Expected<ObjectArtifact> compileWithKey(const KernelVariant& v, const Options& o, const std::string& key) const;
-  std::vector<std::string> abiFlags() const;
-  /// kernel_abi.c's object, compiled on first use (scratch files in `scratchDir`).
-  Expected<std::shared_ptr<const std::string>> abiObjectBytes(const std::filesystem::path& scratchDir) const;
 };
 
 /// Copy ObjectArtifact::symbolSize into KernelVariant::codeBytes (same order).

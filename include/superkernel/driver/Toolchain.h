@@ -21,7 +21,7 @@ enum class CompilerFamily : uint8_t { Clang, Gcc, Unknown };
 const char* compilerFamilyName(CompilerFamily f);
 
 struct Toolchain {
-  std::string target = "cpu";             // cpu (ascend, cuda later)
+  std::string target = "cpu";             // the back end it builds for
   std::string requested;                  // as asked: "clang++", "g++", "/opt/x/bin/c++"
   std::filesystem::path path;             // resolved real path of the compiler (its identity)
   std::filesystem::path invocation;       // what is spawned: found on PATH, symlinks kept
@@ -40,9 +40,13 @@ struct Toolchain {
 
 struct ToolchainRequest {
   std::string target = "cpu";
-  /// Compiler name (looked up on PATH) or path. Empty: $SK_CXX, else the
-  /// target's default (cpu: "clang++"; "g++" is the usual alternative).
+  /// Compiler name (looked up on PATH) or path. Empty: $<compilerEnvVar>,
+  /// else `defaultCompiler`.
   std::string compiler;
+  /// The target's default compiler and the variable that overrides it (its
+  /// BuildRecipe's); empty: the cpu target's ("clang++", "SK_CXX").
+  std::string defaultCompiler;
+  std::string compilerEnvVar;
   /// Launcher words. nullopt: $SK_COMPILER_LAUNCHER (split on spaces); an
   /// empty vector: no launcher even if the variable is set.
   std::optional<std::vector<std::string>> launcher;

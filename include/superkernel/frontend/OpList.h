@@ -27,6 +27,13 @@ size_t dtypeSize(DType t);
 /// The op-list spelling ("f32", "bool", ...).
 const char* dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view s);
+
+/// The cores a kernel's blocks run on (the planner picks the core pool by
+/// it, plan/MachineModel.h). Ascend has separate cube and vector cores; on a
+/// single-pool target (cpu, cuda) every type runs on the one pool.
+enum class CoreType : uint8_t { Vector, Cube, Mix };
+const char* coreTypeName(CoreType t);
+std::optional<CoreType> parseCoreType(std::string_view s);
 /// The cpu-ABI C type ("float", "uint16_t" for f16/bf16, "bool").
 const char* dtypeCType(DType t);
 /// f32, f64, f16, bf16.
@@ -58,8 +65,12 @@ struct KernelDecl {
   std::string builtin;                     // non-empty: a kernel of kernels/<target>/
   std::string source;                      // as written in the file (relative to it)
   std::filesystem::path sourcePath;        // resolved absolute path of the source
+  /// "sources": one source per target, in place of "source" (DESIGN section
+  /// 9). resolveKernel() picks the list's target into source/sourcePath.
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::filesystem::path> sourcePaths;
   std::string entry;                       // function name in the source
-  std::string coreType = "vector";         // vector | cube | mix (ascend); informational on cpu
+  CoreType coreType = CoreType::Vector;
   bool earlyStart = false;                 // calls sk_wait_inputs itself
   bool kernelSync = false;                 // calls sk_kernel_sync: all blocks must run at once
   std::vector<ParamDecl> params;
@@ -191,9 +202,16 @@ std::string writeOpList(const OpList& list);
 Status validateOpList(const OpList& list, const OpListLimits& limits = {});
 
 /// The library's builtin kernels (kernels/<target>/*.json), resolved to
-/// absolute source paths. Looked up by name ("scale_f32").
-Expected<KernelDecl> findBuiltinKernel(std::string_view name);
-std::vector<std::string> builtinKernelNames();
+/// absolute source paths. Looked up by name ("scale_f32"); one name is the
+/// same kernel on every target that has it. A name another target has but
+/// `target` lacks is an error naming the targets that have it.
+Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target = "cpu");
+std::vector<std::string> builtinKernelNames(std::string_view target = "cpu");
+
+/// Target names an op list may name: cpu, ascend, cuda and every name
+/// added here (the back-end registry adds what it registers).
+std::vector<std::string> acceptedTargetNames();
+void addAcceptedTargetName(const std::string& name);
 /// Root of the installed/source templates directory (SK_TEMPLATES_DIR env overrides).
 std::filesystem::path templatesDir();
 

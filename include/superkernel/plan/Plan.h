@@ -14,6 +14,7 @@
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/frontend/Options.h"
+#include "superkernel/plan/MachineModel.h"
 
 namespace sk {
 
@@ -91,14 +92,23 @@ struct Edge {
   std::vector<std::pair<uint32_t, uint32_t>> flagRanges;
 };
 
-/// A core queue: one stream's ops in order, on cores [firstCore, firstCore+numCores).
-/// Block b of an op in this queue runs on core firstCore + b % numCores.
+/// A core queue: one stream's ops in order, on cores [firstCore, firstCore+numCores)
+/// of one core pool. Block b of an op in this queue runs on coreOf(queue, b).
 struct Queue {
   uint32_t stream = 0;
   uint32_t firstCore = 0;
   uint32_t numCores = 1;
   std::vector<uint32_t> ops;                // indices into SuperKernelPlan::ops
+  uint32_t pool = 0;                        // index into MachineModel::pools
 };
+
+/// The one block -> core mapping every stage uses (planner, validation,
+/// emitters, the cpu executor's unfused launch): block b of an op in queue
+/// q runs on core q.firstCore + b % q.numCores.
+inline uint32_t coreOf(const Queue& q, uint32_t block) { return q.firstCore + block % q.numCores; }
+/// The one kernel_sync rule: a kernel that calls sk_kernel_sync needs all its
+/// blocks at once, at most one per core of `cores`.
+inline bool kernelSyncFits(uint32_t blockDim, uint32_t cores) { return blockDim <= cores; }
 
 struct SuperKernelPlan {
   std::string name;                         // scope name, "#k" suffix after a split
@@ -137,13 +147,19 @@ struct FusionPlan {
 };
 
 struct PlanConfig {
-  uint32_t numWorkers = 1;                  // executor workers (cores available)
+  /// The target's cores and rules (the Device's machine model).
+  MachineModel machine = MachineModel::singlePool("cpu", 1);
   bool fuse = true;                         // false: every launch its own step (the reference)
 };
 
 /// Plan an op list (validated first). `options` is the merged list/CLI option
 /// set; scope options apply on top per SuperKernel.
 Expected<FusionPlan> planOpList(const OpList& list, const Options& options, const PlanConfig& config);
+
+/// The kernel_sync rule for one planned op in its queue.
+inline bool kernelSyncFits(const PlannedOp& op, const Queue& q) {
+  return !op.kernelSync || kernelSyncFits(op.blockDim, q.numCores);
+}
 
 /// No-hang validation of one SuperKernel: per-core order plus waits acyclic,
 /// every wait has a signaller, block counts fit the cores.

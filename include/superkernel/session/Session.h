@@ -1,8 +1,9 @@
 // The Session ties the pipeline together: op list (or Graph) -> FusionPlan ->
-// generated source per step -> compiled, cached, loaded shared objects ->
-// execution on the host executor.
+// generated source per step -> compiled, cached artifacts -> loaded and run
+// on the target's Device. It names no target: per target in use it holds the
+// back end's emitter, toolchain, device and drivers (target/Backend.h).
 //
-//   sk::Session session;                                  // executor + toolchain + cache
+//   sk::Session session;                                  // cpu device + toolchain + cache
 //   auto list = sk::loadOpList("model.json");
 //   auto fused = session.compile(*list);                  // CompiledPlan
 //   auto ref = session.compile(*list, {.fuse = false});   // the unfused reference
@@ -32,7 +33,6 @@
 #include "superkernel/frontend/Graph.h"
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
-#include "superkernel/runtime/Executor.h"
 #include "superkernel/session/BufferSet.h"
 #include "superkernel/support/Error.h"
 
@@ -42,13 +42,20 @@ namespace sk {
 /// "superkernels" (steps built), `done` of `total`. Called serially.
 using CompileProgressFn = std::function<void(std::string_view stage, size_t done, size_t total)>;
 
+class Device;
+class LoadedKernel;
+
 struct SessionOptions {
-  uint32_t workers = 0;                     // executor workers; 0: SK_NUM_WORKERS, else hardware threads
+  /// Device cores (cpu: executor workers); 0: the target's default (cpu:
+  /// SK_NUM_WORKERS, else hardware threads).
+  uint32_t workers = 0;
   uint32_t waitTimeoutMs = 0;               // 0: SK_WAIT_TIMEOUT_MS, else 10000
   std::filesystem::path cacheDir;           // empty: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel
   bool diskCache = true;                    // false: memory-only cache
   bool readOnlyCache = false;               // true: use the disk cache's entries, never write to it (sk-cache verify)
-  std::string compiler;                     // empty: $SK_CXX, else clang++
+  /// Compiler of the cpu target; empty: $SK_CXX, else clang++. Other
+  /// targets use their recipe's default and variable.
+  std::string compiler;
   unsigned jobs = 0;                        // parallel compiles; 0: hardware threads
   /// Option string merged over every op list's own options (later keys win),
   /// e.g. sk-compile --options.
@@ -70,8 +77,8 @@ struct CompiledStep {
   size_t stepIndex = 0;                     // into CompiledPlan::plan.steps
   std::string name;
   GeneratedSource source;                   // text + manifest (sk-compile --emit-source)
-  SuperKernelArtifact artifact;             // holds the loaded library alive
-  SuperKernelRunFn run = nullptr;
+  SuperKernelArtifact artifact;             // verified bytes, held cache entry
+  std::shared_ptr<const LoadedKernel> kernel;  // loaded by the target's Device
   uint32_t numCores = 1;                    // run()'s block_dim
   std::vector<uint32_t> listBuffers;        // manifest order -> OpList buffer index
   std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
@@ -92,19 +99,24 @@ struct CompiledPlan {
   FusionPlan plan;                          // with codeBytes filled in
   std::vector<CompiledStep> steps;          // execution order
   CompileStats stats;
-  std::shared_ptr<const Target> target;
+  std::shared_ptr<const Target> target;     // the emitter
+  Device* device = nullptr;                 // owned by the Session that compiled it
 };
 
 class Session {
  public:
-  /// Finds the toolchain and opens the cache; errors are Compile (no
-  /// compiler) or Io (cache) kinds with context.
+  /// Opens the cache and sets up the cpu target (toolchain, device); errors
+  /// are Compile (no compiler) or Io (cache) kinds with context. Other
+  /// targets are set up on first use.
   static Expected<std::unique_ptr<Session>> create(SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  Executor& executor();
+  /// The device of `target` (set up on first use): its machine model, and
+  /// for cpu the executor (target/cpu/Cpu.h: cpuExecutor()).
+  Expected<Device*> device(std::string_view target = "cpu");
+  /// The cpu target's toolchain.
   const Toolchain& toolchain() const;
   const std::shared_ptr<Cache>& cache() const;
   const SessionOptions& options() const;
@@ -122,10 +134,13 @@ class Session {
   /// they touch need host memory (addBuffer's `host`).
   void attach(Graph& graph);
 
-  /// Execute every step in order on `buffers` (created for plan.list).
+  /// Execute every step in order on `buffers` (created for plan.list). On a
+  /// device without host memory the buffers are uploaded before and
+  /// downloaded after.
   Status run(CompiledPlan& plan, BufferSet& buffers);
   /// The same with raw base pointers in op-list buffer order (a Graph's
-  /// hostPointers()); `count` must equal plan.list.buffers.size().
+  /// hostPointers(); device memory on a device without host memory);
+  /// `count` must equal plan.list.buffers.size().
   Status run(CompiledPlan& plan, void* const* buffers, size_t count);
 
   /// Run with profiling on and return the Chrome/Perfetto trace JSON. The

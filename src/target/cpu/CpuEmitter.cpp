@@ -1,8 +1,8 @@
-// The cpu target: fills templates/cpu/superkernel.cpp.tmpl from one step of a
-// FusionPlan. All decisions (sync kinds, queues, barriers, preloads) are the
-// planner's; this file only maps them onto the runtime's primitives and
-// checks the plan is self-consistent, so a planner bug surfaces as an
-// Internal error naming the op instead of as generated code that hangs.
+// The cpu emitter: fills templates/cpu/superkernel.cpp.tmpl from one step of
+// a FusionPlan. All decisions (sync kinds, queues, barriers, preloads) are
+// the planner's, and the slots and deduplicated waits are the shared sync
+// layout's (codegen/SyncLayout.h, which also checks the step's shape); this
+// file only prints them with the cpu runtime's primitives.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,13 +11,11 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
-#include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "codegen/TargetRegistry.h"
+#include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
+#include "target/cpu/CpuBackend.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
 
@@ -41,27 +39,12 @@ std::string hexFloat(double v, const char* suffix) {
   return std::string(buf) + suffix;
 }
 
-struct Wait {
-  enum class Kind { Counter, FlagOne, FlagTable } kind = Kind::Counter;
-  uint32_t producer = 0;
-  uint32_t counter = 0;      // Counter
-  uint32_t flagBase = 0;     // Flag*
-  int table = -1;            // FlagTable
-  uint64_t blocks = 0;       // Counter: producer blocks
-  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // Flag*
-  std::string what;
-  std::string summary;
-};
-
 class CpuTarget final : public Target {
  public:
   CpuTarget(Template tmpl, std::filesystem::path file) : tmpl_(std::move(tmpl)), file_(std::move(file)) {}
 
   std::string_view name() const override { return "cpu"; }
-  std::string_view language() const override { return "c++"; }
-  std::string_view sourceExtension() const override { return ".cpp"; }
   std::vector<std::filesystem::path> templateFiles() const override { return {file_}; }
-  std::vector<std::string> sourceFlags(const Options&) const override { return {}; }
 
   Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const override {
     if (step >= plan.steps.size()) {
@@ -80,117 +63,6 @@ class CpuTarget final : public Target {
   std::filesystem::path file_;
 };
 
-// Structural checks the emitted code relies on. The planner's validatePlan
-// proves hang-freedom; these catch indices and shapes that would make the
-// generated code wrong rather than just slow.
-Status checkStep(const FusionPlan& plan, const SuperKernelPlan& sk) {
-  if (sk.numCores == 0) return internalError("numCores is 0");
-  if (sk.ops.empty()) return internalError("no ops");
-  if (sk.queues.empty()) return internalError("no queues");
-  std::vector<int> queueOf(sk.ops.size(), -1);
-  for (size_t q = 0; q < sk.queues.size(); ++q) {
-    const Queue& qu = sk.queues[q];
-    if (qu.numCores == 0 || qu.firstCore + uint64_t{qu.numCores} > sk.numCores) {
-      return internalError(fmt::format("queue {} uses cores [{}, {}) outside [0, {})", q, qu.firstCore,
-                                       uint64_t{qu.firstCore} + qu.numCores, sk.numCores));
-    }
-    for (size_t r = 0; r < q; ++r) {
-      const Queue& o = sk.queues[r];
-      if (qu.firstCore < o.firstCore + o.numCores && o.firstCore < qu.firstCore + qu.numCores) {
-        return internalError(fmt::format("queues {} and {} share cores", r, q));
-      }
-    }
-    for (uint32_t i : qu.ops) {
-      if (i >= sk.ops.size()) return internalError(fmt::format("queue {} lists op {} of {}", q, i, sk.ops.size()));
-      if (queueOf[i] != -1) return internalError(fmt::format("op {} is in two queues", sk.ops[i].name));
-      queueOf[i] = static_cast<int>(q);
-    }
-  }
-  for (size_t i = 0; i < sk.ops.size(); ++i) {
-    const PlannedOp& op = sk.ops[i];
-    if (queueOf[i] < 0 || static_cast<uint32_t>(queueOf[i]) != op.queue) {
-      return internalError(fmt::format("op {} is not in its queue {}", op.name, op.queue));
-    }
-    if (op.blockDim == 0) return internalError(fmt::format("op {} has block_dim 0", op.name));
-    if (op.variant >= plan.variants.size()) {
-      return internalError(fmt::format("op {} uses variant {} of {}", op.name, op.variant, plan.variants.size()));
-    }
-    if (op.preloadVariant >= 0 && static_cast<size_t>(op.preloadVariant) >= plan.variants.size()) {
-      return internalError(fmt::format("op {} preloads variant {} of {}", op.name, op.preloadVariant,
-                                       plan.variants.size()));
-    }
-    const KernelDecl& decl = plan.variants[op.variant].decl;
-    if (op.args.size() != decl.params.size()) {
-      return internalError(fmt::format("op {} binds {} arguments, kernel {} declares {}", op.name, op.args.size(),
-                                       decl.name, decl.params.size()));
-    }
-    for (size_t a = 0; a < op.args.size(); ++a) {
-      const BoundArg& arg = op.args[a];
-      if (arg.kind != decl.params[a].kind) {
-        return internalError(fmt::format("op {} argument {}: kind differs from the declaration", op.name,
-                                         decl.params[a].name));
-      }
-      if (arg.kind == ParamKind::Buffer && (arg.buffer < 0 || static_cast<size_t>(arg.buffer) >= sk.buffers.size())) {
-        return internalError(fmt::format("op {} argument {}: buffer index {} of {}", op.name,
-                                         decl.params[a].name, arg.buffer, sk.buffers.size()));
-      }
-    }
-    // Blocks of a kernel_sync op must all run at once: at most one per core.
-    if (op.kernelSync && op.blockDim > sk.queues[op.queue].numCores) {
-      return badInput(fmt::format("op {} uses sk_kernel_sync with block_dim {} but its queue has {} core(s); "
-                                  "all blocks must run at once",
-                                  op.name, op.blockDim, sk.queues[op.queue].numCores));
-    }
-  }
-  for (const Edge& e : sk.edges) {
-    if (e.producer >= sk.ops.size() || e.consumer >= sk.ops.size()) {
-      return internalError(fmt::format("edge {} -> {} out of range", e.producer, e.consumer));
-    }
-    const PlannedOp& p = sk.ops[e.producer];
-    const PlannedOp& c = sk.ops[e.consumer];
-    const bool sameQueue = p.queue == c.queue;
-    switch (e.sync) {
-      case SyncKind::None:
-        break;
-      case SyncKind::Local:
-        // Program order orders only ops of one queue; which blocks share a
-        // core (equal block counts, or a single core) is the planner's proof.
-        if (!sameQueue) {
-          return internalError(fmt::format("local edge {} -> {} crosses queues", p.name, c.name));
-        }
-        break;
-      case SyncKind::Barrier:
-        if (!sameQueue || !c.barrierBefore) {
-          return internalError(fmt::format("barrier edge {} -> {} without a barrier before {} in its queue", p.name,
-                                           c.name, c.name));
-        }
-        break;
-      case SyncKind::Flag:
-        if (e.flagRanges.size() != c.blockDim) {
-          return internalError(fmt::format("flag edge {} -> {}: {} ranges for {} consumer blocks", p.name, c.name,
-                                           e.flagRanges.size(), c.blockDim));
-        }
-        for (const auto& [lo, hi] : e.flagRanges) {
-          if (lo <= hi && hi >= p.blockDim) {
-            return internalError(fmt::format("flag edge {} -> {}: producer block {} of {}", p.name, c.name, hi,
-                                             p.blockDim));
-          }
-        }
-        break;
-      case SyncKind::Counter:
-      case SyncKind::Event:
-        break;
-    }
-  }
-  return Status::success();
-}
-
-bool isIdentity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
-  for (size_t b = 0; b < ranges.size(); ++b)
-    if (ranges[b].first != b || ranges[b].second != b) return false;
-  return true;
-}
-
 std::string formatRanges(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
   std::string s;
   for (size_t b = 0; b < ranges.size(); ++b) {
@@ -206,25 +78,9 @@ std::string formatRanges(const std::vector<std::pair<uint32_t, uint32_t>>& range
 }
 
 Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const {
-  SK_RETURN_IF_ERROR(checkStep(plan, sk));
+  SK_ASSIGN_OR_RETURN(SyncLayout L, layoutSync(plan, sk));
   const size_t n = sk.ops.size();
   const Options& opt = sk.options;
-
-  // Static state: which ops own a completion counter, flags, kernel_sync.
-  std::vector<int> doneOf(n, -1), flagBaseOf(n, -1), ksyncOf(n, -1);
-  uint32_t numDone = 0, numFlags = 0, numKsync = 0;
-  for (const Edge& e : sk.edges) {
-    if ((e.sync == SyncKind::Counter || e.sync == SyncKind::Event) && doneOf[e.producer] < 0)
-      doneOf[e.producer] = static_cast<int>(numDone++);
-  }
-  for (const Edge& e : sk.edges) {
-    if (e.sync == SyncKind::Flag && flagBaseOf[e.producer] < 0) {
-      flagBaseOf[e.producer] = static_cast<int>(numFlags);
-      numFlags += sk.ops[e.producer].blockDim;
-    }
-  }
-  for (size_t i = 0; i < n; ++i)
-    if (sk.ops[i].kernelSync) ksyncOf[i] = static_cast<int>(numKsync++);
 
   // An unfused step's text names its kernel, not its op: the 61 layers of a
   // decode stack then share one shared object per distinct op instead of
@@ -246,71 +102,22 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   // per-op call thunks at the usual 16 (clang applies -falign-functions only to functions without one).
   v.set("thunk_attr", opt.funcAlign > 16 ? "__attribute__((aligned(16))) " : "");
   v.setIf("profiling", opt.profiling);
-  v.setIf("has_done", numDone > 0).set("num_done", numDone);
-  v.setIf("has_flags", numFlags > 0).set("num_flags", numFlags);
-  v.setIf("has_ksync", numKsync > 0).set("num_ksync", numKsync);
+  v.setIf("has_done", L.numCounters > 0).set("num_done", L.numCounters);
+  v.setIf("has_flags", L.numFlags > 0).set("num_flags", L.numFlags);
+  v.setIf("has_ksync", L.numKernelSyncs > 0).set("num_ksync", L.numKernelSyncs);
 
-  // Waits per consumer, deduplicated (two edges from one producer, e.g. RAW
-  // on two buffers, need one wait; a counter wait covers any flag wait).
-  std::vector<std::vector<Wait>> waits(n);
   v.list("flag_tables");
-  int numTables = 0;
-  for (const Edge& e : sk.edges) {
-    if (e.sync != SyncKind::Flag && e.sync != SyncKind::Counter && e.sync != SyncKind::Event) continue;
-    const PlannedOp& p = sk.ops[e.producer];
-    const PlannedOp& c = sk.ops[e.consumer];
-    std::string summary = fmt::format("{} ({}, {} on {})", p.name, syncKindName(e.sync), depKindName(e.dep), e.buffer);
-    std::string what = cString(fmt::format("{} <- {} ({}, {} on {})", c.name, p.name, syncKindName(e.sync),
-                                           depKindName(e.dep), e.buffer));
-    auto& list = waits[e.consumer];
-    if (e.sync == SyncKind::Flag) {
-      bool covered = std::any_of(list.begin(), list.end(), [&](const Wait& w) {
-        return w.producer == e.producer && (w.kind == Wait::Kind::Counter || w.ranges == e.flagRanges);
-      });
-      if (covered) continue;
-      Wait w;
-      w.kind = isIdentity(e.flagRanges) ? Wait::Kind::FlagOne : Wait::Kind::FlagTable;
-      w.producer = e.producer;
-      w.flagBase = static_cast<uint32_t>(flagBaseOf[e.producer]);
-      w.ranges = e.flagRanges;
-      if (w.kind == Wait::Kind::FlagTable) {
-        w.table = numTables++;
-        auto& t = v.add("flag_tables");
-        t.set("id", w.table);
-        t.set("size", c.blockDim);
-        t.set("comment", commentText(fmt::format("{} <- {}", c.name, p.name)));
-        t.set("entries", formatRanges(e.flagRanges));
-      }
-      w.what = std::move(what);
-      w.summary = std::move(summary);
-      list.push_back(std::move(w));
-    } else {
-      // A counter wait replaces earlier flag waits on the same producer.
-      list.erase(std::remove_if(list.begin(), list.end(),
-                                [&](const Wait& w) { return w.producer == e.producer; }),
-                 list.end());
-      Wait w;
-      w.kind = Wait::Kind::Counter;
-      w.producer = e.producer;
-      w.counter = static_cast<uint32_t>(doneOf[e.producer]);
-      w.blocks = p.blockDim;
-      w.what = std::move(what);
-      w.summary = std::move(summary);
-      list.push_back(std::move(w));
-    }
+  for (size_t t = 0; t < L.flagTables.size(); ++t) {
+    const FlagTable& ft = L.flagTables[t];
+    auto& tv = v.add("flag_tables");
+    tv.set("id", static_cast<uint64_t>(t));
+    tv.set("size", sk.ops[ft.consumer].blockDim);
+    tv.set("comment", commentText(fmt::format("{} <- {}", sk.ops[ft.consumer].name, sk.ops[ft.producer].name)));
+    tv.set("entries", formatRanges(*ft.ranges));
   }
 
-  std::vector<bool> hasSignal(n, false);
-  for (size_t i = 0; i < n; ++i) hasSignal[i] = doneOf[i] >= 0 || flagBaseOf[i] >= 0;
-
-  // Variants the source references: called ones and preloaded ones.
-  std::set<uint32_t> used;
-  for (const PlannedOp& op : sk.ops) {
-    used.insert(op.variant);
-    if (op.preloadVariant >= 0 && opt.preloadCode != PreloadCode::None) used.insert(static_cast<uint32_t>(op.preloadVariant));
-  }
   v.list("kernels");
-  for (uint32_t vi : used) {
+  for (uint32_t vi : L.variants) {
     const KernelVariant& var = plan.variants[vi];
     auto& k = v.add("kernels");
     k.set("symbol", var.symbol);
@@ -324,10 +131,10 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     }
   }
 
-  v.setIf("has_waits", std::any_of(waits.begin(), waits.end(), [](const auto& w) { return !w.empty(); }));
+  v.setIf("has_waits", L.anyWaits());
   v.setIf("has_barriers", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.barrierBefore; }));
   v.setIf("has_early", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.earlyStart; }));
-  v.setIf("has_signals", std::any_of(hasSignal.begin(), hasSignal.end(), [](bool s) { return s; }));
+  v.setIf("has_signals", L.anySignals());
 
   // Per op, in index order: its call thunk (the kernel with its typed
   // arguments) and its constant descriptor (blocks, start mode, waits, what it
@@ -352,23 +159,27 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     of.list("waits_summary");
     of.list("wait_list");
     std::string waitsPtr = "nullptr";
-    if (!waits[i].empty()) {
+    if (!L.waits[i].empty()) {
       std::string summary;
       auto& wl = of.add("wait_list");
       wl.list("waits");
-      for (const Wait& wt : waits[i]) {
+      for (const SyncWait& wt : L.waits[i]) {
+        const Edge& e = *wt.edge;
+        const PlannedOp& p = sk.ops[e.producer];
         if (!summary.empty()) summary += ", ";
-        summary += wt.summary;
+        summary += fmt::format("{} ({}, {} on {})", p.name, syncKindName(e.sync), depKindName(e.dep), e.buffer);
+        std::string what = cString(fmt::format("{} <- {} ({}, {} on {})", op.name, p.name, syncKindName(e.sync),
+                                               depKindName(e.dep), e.buffer));
         std::string entry;
         switch (wt.kind) {
-          case Wait::Kind::Counter:
-            entry = fmt::format("{{SK_COUNTER, &sk_done[{}], {}, nullptr, \"{}\"}}", wt.counter, wt.blocks, wt.what);
+          case SyncWait::Kind::Counter:
+            entry = fmt::format("{{SK_COUNTER, &sk_done[{}], {}, nullptr, \"{}\"}}", wt.counter, wt.blocks, what);
             break;
-          case Wait::Kind::FlagOne:
-            entry = fmt::format("{{SK_FLAG, &sk_flags[{}], 0, nullptr, \"{}\"}}", wt.flagBase, wt.what);
+          case SyncWait::Kind::FlagOne:
+            entry = fmt::format("{{SK_FLAG, &sk_flags[{}], 0, nullptr, \"{}\"}}", wt.flagBase, what);
             break;
-          case Wait::Kind::FlagTable:
-            entry = fmt::format("{{SK_FLAG_RANGE, &sk_flags[{}], 0, sk_fr{}, \"{}\"}}", wt.flagBase, wt.table, wt.what);
+          case SyncWait::Kind::FlagTable:
+            entry = fmt::format("{{SK_FLAG_RANGE, &sk_flags[{}], 0, sk_fr{}, \"{}\"}}", wt.flagBase, wt.table, what);
             break;
         }
         wl.add("waits").set("entry", entry);
@@ -378,18 +189,18 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     }
     std::string head = fmt::format("{{{}, {}, {}, {}, sk_call_op{}, {}, {},", i, op.blockDim,
                                    sk.queues[op.queue].numCores, op.earlyStart ? "SK_EARLY" : "SK_PLAIN", i,
-                                   waits[i].size(), waitsPtr);
+                                   L.waits[i].size(), waitsPtr);
     std::string tail = fmt::format(
         "/*flags*/ {}, /*done*/ {}, /*kernel_sync*/ {}}}",
-        flagBaseOf[i] >= 0 ? fmt::format("&sk_flags[{}]", flagBaseOf[i]) : "nullptr",
-        doneOf[i] >= 0 ? fmt::format("&sk_done[{}]", doneOf[i]) : "nullptr",
-        op.kernelSync ? fmt::format("&sk_ksync[{0}], &sk_ksync_base[{0}], \"{1}\"", ksyncOf[i],
+        L.flagBaseOf[i] >= 0 ? fmt::format("&sk_flags[{}]", L.flagBaseOf[i]) : "nullptr",
+        L.counterOf[i] >= 0 ? fmt::format("&sk_done[{}]", L.counterOf[i]) : "nullptr",
+        op.kernelSync ? fmt::format("&sk_ksync[{0}], &sk_ksync_base[{0}], \"{1}\"", L.kernelSyncOf[i],
                                     cString(opLabel(op) + ": sk_kernel_sync"))
                       : "nullptr, nullptr, nullptr");
     // The descriptor's second line lines up under its first field.
     const size_t indent = fmt::format("const sk_op_desc sk_op{} = {{", i).size();
     of.set("desc", head + "\n" + std::string(indent, ' ') + tail);
-    if (op.kernelSync) v.add("ksync_fns").set("ksync", ksyncOf[i]);
+    if (op.kernelSync) v.add("ksync_fns").set("ksync", L.kernelSyncOf[i]);
     bool usesBuf = false;
     of.list("args");
     for (size_t a = 0; a < op.args.size(); ++a) {
@@ -462,28 +273,8 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   src.fileName = sanitizeIdentifier(sk.name) + ".cpp";
   src.language = "c++";
   src.text = std::move(*text);
-  src.variants.assign(used.begin(), used.end());
-
-  nlohmann::json m;
-  m["format"] = "superkernel.manifest";
-  m["version"] = 1;
-  m["name"] = sk.name;
-  m["target"] = "cpu";
-  m["num_cores"] = sk.numCores;
-  m["options"] = opt.canonical();
-  m["fused"] = sk.fused;
-  m["buffers"] = nlohmann::json::array();
-  for (const PlanBuffer& b : sk.buffers)
-    m["buffers"].push_back({{"name", b.name}, {"dtype", dtypeName(b.dtype)}, {"elements", b.elements}});
-  m["ops"] = nlohmann::json::array();
-  for (const PlannedOp& op : sk.ops)
-    m["ops"].push_back({{"name", op.name},
-                        {"symbol", plan.variants[op.variant].symbol},
-                        {"block_dim", op.blockDim},
-                        {"queue", op.queue}});
-  m["variants"] = nlohmann::json::array();
-  for (uint32_t vi : used) m["variants"].push_back(plan.variants[vi].symbol);
-  src.manifest = m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  src.variants = L.variants;
+  src.manifest = stepManifest(plan, sk, "cpu", L);
   return src;
 }
 
@@ -568,7 +359,7 @@ std::string sanitizeIdentifier(std::string_view s) {
   return out;
 }
 
-Expected<std::shared_ptr<const Target>> makeCpuTarget() {
+Expected<std::shared_ptr<const Target>> makeCpuEmitter() {
   std::filesystem::path file = dataTemplatesDir() / "cpu" / "superkernel.cpp.tmpl";
   std::ifstream in(file, std::ios::binary);
   if (!in) return ioError(fmt::format("cannot read template {}", file.string()));

@@ -1,0 +1,79 @@
+// The target-neutral sync layout of one SuperKernel step: what every emitter
+// needs and none should decide on its own. From the plan's edges it
+// allocates completion-counter slots (one per producer of a counter or event
+// edge), flag slots (one per block of a producer of a flag edge) and
+// kernel_sync slots, deduplicates each consumer's waits (two edges from one
+// producer need one wait; a counter wait covers any flag wait), collects
+// the variants the step references, and writes the step's manifest. An
+// emitter only prints this in its own language.
+//
+// Before any of that it checks the step's shape (checkStepShape): indices,
+// queues and edge kinds the printed code relies on, so a planner bug is an
+// Internal error naming the op instead of generated code that hangs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "superkernel/plan/Plan.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+/// One wait of a consumer op on one producer.
+struct SyncWait {
+  enum class Kind : uint8_t {
+    Counter,    // all producer blocks: sk_done[counter] >= blocks x epoch
+    FlagOne,    // consumer block b waits for producer block b's flag
+    FlagTable,  // consumer block b waits for the producer blocks ranges[b]
+  };
+  Kind kind = Kind::Counter;
+  uint32_t producer = 0;                    // op index
+  uint32_t counter = 0;                     // Counter: slot
+  uint32_t flagBase = 0;                    // Flag*: first flag slot of the producer
+  int table = -1;                           // FlagTable: index into SyncLayout::flagTables
+  uint64_t blocks = 0;                      // Counter: producer blocks
+  const Edge* edge = nullptr;               // the edge this wait stands for (names, kinds)
+};
+
+/// The per-consumer-block producer ranges of a FlagTable wait.
+struct FlagTable {
+  uint32_t consumer = 0;                    // op index
+  uint32_t producer = 0;
+  const std::vector<std::pair<uint32_t, uint32_t>>* ranges = nullptr;  // size = consumer blockDim
+};
+
+struct SyncLayout {
+  std::vector<int> counterOf;               // per op: its completion counter slot, -1 none
+  std::vector<int> flagBaseOf;              // per op: its first flag slot, -1 none
+  std::vector<int> kernelSyncOf;            // per op: its kernel_sync slot, -1 none
+  uint32_t numCounters = 0, numFlags = 0, numKernelSyncs = 0;
+  std::vector<std::vector<SyncWait>> waits; // per consumer op, deduplicated, in edge order
+  std::vector<FlagTable> flagTables;        // in the order the waits created them
+  std::vector<uint32_t> variants;           // variants the step calls or preloads (sorted, unique)
+
+  bool signals(size_t op) const { return counterOf[op] >= 0 || flagBaseOf[op] >= 0; }
+  bool anyWaits() const;
+  bool anySignals() const;
+};
+
+/// The shape checks the printed code relies on (validatePlan proves no
+/// hang; these catch indices that would make the code wrong).
+Status checkStepShape(const FusionPlan& plan, const SuperKernelPlan& sk);
+
+/// checkStepShape, then the layout of `sk`.
+Expected<SyncLayout> layoutSync(const FusionPlan& plan, const SuperKernelPlan& sk);
+
+/// The step's manifest, one line of stable JSON: {"format":"superkernel.manifest",
+/// "version":1,"name","target","num_cores","options","fused","buffers":[{"name",
+/// "dtype","elements"}],"ops":[{"name","symbol","block_dim","queue"}],"variants":[..]}
+std::string stepManifest(const FusionPlan& plan, const SuperKernelPlan& sk, std::string_view target,
+                         const SyncLayout& layout);
+
+/// True when ranges[b] == {b, b} for every b (a one-to-one flag wait).
+bool isIdentityRanges(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
+
+}  // namespace sk

@@ -1,0 +1,69 @@
+// The machine model the planner reads (DESIGN section 9): what cores a
+// target has and the rules that differ per target. A back end's Device
+// describes its machine with one of these; the planner never names a target.
+//
+// Cores come in pools ({kind, count}): cpu has one pool of W workers; cuda
+// one pool of resident CTAs; ascend a cube pool and a vector pool in a 1:2
+// ratio. A SuperKernel's cores are the pools laid out in order (pool p owns
+// cores [base(p), base(p) + count)); a queue belongs to one pool; block b of
+// an op runs on core coreOf(queue, b) (plan/Plan.h), the one mapping every
+// stage uses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+struct CorePool {
+  CoreType kind = CoreType::Vector;         // blocks of kernels of this core type run here
+  uint32_t count = 1;
+  bool operator==(const CorePool&) const = default;
+};
+
+/// An option the target parses (one op list serves every target) but does
+/// not implement: a non-default value is reported in the plan's warnings.
+struct InapplicableOption {
+  std::string key;                          // "split-mode"
+  std::string why;                          // "the cpu back end runs one code copy per sub-kernel"
+};
+
+struct MachineModel {
+  std::string target = "cpu";
+  std::vector<CorePool> pools = {CorePool{}};
+  /// split-mode when the options leave it unset.
+  int defaultSplitMode = 1;
+  std::vector<InapplicableOption> inapplicable;
+  /// Sync limits (0: none). Flag slots a SuperKernel may use (one per
+  /// producer block of a flag edge): edges past the budget fall back to
+  /// counters, counted in the plan's warnings.
+  uint32_t maxFlagSlots = 0;
+  /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
+  /// executor's 4 workers"; default "the target's 4 cores").
+  std::string coreOwner = "target";
+  std::string coreNoun = "cores";
+
+  /// One pool of `cores` cores that runs every core type (cpu, cuda).
+  static MachineModel singlePool(std::string target, uint32_t cores, std::string owner = "target",
+                                 std::string noun = "cores");
+  /// "the executor's 4 workers"
+  std::string describeCores(uint32_t n) const;
+
+  uint32_t totalCores() const;
+  uint32_t poolBase(uint32_t pool) const;
+  /// The pool that runs blocks of a `type` kernel: the only pool of a
+  /// single-pool machine, else the pool of that kind. BadInput naming the
+  /// type and the target when there is none (e.g. mix on a split machine
+  /// until the back end models it).
+  Expected<uint32_t> poolFor(CoreType type) const;
+  /// BadInput when the model is unusable (no pool, a pool with no cores).
+  Status check() const;
+};
+
+}  // namespace sk

@@ -1,0 +1,183 @@
+// Back ends (DESIGN section 9): a target is one folder, src/target/<name>/,
+// that plugs four things into known seams. The plan, the driver's spawning /
+// dedup / keys, the cache and the session are shared and never name a
+// target.
+//
+//   MachineModel  what the planner reads: core pools, per-target defaults,
+//                 options that do not apply, sync limits
+//   Target        the emitter (codegen/Target.h): prints what the shared sync
+//                 layout (codegen/SyncLayout.h) decided, from templates/<name>/
+//   BuildRecipe   how the driver builds: compiler and its variable, object
+//                 and link argv, object post-processing, artifact name,
+//                 runtime files in the key, symbol sizes
+//   Device        where it runs: load verified artifact bytes, run(cores,
+//                 stream, buffers), default stream, buffers, profiling
+//
+// A Backend bundles the factories; registerBackend() adds one (the built-in
+// cpu back end is registered by the registry itself; a test or a plugin may
+// register more from its own file). Builtin kernels live in
+// kernels/<name>/, runtime sources in runtime/<name>/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "superkernel/cache/Cache.h"
+#include "superkernel/cache/Key.h"
+#include "superkernel/codegen/Target.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/driver/Toolchain.h"
+#include "superkernel/frontend/Options.h"
+#include "superkernel/plan/MachineModel.h"
+#include "superkernel/plan/Plan.h"
+#include "superkernel/support/Error.h"
+
+namespace sk {
+
+// ---- build recipe ----------------------------------------------------------
+
+/// What the driver lends a recipe to run the toolchain: spawn the compiler
+/// (launcher prepended, failures carry the command line and diagnostics) and
+/// memoise per driver what every link shares (a runtime object).
+class RecipeTools {
+ public:
+  virtual ~RecipeTools() = default;
+  virtual const Toolchain& toolchain() const = 0;
+  /// DriverConfig::arch ("native", "generic", "sm_90", ...).
+  virtual const std::string& arch() const = 0;
+  /// The argv that runCompiler(args) spawns: <launcher...> <compiler> <args...>.
+  virtual std::vector<std::string> command(const std::vector<std::string>& args) const = 0;
+  /// Run command(args); `what` names the step in errors (which carry the
+  /// command line and the diagnostics).
+  virtual Expected<ProcessResult> runCompiler(const std::vector<std::string>& args, const std::string& what) const = 0;
+  /// The result of `make` for `id`, computed once per driver (thread-safe).
+  virtual Expected<std::shared_ptr<const std::string>> once(
+      const std::string& id, const std::function<Expected<std::string>()>& make) const = 0;
+};
+
+/// One compiled sub-kernel object as the link sees it.
+struct LinkObject {
+  std::string key;                                  // its cache key (distinct objects only)
+  std::shared_ptr<const std::string> bytes;         // the object file
+};
+
+struct LinkRequest {
+  std::string_view source;                          // the generated SuperKernel source
+  std::vector<LinkObject> objects;                  // distinct, in first-use order
+  const Options* options = nullptr;                 // the build options (compile-options, func-align)
+  std::filesystem::path outputFile;                 // the artifact to write; scratch files go beside it
+};
+
+struct LinkOutput {
+  std::vector<std::string> command;                 // the final command's argv (for the manifest)
+  std::string diagnostics;                          // compiler stderr (warnings)
+};
+
+class BuildRecipe {
+ public:
+  virtual ~BuildRecipe() = default;
+  /// The target this recipe builds for ("cpu").
+  virtual std::string_view target() const = 0;
+  /// The compiler used when none is asked for ("clang++") and the variable
+  /// that overrides it ("SK_CXX").
+  virtual std::string_view defaultCompiler() const = 0;
+  virtual std::string_view compilerEnvVar() const = 0;
+  /// What `arch` means for keys: e.g. "native" plus the host CPU's model and
+  /// flags, so two machines never share a -march=native object.
+  virtual std::string archKey(const std::string& arch) const { return arch; }
+  /// Digest of every runtime file generated code or objects depend on
+  /// (headers, runtime sources linked in); part of every key.
+  virtual Expected<std::string> runtimeDigest() const = 0;
+
+  /// Canonical flags of a sub-kernel object (no launcher, no output or input
+  /// paths): hashed into the object's key.
+  virtual std::vector<std::string> objectFlags(const KernelVariant& variant, const Options& options,
+                                               const std::string& arch) const = 0;
+  /// File name of an object inside its cache entry ("object.o").
+  virtual std::string objectName() const { return "object.o"; }
+  /// Arguments after the compiler that compile `variant` with `flags` into `output`.
+  virtual std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& variant,
+                                              const std::filesystem::path& output) const = 0;
+  /// After compiling: rewrite the object in place if the target needs it
+  /// (symbol renames, localisation). Default: nothing.
+  virtual Status postProcessObject(const std::filesystem::path& object, const KernelVariant& variant,
+                                   const RecipeTools& tools) const;
+  /// Code bytes of `symbol` in an object (feeds preload sizes). Default: the
+  /// ELF symbol table through LLVM Object.
+  virtual Expected<uint64_t> symbolSize(std::string_view objectBytes, std::string_view symbol) const;
+
+  /// Everything about the link that is not the source, the objects or the
+  /// runtime: flags, scripts, extra inputs' flags. Hashed into the key.
+  virtual std::string linkKey(const Options& options, const std::string& arch) const = 0;
+  /// File name of the SuperKernel artifact in its cache entry ("superkernel.so").
+  virtual std::string artifactName() const = 0;
+  /// Build the artifact (compile the source, link with the objects).
+  virtual Expected<LinkOutput> link(const LinkRequest& request, const RecipeTools& tools) const = 0;
+};
+
+// ---- device ------------------------------------------------------------------
+
+/// A SuperKernel artifact loaded by a Device (a dlopen'ed library, a CUDA
+/// module, a registered Ascend kernel); opaque to everything else.
+class LoadedKernel {
+ public:
+  virtual ~LoadedKernel() = default;
+};
+
+struct DeviceOptions {
+  uint32_t cores = 0;                               // cpu: executor workers; 0: the target's default
+  uint32_t waitTimeoutMs = 0;                       // 0: the target's default
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string_view target() const = 0;
+  /// The cores the planner may use on this device.
+  virtual const MachineModel& machine() const = 0;
+  /// Load verified artifact bytes (Artifact::bytes; never the file again).
+  /// Loading one key twice may return the same LoadedKernel.
+  virtual Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& artifact) = 0;
+  /// The stream run() uses when the caller gives none.
+  virtual void* defaultStream() = 0;
+  /// Run a loaded SuperKernel on `cores` cores with the step's buffers (in
+  /// manifest order; device memory). A failure says what went wrong.
+  virtual Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+                     uint32_t numBuffers) = 0;
+
+  /// true: buffers are plain host memory (run() takes host pointers).
+  virtual bool hostMemory() const { return true; }
+  virtual Expected<void*> allocate(size_t bytes) = 0;
+  virtual void release(void* buffer) = 0;
+  virtual Status upload(void* deviceDst, const void* hostSrc, size_t bytes) = 0;
+  virtual Status download(void* hostDst, const void* deviceSrc, size_t bytes) = 0;
+
+  /// Profiling: records while on; takeTrace() gives Chrome/Perfetto JSON,
+  /// launch i named by opNamesByLaunch[i]. Default: not supported.
+  virtual Status setProfiling(bool on);
+  virtual Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch);
+};
+
+// ---- registry ----------------------------------------------------------------
+
+struct Backend {
+  std::string name;                                 // "cpu"; the op list's "target"
+  /// The emitter (reads templates/<name>/ now: errors name the file and line).
+  std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
+  std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;
+  std::function<Expected<std::unique_ptr<Device>>(const DeviceOptions&)> makeDevice;
+};
+
+/// Add a back end (an error if the name is taken or a factory is missing).
+Status registerBackend(Backend backend);
+/// The back end registered as `name`; BadInput naming the known targets if
+/// none (and "not supported yet" for a reserved name).
+Expected<const Backend*> findBackend(std::string_view name);
+
+}  // namespace sk

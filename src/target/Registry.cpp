@@ -1,0 +1,103 @@
+// The back-end registry: the one place that knows which targets exist. The
+// cpu back end is built in; registerBackend() adds others (a test back end
+// from its own file, a plugin).
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/driver/Driver.h"
+#include "superkernel/target/Backend.h"
+#include "target/cpu/CpuBackend.h"
+
+namespace sk {
+
+namespace {
+
+// Targets with a back end issue of their own; named so that an op list for
+// them gets "not supported yet" rather than "unknown".
+constexpr const char* kReserved[] = {"ascend", "cuda"};
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
+  Registry() {
+    Backend cpu = cpuBackend();
+    std::string name = cpu.name;
+    backends.emplace(name, std::make_unique<Backend>(std::move(cpu)));
+    addAcceptedTargetName(name);
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+std::string knownNames(Registry& r) {
+  std::string s;
+  for (const auto& [n, b] : r.backends) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+Status registerBackend(Backend backend) {
+  if (backend.name.empty() || !backend.makeEmitter || !backend.makeRecipe || !backend.makeDevice)
+    return internalError("registerBackend: a back end needs a name, an emitter, a recipe and a device factory");
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  if (r.backends.count(backend.name)) return internalError(fmt::format("target '{}' is already registered", backend.name));
+  std::string name = backend.name;
+  r.backends.emplace(name, std::make_unique<Backend>(std::move(backend)));
+  addAcceptedTargetName(name);  // op lists may now name it
+  return Status::success();
+}
+
+Expected<const Backend*> findBackend(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.backends.find(name);
+  if (it != r.backends.end()) return static_cast<const Backend*>(it->second.get());
+  for (const char* reserved : kReserved)
+    if (name == reserved)
+      return badInput(fmt::format("target '{}' is not supported yet (supported: {})", name, knownNames(r)));
+  std::string known = knownNames(r);
+  for (const char* reserved : kReserved) known += std::string(", ") + reserved;
+  return badInput(fmt::format("unknown target '{}' (known: {}; supported: {})", name, known, knownNames(r)));
+}
+
+std::vector<std::string> targetNames() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<std::string> out;
+  for (const auto& [n, b] : r.backends) out.push_back(n);
+  for (const char* reserved : kReserved)
+    if (!r.backends.count(reserved)) out.push_back(reserved);
+  return out;
+}
+
+Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name) {
+  SK_ASSIGN_OR_RETURN(const Backend* b, findBackend(name));
+  return b->makeEmitter();
+}
+
+Status BuildRecipe::postProcessObject(const std::filesystem::path&, const KernelVariant&, const RecipeTools&) const {
+  return Status::success();
+}
+
+Expected<uint64_t> BuildRecipe::symbolSize(std::string_view objectBytes, std::string_view symbol) const {
+  return readSymbolSize(objectBytes, symbol);
+}
+
+Status Device::setProfiling(bool on) {
+  if (!on) return Status::success();
+  return badInput(fmt::format("profiling is not supported on target {}", target()));
+}
+
+Expected<std::string> Device::takeTrace(const std::vector<std::vector<std::string>>&) {
+  return badInput(fmt::format("profiling is not supported on target {}", target()));
+}
+
+}  // namespace sk

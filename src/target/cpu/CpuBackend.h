@@ -1,0 +1,20 @@
+// Private: the pieces of the cpu back end (src/target/cpu/), assembled into
+// a Backend by the registry.
+#pragma once
+
+#include <memory>
+
+#include "superkernel/target/Backend.h"
+#include "superkernel/target/cpu/Cpu.h"
+
+namespace sk {
+
+/// Backend{"cpu", ...}: the emitter, recipe and device below.
+Backend cpuBackend();
+
+/// Reads and parses templates/cpu/superkernel.cpp.tmpl.
+Expected<std::shared_ptr<const Target>> makeCpuEmitter();
+std::shared_ptr<const BuildRecipe> makeCpuRecipe();
+Expected<std::unique_ptr<Device>> makeCpuDevice(const DeviceOptions& options);
+
+}  // namespace sk

@@ -1,0 +1,141 @@
+// The cpu device: the host executor (a pool of W workers), generated shared
+// objects loaded from verified bytes (memfd + dlopen), and run() calling the
+// library's `run` with an sk_run_args over the executor's services table.
+#include "target/cpu/CpuBackend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "superkernel/cpu/superkernel_rt.h"
+#include "target/cpu/LoadedLibrary.h"
+
+namespace sk {
+
+namespace {
+
+class CpuKernel final : public LoadedKernel {
+ public:
+  CpuKernel(std::shared_ptr<LoadedLibrary> lib, SuperKernelRunFn run) : lib_(std::move(lib)), run_(run) {}
+  SuperKernelRunFn runFn() const { return run_; }
+
+ private:
+  std::shared_ptr<LoadedLibrary> lib_;
+  SuperKernelRunFn run_;
+};
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(const DeviceOptions& o) {
+    ExecutorOptions eo;
+    eo.numWorkers = o.cores;
+    eo.waitTimeoutMs = o.waitTimeoutMs;
+    executor_ = std::make_unique<Executor>(eo);
+    machine_ = MachineModel::singlePool("cpu", executor_->numWorkers(), "executor", "workers");
+    machine_.defaultSplitMode = 1;
+    machine_.inapplicable = {
+        {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
+        {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},
+    };
+  }
+
+  std::string_view target() const override { return "cpu"; }
+  const MachineModel& machine() const override { return machine_; }
+
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    std::lock_guard<std::mutex> g(mu_);
+    if (auto k = loaded_[a.key].lock()) return k;
+    SK_ASSIGN_OR_RETURN(auto k, cpuLoad(a));
+    loaded_[a.key] = k;
+    return k;
+  }
+
+  void* defaultStream() override { return const_cast<sk_services*>(executor_->services()); }
+
+  Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+             uint32_t numBuffers) override {
+    sk_run_args args;
+    args.abi_version = SK_ABI_VERSION;
+    args.num_buffers = numBuffers;
+    args.buffers = buffers;
+    const int rc = static_cast<const CpuKernel&>(kernel).runFn()(cores, stream, &args);
+    if (rc == 0) return Status::success();
+    std::string msg = executor_->lastError();
+    if (msg.empty()) msg = describeRunResult(rc);
+    return runtimeError(std::move(msg));
+  }
+
+  Expected<void*> allocate(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p) return runtimeError(fmt::format("cannot allocate {} bytes", bytes));
+    return p;
+  }
+  void release(void* buffer) override { std::free(buffer); }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::success();
+  }
+
+  Status setProfiling(bool on) override {
+    executor_->setProfiling(on);
+    if (on) (void)executor_->takeTrace();  // launch numbering restarts here: launch i = step i
+    return Status::success();
+  }
+  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& names) override {
+    return Executor::traceToJson(executor_->takeTrace(), names);
+  }
+
+  Executor& executor() { return *executor_; }
+
+ private:
+  std::unique_ptr<Executor> executor_;
+  MachineModel machine_;
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<const LoadedKernel>> cpuLoad(const Artifact& a) {
+  if (!a.bytes) return internalError("cpuLoad: an artifact without bytes");
+  SK_ASSIGN_OR_RETURN(auto lib, LoadedLibrary::fromBytes(*a.bytes, a.key));
+  SuperKernelRunFn run = lib->run();
+  if (!run) return runtimeError(fmt::format("SuperKernel {} does not export 'run'", a.key));
+  return std::shared_ptr<const LoadedKernel>(std::make_shared<CpuKernel>(std::move(lib), run));
+}
+
+std::string describeRunResult(int rc) {
+  switch (rc) {
+    case 0: return "ok";
+    case kRunBadAbi: return "run() rejected the call: sk_run_args missing or abi_version is not SK_ABI_VERSION";
+    case kRunBadBufferCount: return "run() rejected the call: num_buffers differs from the SuperKernel's manifest";
+    case kRunBadBlockDim: return "run() rejected the call: block_dim differs from the SuperKernel's core count";
+    case kRunBadServices: return "run() rejected the call: the stream is not a compatible sk_services table";
+    case kRunTooFewWorkers: return "run() rejected the call: the executor has fewer workers than the SuperKernel's cores";
+    default: return fmt::format("run() failed with code {}", rc);
+  }
+}
+
+Expected<std::unique_ptr<Device>> makeCpuDevice(const DeviceOptions& options) {
+  return std::unique_ptr<Device>(std::make_unique<CpuDevice>(options));
+}
+
+Executor* cpuExecutor(Device& device) {
+  auto* d = dynamic_cast<CpuDevice*>(&device);
+  return d ? &d->executor() : nullptr;
+}
+
+SuperKernelRunFn cpuRunFunction(const LoadedKernel& kernel) {
+  auto* k = dynamic_cast<const CpuKernel*>(&kernel);
+  return k ? k->runFn() : nullptr;
+}
+
+
+}  // namespace sk

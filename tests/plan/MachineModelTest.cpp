@@ -1,0 +1,126 @@
+// The machine model the planner reads (DESIGN section 9): core pools, the
+// pool a core type runs on, the flag budget, and options a target does not
+// implement. The cpu target is a single pool; these cases use made-up
+// machines the way the cuda and ascend back ends will.
+#include <gtest/gtest.h>
+
+#include "superkernel/plan/Plan.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(SK_SOURCE_ROOT) / "tests/plan/data";
+
+OpList load(const std::string& name) {
+  auto l = loadOpList(kData / name);
+  EXPECT_TRUE(l.ok()) << (l ? "" : l.error().message());
+  return l ? *l : OpList{};
+}
+
+Expected<FusionPlan> planOn(const OpList& l, const MachineModel& m, const std::string& opts = "") {
+  auto o = parseOptions(opts);
+  if (!o) return o.error();
+  return planOpList(l, *o, PlanConfig{m, true});
+}
+
+// A two-pool machine: 2 cube cores, 4 vector cores (ascend's 1:2).
+MachineModel cubeVector() {
+  MachineModel m;
+  m.target = "twopool";
+  m.pools = {CorePool{CoreType::Cube, 2}, CorePool{CoreType::Vector, 4}};
+  return m;
+}
+
+TEST(MachineModel, PoolsAndTheCoreMapping) {
+  MachineModel m = cubeVector();
+  EXPECT_EQ(m.totalCores(), 6u);
+  EXPECT_EQ(m.poolBase(0), 0u);
+  EXPECT_EQ(m.poolBase(1), 2u);
+  EXPECT_EQ(*m.poolFor(CoreType::Cube), 0u);
+  EXPECT_EQ(*m.poolFor(CoreType::Vector), 1u);
+  auto mix = m.poolFor(CoreType::Mix);
+  ASSERT_FALSE(mix.ok());
+  EXPECT_NE(mix.error().message().find("target twopool has no core pool for core_type mix (its pools: cube, vector)"),
+            std::string::npos)
+      << mix.error().message();
+  // One pool runs every core type.
+  EXPECT_EQ(*MachineModel::singlePool("cpu", 8).poolFor(CoreType::Cube), 0u);
+  Queue q{0, 2, 4, {}, 1};
+  EXPECT_EQ(coreOf(q, 0), 2u);
+  EXPECT_EQ(coreOf(q, 5), 3u);
+  MachineModel empty;
+  empty.pools.clear();
+  EXPECT_FALSE(empty.check().ok());
+  EXPECT_FALSE(planOn(load("chain.json"), empty).ok());
+}
+
+TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
+  OpList l = load("chain.json");  // A -> B -> C, vector kernels, block_dim 4
+  // Make B a cube op: its own kernel entry with core_type cube.
+  KernelDecl cube = l.kernels.at(0);
+  cube.name = "ew_cube";
+  cube.coreType = CoreType::Cube;
+  l.kernels.push_back(cube);
+  l.ops.at(1).kernel = "ew_cube";
+  auto p = planOn(l, cubeVector());
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  const SuperKernelPlan& sk = p->steps[0];
+  EXPECT_EQ(sk.numCores, 6u);
+  ASSERT_EQ(sk.queues.size(), 2u);
+  EXPECT_EQ(sk.queues[0].pool, 0u);  // cube: cores [0, 2)
+  EXPECT_EQ(sk.queues[0].firstCore, 0u);
+  EXPECT_EQ(sk.queues[0].numCores, 2u);
+  EXPECT_EQ(sk.queues[1].pool, 1u);  // vector: cores [2, 6)
+  EXPECT_EQ(sk.queues[1].firstCore, 2u);
+  EXPECT_EQ(sk.queues[1].numCores, 4u);
+  EXPECT_EQ(sk.ops[1].queue, 0u);
+  EXPECT_EQ(sk.ops[0].queue, 1u);
+  // Across pools an edge is never local: the consumer waits for the producer.
+  for (const Edge& e : sk.edges) {
+    EXPECT_NE(e.sync, SyncKind::Local);
+    EXPECT_NE(e.sync, SyncKind::Barrier);
+  }
+  EXPECT_FALSE(sk.edges.empty());
+  // debug-core-num is a single-pool rule.
+  auto forced = planOn(l, cubeVector(), "debug-core-num=2");
+  EXPECT_FALSE(forced.ok());
+}
+
+TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {
+  OpList l = load("mixed.json");
+  auto free = planOn(l, MachineModel::singlePool("cpu", 4));
+  ASSERT_TRUE(free.ok()) << free.error().message();
+  size_t flags = 0;
+  for (const auto& sk : free->steps)
+    for (const Edge& e : sk.edges) flags += e.sync == SyncKind::Flag;
+  ASSERT_GT(flags, 0u) << "mixed.json is expected to plan a flag edge";
+  MachineModel tight = MachineModel::singlePool("tight", 4);
+  tight.maxFlagSlots = 1;
+  auto p = planOn(l, tight);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  for (const auto& sk : p->steps)
+    for (const Edge& e : sk.edges) EXPECT_NE(e.sync, SyncKind::Flag);
+  bool warned = false;
+  for (const auto& w : p->report.warnings) warned |= w.find("use counters instead: target tight has 1 flag slots") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(MachineModel, InapplicableOptionsAreReportedNotIgnored) {
+  OpList l = load("chain.json");
+  MachineModel m = MachineModel::singlePool("cpu", 4);
+  m.inapplicable = {{"split-mode", "one code copy per sub-kernel"}, {"feed-sync-all", "no idle-core syncs"}};
+  auto quiet = planOn(l, m, "split-mode=1");  // the target's default: nothing to say
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(quiet->report.warnings.empty());
+  auto p = planOn(l, m, "split-mode=4:feed-sync-all=1");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->report.warnings.size(), 2u);
+  EXPECT_EQ(p->report.warnings[0], "option split-mode=4 does not apply to target cpu (one code copy per sub-kernel); ignored");
+  EXPECT_EQ(p->report.warnings[1], "option feed-sync-all=1 does not apply to target cpu (no idle-core syncs); ignored");
+  EXPECT_NE(formatPlanReport(*p).find("warning: option split-mode=4 does not apply to target cpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,310 @@
+// A back end registered from this file alone (DESIGN section 9): a trivial
+// emitter, build recipe and device for a made-up target "testbe", plugged in
+// through registerBackend(). Nothing outside this file knows about it; a
+// two-op list that names it compiles and runs through Session, and its
+// kernel entries show per-target sources and the errors for a missing one.
+//
+// testbe: one core; the emitter prints a C++ entry that calls every op's
+// blocks in program order (one core: program order is every sync the plan
+// needs, which the shared sync layout confirms); the recipe builds with the
+// system C++ compiler into a shared object; the device has its own memory
+// (allocate/upload/download), so Session's upload/run/download path runs.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "superkernel/codegen/SyncLayout.h"
+#include "superkernel/superkernel.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(SK_SOURCE_ROOT) / "tests" / "target" / "data";
+
+// ---- emitter ---------------------------------------------------------------
+
+class TestEmitter final : public Target {
+ public:
+  std::string_view name() const override { return "testbe"; }
+  std::vector<fs::path> templateFiles() const override { return {}; }
+  Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const override {
+    const SuperKernelPlan& sk = plan.steps.at(step);
+    SK_ASSIGN_OR_RETURN(SyncLayout layout, layoutSync(plan, sk));
+    std::string decls, body;
+    for (uint32_t v : layout.variants) {
+      const KernelVariant& var = plan.variants[v];
+      std::string params = "unsigned, unsigned";
+      for (const ParamDecl& p : var.decl.params)
+        params += fmt::format(", {}{}{}", p.kind == ParamKind::Buffer && p.access == Access::Read ? "const " : "",
+                              cpuCType(p.dtype), p.kind == ParamKind::Buffer ? "*" : "");
+      decls += fmt::format("extern \"C\" void {}({});\n", var.symbol, params);
+    }
+    for (const Queue& q : sk.queues) {
+      for (uint32_t i : q.ops) {
+        const PlannedOp& op = sk.ops[i];
+        const KernelVariant& var = plan.variants[op.variant];
+        std::string args;
+        for (size_t a = 0; a < op.args.size(); ++a) {
+          const BoundArg& arg = op.args[a];
+          const ParamDecl& p = var.decl.params[a];
+          if (arg.kind == ParamKind::Buffer) {
+            args += fmt::format(", ({}{}*)buf[{}] + {}", p.access == Access::Read ? "const " : "", cpuCType(p.dtype),
+                                arg.buffer, arg.offset);
+          } else {
+            SK_ASSIGN_OR_RETURN(std::string lit, cpuScalarLiteral(arg.scalar, p.dtype));
+            args += ", " + lit;
+          }
+        }
+        body += fmt::format("  for (unsigned b = 0; b < {0}u; ++b) {1}(b, {0}u{2});  // {3}\n", op.blockDim,
+                            var.symbol, args, op.name);
+      }
+    }
+    GeneratedSource src;
+    src.name = sk.name;
+    src.fileName = sanitizeIdentifier(sk.name) + ".cpp";
+    src.language = "c++";
+    src.text = "#include <cstdint>\n" + decls +
+               "extern \"C\" __attribute__((visibility(\"default\"))) int testbe_entry(void* const* buf) {\n" + body +
+               "  return 0;\n}\n";
+    src.variants = layout.variants;
+    src.manifest = stepManifest(plan, sk, "testbe", layout);
+    return src;
+  }
+};
+
+// ---- recipe ----------------------------------------------------------------
+
+class TestRecipe final : public BuildRecipe {
+ public:
+  std::string_view target() const override { return "testbe"; }
+  std::string_view defaultCompiler() const override { return "c++"; }
+  std::string_view compilerEnvVar() const override { return "SK_TESTBE_CXX"; }
+  Expected<std::string> runtimeDigest() const override { return std::string("testbe runtime v1"); }
+  std::vector<std::string> objectFlags(const KernelVariant& v, const Options&, const std::string&) const override {
+    std::vector<std::string> f = {"-c", "-fPIC", "-O1", fmt::format("-D{}={}", v.decl.entry, v.symbol)};
+    for (const auto& [k, val] : v.macros) f.push_back(fmt::format("-D{}={}", k, val));
+    return f;
+  }
+  std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
+                                      const fs::path& out) const override {
+    std::vector<std::string> a = flags;
+    a.insert(a.end(), {"-o", out.string(), "-x", "c++", v.decl.sourcePath.string()});
+    return a;
+  }
+  std::string linkKey(const Options&, const std::string&) const override { return "-shared -fPIC -O1"; }
+  std::string artifactName() const override { return "testbe.so"; }
+  Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
+    fs::path dir = req.outputFile.parent_path();
+    fs::path src = dir / "testbe_entry.cpp";
+    std::ofstream(src) << req.source;
+    std::vector<std::string> args = {"-shared", "-fPIC", "-O1", "-o", req.outputFile.string(), "-x", "c++",
+                                     src.string(), "-x", "none"};
+    for (size_t i = 0; i < req.objects.size(); ++i) {
+      fs::path o = dir / fmt::format("obj{}.o", i);
+      std::ofstream(o, std::ios::binary) << *req.objects[i].bytes;
+      args.push_back(o.string());
+    }
+    SK_ASSIGN_OR_RETURN(ProcessResult r, tools.runCompiler(args, "linking the testbe SuperKernel"));
+    return LinkOutput{tools.command(args), r.err};
+  }
+};
+
+// ---- device ----------------------------------------------------------------
+
+class TestKernel final : public LoadedKernel {
+ public:
+  TestKernel(void* handle, int (*entry)(void* const*)) : handle_(handle), entry_(entry) {}
+  ~TestKernel() override { ::dlclose(handle_); }
+  int (*entry() const)(void* const*) { return entry_; }
+
+ private:
+  void* handle_;
+  int (*entry_)(void* const*);
+};
+
+class TestDevice final : public Device {
+ public:
+  TestDevice() : machine_(MachineModel::singlePool("testbe", 1)) {}
+  std::string_view target() const override { return "testbe"; }
+  const MachineModel& machine() const override { return machine_; }
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    // The verified bytes, never the cache file again.
+    fs::path tmp = fs::temp_directory_path() / fmt::format("testbe-{}-{}.so", ::getpid(), a.key.substr(0, 16));
+    std::ofstream(tmp, std::ios::binary) << *a.bytes;
+    void* h = ::dlopen(tmp.c_str(), RTLD_NOW | RTLD_LOCAL);
+    fs::remove(tmp);
+    if (!h) return runtimeError(std::string("testbe: ") + ::dlerror());
+    auto entry = reinterpret_cast<int (*)(void* const*)>(::dlsym(h, "testbe_entry"));
+    if (!entry) {
+      ::dlclose(h);
+      return runtimeError("testbe: no testbe_entry");
+    }
+    ++loads;
+    return std::shared_ptr<const LoadedKernel>(std::make_shared<TestKernel>(h, entry));
+  }
+  void* defaultStream() override { return nullptr; }
+  Status run(const LoadedKernel& k, uint32_t cores, void*, void* const* buffers, uint32_t n) override {
+    if (cores != 1) return runtimeError(fmt::format("testbe has 1 core, asked for {}", cores));
+    for (uint32_t i = 0; i < n; ++i)
+      if (!owned_.count(buffers[i])) return runtimeError("testbe: a buffer that is not device memory");
+    ++runs;
+    return static_cast<const TestKernel&>(k).entry()(buffers) == 0 ? Status::success()
+                                                                   : runtimeError("testbe: entry failed");
+  }
+  bool hostMemory() const override { return false; }
+  Expected<void*> allocate(size_t bytes) override {
+    void* p = std::malloc(bytes ? bytes : 1);
+    owned_.insert(p);
+    return p;
+  }
+  void release(void* p) override {
+    owned_.erase(p);
+    std::free(p);
+  }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    ++uploads;
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return Status::success();
+  }
+
+  static inline int loads = 0, runs = 0, uploads = 0;
+
+ private:
+  MachineModel machine_;
+  std::set<void*> owned_;
+};
+
+const bool kRegistered = [] {
+  Backend b;
+  b.name = "testbe";
+  b.makeEmitter = []() -> Expected<std::shared_ptr<const Target>> {
+    return std::shared_ptr<const Target>(std::make_shared<TestEmitter>());
+  };
+  b.makeRecipe = [] { return std::make_shared<TestRecipe>(); };
+  b.makeDevice = [](const DeviceOptions&) -> Expected<std::unique_ptr<Device>> {
+    return std::unique_ptr<Device>(std::make_unique<TestDevice>());
+  };
+  return registerBackend(std::move(b)).ok();
+}();
+
+// scale (x -> y, y = 3x) then add (x + y -> z), one kernel with a source per target.
+const char* kTwoOps = R"({
+  "format": "superkernel.oplist", "version": 1, "target": "testbe", "arch": "generic",
+  "kernels": {
+    "scale": {"sources": {"testbe": "kernels/scale_testbe.cpp"}, "entry": "scale", "macros": {"FACTOR": "3.0f"},
+              "params": [{"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+                         {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
+                         {"name": "n", "kind": "scalar", "dtype": "i64"}]},
+    "add": {"sources": {"testbe": "kernels/add_testbe.cpp", "cpu": "kernels/add_cpu.cpp"}, "entry": "add",
+            "params": [{"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+                       {"name": "y", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+                       {"name": "z", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
+                       {"name": "n", "kind": "scalar", "dtype": "i64"}]}
+  },
+  "buffers": {"x": {"dtype": "f32", "shape": [1000], "init": "iota"},
+              "y": {"dtype": "f32", "shape": [1000]}, "z": {"dtype": "f32", "shape": [1000]}},
+  "ops": [
+    {"name": "s", "kernel": "scale", "block_dim": 4, "scope": "sk", "args": {"x": "x", "y": "y", "n": 1000}},
+    {"name": "a", "kernel": "add", "block_dim": 3, "scope": "sk", "args": {"x": "x", "y": "y", "z": "z", "n": 1000}}
+  ]
+})";
+
+Session& session() {
+  static std::unique_ptr<Session> s = [] {
+    SessionOptions so;
+    so.diskCache = false;
+    so.workers = 2;
+    auto r = Session::create(so);
+    EXPECT_TRUE(r.ok()) << (r ? "" : r.error().message());
+    return std::move(*r);
+  }();
+  return *s;
+}
+
+TEST(TestBackend, RegisteredFromItsOwnFile) {
+  ASSERT_TRUE(kRegistered);
+  auto b = findBackend("testbe");
+  ASSERT_TRUE(b.ok()) << b.error().message();
+  auto again = registerBackend(**b);
+  EXPECT_FALSE(again.ok());  // a name is registered once
+  auto names = acceptedTargetNames();
+  EXPECT_NE(std::find(names.begin(), names.end(), "testbe"), names.end());
+}
+
+TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {
+  auto list = parseOpList(kTwoOps, "two_ops.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  // "sources" round-trips through the writer.
+  auto again = parseOpList(writeOpList(*list), list->origin, list->baseDir);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_TRUE(*again == *list);
+  Session& s = session();
+  auto fused = s.compile(*list);
+  ASSERT_TRUE(fused.ok()) << fused.error().message();
+  ASSERT_EQ(fused->plan.steps.size(), 1u);
+  EXPECT_TRUE(fused->plan.steps[0].fused);
+  EXPECT_EQ(fused->plan.steps[0].numCores, 1u);  // the device's machine model
+  EXPECT_EQ(fused->steps[0].artifact.artifact->manifest["artifact"], "testbe.so");
+  EXPECT_NE(fused->steps[0].source.text.find("testbe_entry"), std::string::npos);
+  EXPECT_NE(fused->steps[0].source.manifest.find("\"target\":\"testbe\""), std::string::npos);
+  CompileRequest reference;
+  reference.fuse = false;
+  auto unfused = s.compile(*list, reference);
+  ASSERT_TRUE(unfused.ok()) << unfused.error().message();
+  EXPECT_EQ(unfused->plan.steps.size(), 2u);
+
+  auto a = BufferSet::create(*list);
+  auto b = BufferSet::create(*list);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const int uploadsBefore = TestDevice::uploads;
+  ASSERT_TRUE(s.run(*fused, *a).ok());
+  ASSERT_TRUE(s.run(*unfused, *b).ok());
+  EXPECT_GT(TestDevice::uploads, uploadsBefore);  // not host memory: uploaded and downloaded
+  const float* z = static_cast<const float*>(a->data(static_cast<size_t>(a->find("z"))));
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(z[i], static_cast<float>(i) * 4.0f) << i;
+  auto diff = a->compare(*b);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_FALSE(diff->has_value());
+  // The cpu device was not involved: it has no artifact for this target.
+  EXPECT_GE(TestDevice::runs, 3);
+}
+
+TEST(TestBackend, KernelWithoutASourceForTheTargetIsAClearError) {
+  auto list = parseOpList(kTwoOps, "two_ops.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  CompileRequest req;
+  req.target = "cpu";
+  auto cp = session().compile(*list, req);
+  ASSERT_FALSE(cp.ok());
+  EXPECT_EQ(cp.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(cp.error().message().find("kernel \"scale\" has no source for target cpu (it has: testbe)"),
+            std::string::npos)
+      << cp.error().message();
+}
+
+TEST(TestBackend, BuiltinMissingForTheTargetNamesTheTargetsThatHaveIt) {
+  auto k = findBuiltinKernel("add_f32", "testbe");
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.error().message().find("builtin kernel \"add_f32\" has no testbe version (targets that have it: cpu)"),
+            std::string::npos)
+      << k.error().message();
+  EXPECT_TRUE(findBuiltinKernel("add_f32", "cpu").ok());
+}
+
+}  // namespace
+}  // namespace sk
