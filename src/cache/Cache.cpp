@@ -15,6 +15,7 @@
 
 #include "cache/CacheImpl.h"
 #include "cache/DiskFull.h"
+#include "superkernel/cache/Trust.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
 
@@ -40,7 +41,7 @@ Status Cache::Impl::makePrivateTemp(fs::path& out) {
 // the store cannot take it (then nothing is published).
 Status Cache::Impl::makeStaging(std::string_view key, fs::path& dir, UniqueFd& lock, bool& publishable) {
   publishable = false;
-  if (store && !diskFull.load(std::memory_order_acquire)) {
+  if (store && !cfg.readOnly && !diskFull.load(std::memory_order_acquire)) {
     if (store->makeStaging(key, dir, lock)) {
       publishable = true;
       return Status::success();
@@ -70,10 +71,11 @@ void Cache::Impl::enterDiskFull(const std::string& why) {
 
 // A verified entry as an Artifact; nullptr when absent or bad (quarantined).
 Expected<ArtifactPtr> Cache::Impl::loadFromDisk(std::string_view key, std::string_view kind, bool hold) {
-  cache::EntryCheck c = store->check(key, kind, true);
+  cache::EntryCheck c = store->check(key, kind, !cfg.readOnly);
   if (c.state == EntryState::Absent) return ArtifactPtr();
   if (c.state != EntryState::Ok) {
     c.dirFd.reset();
+    if (cfg.readOnly) return ArtifactPtr();  // reported by verifyIntegrity; rebuilt in memory
     store->quarantine(key, c.problem, c.state);
     return ArtifactPtr();
   }
@@ -230,6 +232,7 @@ Expected<ArtifactPtr> Cache::Impl::resolve(const CacheRequest& req) {
     if (!hit) return finish(std::move(hit).error(), true);
     if (*hit) return finish(std::move(*hit), false);
   }
+  if (cfg.readOnly) return finish(build(req), false);  // no lock file, no entry: memory only
   UniqueFd keyLock = store->lockKey(req.key, cfg.lockWait);
   {
     auto hit = fromDisk();
@@ -363,6 +366,17 @@ Expected<std::shared_ptr<Cache>> Cache::open(const CacheConfig& config) {
   // A trailing separator would make lstat follow a final symlink.
   if (d.requested.filename().empty()) d.requested = d.requested.parent_path();
   d.root = d.requested;
+  if (config.readOnly) {
+    // Trust is checked as for any root, but nothing is created or cleaned:
+    // a root that does not exist is an empty store.
+    struct stat st;
+    if (::lstat(d.root.c_str(), &st) == 0) {
+      if (std::string p = cacheRootTrustProblem(d.root); !p.empty())
+        return badInput(fmt::format("cache directory {} is not trusted: {}", d.root.string(), p));
+    }
+    d.store = std::make_unique<cache::DiskStore>(d.root, d.pending);
+    return c;
+  }
   std::string problem = cache::DiskStore::prepareRoot(d.root);
   if (!problem.empty()) {
     fs::path priv;

@@ -54,7 +54,9 @@ struct Cache::Impl {
   std::unique_ptr<cache::DiskStore> store;  // null when !disk
   std::unique_ptr<remote::RemoteTier> remote;  // null: no remote tier (cache/remote/RemoteTier.h)
 
-  void flush(bool force) { statsFile.flush(pending, force); }
+  void flush(bool force) {
+    if (!cfg.readOnly) statsFile.flush(pending, force);
+  }
   void countMemoryHit() {
     cache::Counters::count(pending.hits);
     cache::Counters::count(pending.memoryHits);

@@ -214,7 +214,7 @@ std::string stepManifest(const FusionPlan& plan, const SuperKernelPlan& sk, std:
                         {"queue", op.queue}});
   m["variants"] = nlohmann::json::array();
   for (uint32_t vi : layout.variants) m["variants"].push_back(plan.variants[vi].symbol);
-  return m.dump();
+  return m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // never throws on a name
 }
 
 }  // namespace sk

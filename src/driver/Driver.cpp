@@ -15,10 +15,12 @@
 #include <spdlog/spdlog.h>
 
 #include "superkernel/driver/Deadline.h"
+#include "driver/LocalizeSymbols.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
 #include "support/Fd.h"
+#include "support/InputGrammar.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -173,6 +175,10 @@ std::vector<std::string> Driver::objectFlags(const KernelVariant& v, const Optio
 
 Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o, KeyInputs* inputs) const {
   if (impl_->recipeError) return *impl_->recipeError;
+  // The last gate before argv: whatever path the inputs took (op list, Graph, Options built in C++).
+  if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
+  if (std::string p = grammar::macrosProblem(v.macros, v.decl.entry); !p.empty())
+    return badInput(fmt::format("kernel '{}': {}", v.decl.name, p));
   const fs::path& src = v.decl.sourcePath;
   auto bytes = readFileBytes(src);
   if (!bytes) return badInput(fmt::format("kernel '{}': {}", v.decl.name, bytes.error().message()));
@@ -185,6 +191,10 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
   kb.add("toolchain", impl_->tc.identity());
   kb.add("flags", joinFlags(objectFlags(v, o)));
   kb.add("symbol", symbolOf(v));
+  if (impl_->tc.target == "cpu") {  // the cpu recipe's postProcessObject rewrites objects with this tool
+    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl_->tc));
+    kb.add("postprocess", objcopy.identity);
+  }
   kb.add("source", *bytes);
   // Headers beside the source (a kernel's own includes); sorted by name.
   std::vector<fs::path> headers;
@@ -319,6 +329,7 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
 Expected<std::string> Driver::superKernelKey(std::string_view source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o, KeyInputs* inputs) const {
   if (impl_->recipeError) return *impl_->recipeError;
+  if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
   SK_ASSIGN_OR_RETURN(std::string rt, impl_->runtime());
   KeyBuilder kb;
   kb.recordInputs(inputs);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "driver/ElfSymbols.h"
 #include "superkernel/driver/Driver.h"
 
 namespace sk {
@@ -34,7 +35,7 @@ bool readAt(std::string_view bytes, uint64_t off, T& out) {
 }
 
 template <class Ehdr, class Shdr, class Sym>
-Expected<std::map<std::string, uint64_t>> readTable(std::string_view bytes) {
+Expected<std::vector<ElfSymbol>> readTable(std::string_view bytes) {
   Ehdr eh;
   if (!readAt(bytes, 0, eh)) return compileError("truncated ELF header");
   if (eh.e_shnum == 0) return compileError("ELF object has no section headers");
@@ -65,25 +66,24 @@ Expected<std::map<std::string, uint64_t>> readTable(std::string_view bytes) {
   if (symtab.sh_offset > bytes.size() || bytes.size() - symtab.sh_offset < symtab.sh_size)
     return compileError("ELF symbol table lies outside the file");
 
-  std::map<std::string, uint64_t> sizes;
+  std::vector<ElfSymbol> symbols;
   for (uint64_t off = 0; off + sizeof(Sym) <= symtab.sh_size; off += sizeof(Sym)) {
     Sym sym;
     readAt(bytes, symtab.sh_offset + off, sym);  // in bounds: checked above
-    if (sym.st_shndx == SHN_UNDEF || sym.st_name == 0 || sym.st_name >= strings.size()) continue;
+    if (sym.st_name == 0 || sym.st_name >= strings.size()) continue;
     std::string_view rest = strings.substr(sym.st_name);
     std::string_view name = rest.substr(0, rest.find('\0'));
     if (name.size() == rest.size()) continue;  // not NUL-terminated inside the table
     if (name.empty()) continue;
-    uint64_t size = sym.st_size;
-    auto [it, inserted] = sizes.emplace(std::string(name), size);
-    if (!inserted && size > it->second) it->second = size;
+    symbols.push_back({std::string(name), static_cast<uint64_t>(sym.st_size),
+                       static_cast<uint8_t>(sym.st_info >> 4), sym.st_shndx != SHN_UNDEF});
   }
-  return sizes;
+  return symbols;
 }
 
 }  // namespace
 
-Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objectBytes) {
+Expected<std::vector<ElfSymbol>> readElfSymbols(std::string_view objectBytes) {
   if (objectBytes.size() < EI_NIDENT || std::memcmp(objectBytes.data(), ELFMAG, SELFMAG) != 0)
     return compileError("not an object file: no ELF magic (symbol sizes need ELF)");
   if (static_cast<unsigned char>(objectBytes[EI_DATA]) != kHostData)
@@ -93,6 +93,17 @@ Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objec
     case ELFCLASS32: return readTable<Elf32_Ehdr, Elf32_Shdr, Elf32_Sym>(objectBytes);
     default: return compileError("ELF object of unknown class");
   }
+}
+
+Expected<std::map<std::string, uint64_t>> readSymbolSizes(std::string_view objectBytes) {
+  SK_ASSIGN_OR_RETURN(std::vector<ElfSymbol> symbols, readElfSymbols(objectBytes));
+  std::map<std::string, uint64_t> sizes;
+  for (const ElfSymbol& sym : symbols) {
+    if (!sym.defined) continue;
+    auto [it, inserted] = sizes.emplace(sym.name, sym.size);
+    if (!inserted && sym.size > it->second) it->second = sym.size;
+  }
+  return sizes;
 }
 
 Expected<uint64_t> readSymbolSize(std::string_view objectBytes, std::string_view symbol) {

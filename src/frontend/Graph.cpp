@@ -11,6 +11,7 @@
 
 #include "frontend/OpListInternal.h"
 #include "superkernel/frontend/Options.h"
+#include "support/InputGrammar.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -23,7 +24,7 @@ Graph::Graph(std::string target, std::string arch) {
 }
 
 Status Graph::setOptions(const std::string& options) {
-  if (auto o = parseOptions(options); !o) return o.error().context("options");
+  SK_RETURN_IF_ERROR(detail::checkOptionsText(list_, options, "options"));
   list_.options = options;
   return Status::success();
 }
@@ -104,7 +105,8 @@ void* Graph::hostPointer(const std::string& buffer) const {
 
 Status Graph::record(const std::string& event, uint32_t stream) {
   std::string path = detail::opPath(list_.ops.size());
-  if (event.empty()) return badInput(path + ".record: event name must not be empty");
+  if (std::string p = grammar::nameProblem(event, OpListLimits{}.maxNameBytes); !p.empty())
+    return badInput(path + ".record: " + p);
   if (stream >= OpListLimits{}.maxStreams) return badInput(path + ".stream: stream " + std::to_string(stream) + " out of range");
   Op op;
   op.kind = Op::Kind::Record;
@@ -185,10 +187,10 @@ uint64_t Graph::pushScope(std::string name, bool never, const std::string& optio
   e.name = std::move(name);
   std::string path = "scopes" + detail::pathKey(e.name);
   if (!never) {
-    if (e.name.empty()) {
-      e.status = badInput("scopes: scope name must not be empty");
-    } else if (auto o = parseOptions(options); !o) {
-      e.status = o.error().context(path + ".options");
+    if (std::string p = grammar::nameProblem(e.name, OpListLimits{}.maxNameBytes); !p.empty()) {
+      e.status = badInput(path + ": " + p);
+    } else if (Status st = detail::checkOptionsText(list_, options, path + ".options"); !st) {
+      e.status = st;
     } else {
       auto it = list_.scopes.find(e.name);
       if (it == list_.scopes.end()) {

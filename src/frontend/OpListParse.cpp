@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
+#include "support/InputGrammar.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -141,11 +142,7 @@ class Reader {
     return s;
   }
   Status checkName(const std::string& s, const std::string& path) const {
-    if (s.empty()) return err(path, "name must not be empty");
-    if (s.size() > limits_.maxNameBytes)
-      return err(path, "name longer than " + std::to_string(limits_.maxNameBytes) + " bytes");
-    for (char c : s)
-      if (static_cast<unsigned char>(c) < 0x20) return err(path, "name contains a control character");
+    if (std::string p = grammar::nameProblem(s, limits_.maxNameBytes); !p.empty()) return err(path, p);
     return Status::success();
   }
 
@@ -179,13 +176,13 @@ class Reader {
     for (auto it = j.begin(); it != j.end(); ++it) {
       std::string p = path + pathKey(it.key());
       // Macros become -D<name>=<value> argv items: a C identifier, one line.
-      if (!isIdentifier(it.key())) return err(p, "macro name " + quote(it.key()) + " is not a C identifier");
+      // (The kernel's entry is checked against the names by validateOpList.)
+      if (std::string e = grammar::macroNameProblem(it.key(), ""); !e.empty()) return err(p, e);
       std::string v;
       if (it.value().is_string()) v = it.value().get<std::string>();
       else if (it.value().is_number_integer()) v = it.value().dump();
       else return err(p, std::string("expected a string or an integer, got ") + it.value().type_name());
-      if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
-        return err(p, "macro value contains a newline or NUL");
+      if (std::string e = grammar::macroValueProblem(v); !e.empty()) return err(p, e);
       out[it.key()] = v;
     }
     return out;

@@ -21,6 +21,7 @@
 
 #include "frontend/OpListInternal.h"
 #include "superkernel/frontend/Options.h"
+#include "support/InputGrammar.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -31,22 +32,19 @@ namespace {
 Error err(const OpList& l, const std::string& path, const std::string& msg) { return pathError(l.origin, path, msg); }
 
 Status checkName(const OpList& l, const std::string& name, const std::string& path, const OpListLimits& limits) {
-  if (name.empty()) return err(l, path, "name must not be empty");
-  if (name.size() > limits.maxNameBytes)
-    return err(l, path, "name longer than " + std::to_string(limits.maxNameBytes) + " bytes");
-  for (char c : name)
-    if (static_cast<unsigned char>(c) < 0x20) return err(l, path, "name contains a control character");
+  if (std::string p = grammar::nameProblem(name, limits.maxNameBytes); !p.empty()) return err(l, path, p);
   return Status::success();
 }
 
+// Macros become -D<name>=<value> argv items of the kernel's compile: the
+// grammar (support/InputGrammar.h) keeps them to one token each.
 Status checkMacros(const OpList& l, const std::map<std::string, std::string>& m, const std::string& path,
-                   const OpListLimits& limits) {
+                   const OpListLimits& limits, const std::string& entry) {
   if (m.size() > limits.maxArgs)
     return err(l, path, std::to_string(m.size()) + " macros, over the limit of " + std::to_string(limits.maxArgs));
   for (const auto& [k, v] : m) {
-    if (!isIdentifier(k)) return err(l, path + pathKey(k), "macro name " + quote(k) + " is not a C identifier");
-    if (v.find_first_of(std::string("\n\r\0", 3)) != std::string::npos)
-      return err(l, path + pathKey(k), "macro value contains a newline or NUL");
+    if (std::string p = grammar::macroNameProblem(k, entry); !p.empty()) return err(l, path + pathKey(k), p);
+    if (std::string p = grammar::macroValueProblem(v); !p.empty()) return err(l, path + pathKey(k), p);
   }
   return Status::success();
 }
@@ -58,6 +56,18 @@ std::string paramList(const KernelDecl& k) {
 }
 
 }  // namespace
+
+Status checkCompileOptions(const std::vector<std::string>& items) {
+  if (std::string p = grammar::compileOptionsProblem(items); !p.empty()) return badInput(p);
+  return Status::success();
+}
+
+Status checkOptionsText(const OpList& l, const std::string& text, const std::string& path) {
+  auto o = parseOptions(text);
+  if (!o) return err(l, path, o.error().message());
+  if (Status s = checkCompileOptions(o->compileOptions); !s) return err(l, path, s.error().message());
+  return Status::success();
+}
 
 Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpListLimits& limits) {
   const KernelDecl& declared = l.kernels[ki];
@@ -76,9 +86,12 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
     if (!seen.insert(k.params[i].name).second) return err(l, pp, "duplicate parameter " + quote(k.params[i].name));
   }
   if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
-  SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits));
+  SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits, k.entry));
   if (k.source.empty() && k.sourcePath.empty()) return err(l, where + ".source", "missing source");
   std::error_code ec;
+  // A relative path handed in through the C++ API could read as a flag on the compiler's command line.
+  if (!k.sourcePath.empty() && k.sourcePath.string().front() == '-')
+    return err(l, where + ".source", "source path " + quote(k.sourcePath.string()) + " starts with '-'");
   if (!fs::is_regular_file(k.sourcePath, ec))
     return err(l, where + ".source", "source file " + quote(k.sourcePath.string()) + " not found");
   return Status::success();
@@ -184,7 +197,7 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
       return err(l, path + ".args", "missing argument " + quote(p.name) + " (" +
                                         (p.kind == ParamKind::Buffer ? "buffer" : "scalar") + " parameter of kernel " +
                                         quote(op.kernel) + ")");
-  SK_RETURN_IF_ERROR(checkMacros(l, op.macros, path + ".macros", limits));
+  SK_RETURN_IF_ERROR(checkMacros(l, op.macros, path + ".macros", limits, k.entry));
   return Status::success();
 }
 
@@ -202,8 +215,8 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
       return err(l, "target", "unknown target " + quote(l.target) + " (accepted: " + names + ")");
     }
   }
-  if (l.arch.empty()) return err(l, "arch", "must not be empty");
-  if (auto o = parseOptions(l.options); !o) return err(l, "options", o.error().message());
+  if (std::string p = grammar::archProblem(l.arch); !p.empty()) return err(l, "arch", p);
+  SK_RETURN_IF_ERROR(checkOptionsText(l, l.options, "options"));
   if (l.kernels.size() > limits.maxKernels) return err(l, "kernels", "over the limit of " + std::to_string(limits.maxKernels));
   if (l.buffers.size() > limits.maxBuffers) return err(l, "buffers", "over the limit of " + std::to_string(limits.maxBuffers));
   if (l.ops.size() > limits.maxOps) return err(l, "ops", "over the limit of " + std::to_string(limits.maxOps));
@@ -228,7 +241,7 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
   for (const auto& [name, sc] : l.scopes) {
     std::string path = "scopes" + pathKey(name);
     SK_RETURN_IF_ERROR(checkName(l, name, path, limits));
-    if (auto o = parseOptions(sc.options); !o) return err(l, path + ".options", o.error().message());
+    SK_RETURN_IF_ERROR(checkOptionsText(l, sc.options, path + ".options"));
   }
   std::map<std::string, size_t> opNames;
   std::set<std::string> recorded;

@@ -111,6 +111,7 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   cc.disk = im.options.diskCache;
   if (im.options.forceRecompile) cc.recompile = true;
   cc.remote = im.options.remoteCache;
+  cc.readOnly = im.options.readOnlyCache;
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");
   im.cache = std::move(*cache);

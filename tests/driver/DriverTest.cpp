@@ -418,13 +418,13 @@ TEST(DriverObjects, ParallelCompileOfDistinctVariants) {
 TEST(DriverObjects, FailingCompileCarriesCommandAndDiagnostics) {
   REQUIRE_TOOLCHAIN(tc, "clang++");
   Fixture f;
-  test::writeFile(f.kernels / "bad.cpp", "#include \"superkernel/cpu/kernel.h\"\nSK_KERNEL void bad_kernel(const sk_ctx* c) { this is not C++; }\n");
+  test::writeFile(f.kernels / "bad kernel.cpp", "#include \"superkernel/cpu/kernel.h\"\nSK_KERNEL void bad_kernel(const sk_ctx* c) { this is not C++; }\n");
   KernelVariant v;
   v.decl.name = "bad";
   v.decl.entry = "bad_kernel";
-  v.decl.sourcePath = f.kernels / "bad.cpp";
+  v.decl.sourcePath = f.kernels / "bad kernel.cpp";
   v.symbol = "bad_kernel__v1";
-  v.macros = {{"WITH SPACE", "1"}};
+  v.macros = {{"WITH_MACRO", "1"}};
   Driver d(tc, f.cache());
   std::vector<KernelVariant> vs = {f.add(), v};
   auto r = d.compileObjects(vs, Options{});
@@ -434,8 +434,8 @@ TEST(DriverObjects, FailingCompileCarriesCommandAndDiagnostics) {
   EXPECT_NE(m.find("compiling kernel 'bad'"), std::string::npos) << m;
   EXPECT_NE(m.find("command: "), std::string::npos) << m;
   EXPECT_NE(m.find(tc.invocation.string()), std::string::npos) << m;
-  EXPECT_NE(m.find("'-DWITH SPACE=1'"), std::string::npos) << m;  // shell-quoted for display
-  EXPECT_NE(m.find((f.kernels / "bad.cpp").string()), std::string::npos) << m;
+  EXPECT_NE(m.find("-DWITH_MACRO=1"), std::string::npos) << m;
+  EXPECT_NE(m.find("'" + (f.kernels / "bad kernel.cpp").string() + "'"), std::string::npos) << m;  // shell-quoted for display
   EXPECT_NE(m.find("error:"), std::string::npos) << m;  // the compiler's diagnostics
   EXPECT_EQ(d.cache()->stats()->compileFailures, 1u);
   // Missing source: bad input naming the kernel.

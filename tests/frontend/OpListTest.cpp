@@ -164,7 +164,8 @@ TEST(OpList, KernelDeclarationErrors) {
   EXPECT_ERROR(j, "kernels.ew.macros.1X: macro name \"1X\" is not a C identifier");
   j = base();
   j["kernels"]["ew"]["macros"] = {{"X", "a\nb"}};
-  EXPECT_ERROR(j, "kernels.ew.macros.X: macro value contains a newline or NUL");
+  EXPECT_ERROR(j, "kernels.ew.macros.X: macro value \"a\\x0ab\" is not a single number or identifier (macros are "
+                  "static shapes and switches: -DN=4096, -DT=float)");
   j = base();
   j["kernels"]["ew"]["core_type"] = "scalar";
   EXPECT_NE(errorOf(j).find("kernels.ew.core_type: unknown core_type"), std::string::npos);

@@ -80,6 +80,10 @@ struct CacheConfig {
   std::filesystem::path root;
   /// false: memory only (no disk reads or writes, no stats file).
   bool disk = true;
+  /// true: the disk store is only read (sk-cache verify). Nothing under the
+  /// root is created, touched, quarantined, evicted or counted; a miss is
+  /// built in a private temporary directory and kept in memory only.
+  bool readOnly = false;
   /// Size cap of the disk store in bytes; 0 = unlimited. nullopt:
   /// $SK_CACHE_MAX_SIZE (e.g. "2G"), else 4 GiB.
   std::optional<uint64_t> maxBytes;

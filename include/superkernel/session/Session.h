@@ -66,6 +66,7 @@ struct SessionOptions {
   /// $SK_FORCE_RECOMPILE=1 still forces it.
   bool forceRecompile = false;
   RemoteCacheConfig remoteCache;            // shared Redis tier; url empty: $SK_REMOTE_CACHE (docs/CACHE.md)
+  bool readOnlyCache = false;               // true: use the disk cache's entries, never write to it (sk-cache verify)
   /// Compiler of the cpu target; empty: $SK_CXX, else clang++. Other
   /// targets use their recipe's default and variable.
   std::string compiler;

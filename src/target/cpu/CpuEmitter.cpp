@@ -17,6 +17,7 @@
 #include "superkernel/codegen/Template.h"
 #include "target/cpu/CpuBackend.h"
 #include "superkernel/support/Paths.h"
+#include "support/Escape.h"
 
 namespace sk {
 namespace {
@@ -26,29 +27,9 @@ constexpr uint64_t kPreloadMax = 16384;
 // The template's sk_preload prefetches whole 2 KiB steps.
 static_assert(kPreloadGranule % 2048 == 0 && kPreloadMax % 2048 == 0, "sk_preload works in 2 KiB steps");
 
-// For a C string literal: escape what would end or corrupt it.
-std::string cString(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20 || c == 0x7f) {
-      out += '?';
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-// For a // comment: one line, no trigraph-ish surprises.
-std::string commentText(std::string_view s) {
-  std::string out;
-  for (char ch : s) out += (ch == '\n' || ch == '\r') ? ' ' : ch;
-  return out;
-}
+// Names from the op list reach the source only through these two (support/Escape.h).
+std::string cString(std::string_view s) { return escapeCString(s); }
+std::string commentText(std::string_view s) { return escapeComment(s); }
 
 std::string hexFloat(double v, const char* suffix) {
   if (std::isnan(v)) return std::string("__builtin_nan") + (suffix[0] ? "f" : "") + "(\"\")";
@@ -266,6 +247,7 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
       auto& ov = qv.add("ops");
       ov.set("op", i);
       ov.set("op_name", commentText(opLabel(op)));
+      ov.set("barrier_what", cString("barrier before " + opLabel(op)));
       ov.list("barrier");
       if (op.barrierBefore) ov.add("barrier").set("k", ++k);
       ov.list("preload");

@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "driver/LocalizeSymbols.h"
 #include "support/Fd.h"
 #include "superkernel/support/Paths.h"
 
@@ -114,6 +115,18 @@ class CpuRecipe final : public BuildRecipe {
     tail.insert(tail.end(), {"-o", output.string(), "-x", isCSource(v.decl.sourcePath) ? "c" : "c++",
                              v.decl.sourcePath.string()});
     return tail;
+  }
+
+  // Only the entry stays global: sub-kernels fused into one library never
+  // collide (driver/LocalizeSymbols.h; the tool is part of the object key).
+  Status postProcessObject(const fs::path& object, const KernelVariant& v, const RecipeTools& tools) const override {
+    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(tools.toolchain()));
+    ProcessOptions po;
+    po.timeout = std::chrono::minutes(2);
+    const std::string keep = v.symbol.empty() ? v.decl.entry : v.symbol;
+    if (Status st = localizeObjectSymbols(objcopy, object, keep, po); !st)
+      return Error(st.error()).context(fmt::format("kernel '{}' ({})", v.decl.name, v.decl.sourcePath.string()));
+    return Status::success();
   }
 
   std::string linkKey(const Options& o, const std::string& arch) const override {
