@@ -24,7 +24,10 @@ gtest_discover_tests(sk_test_ascend DISCOVERY_MODE PRE_TEST
 # The ascend builtin kernels (kernels/ascend), each compiled like a simulated
 # sub-kernel with static shapes and its entry renamed asc_<name>, next to the
 # cpu builtin of the same name compiled with the same shapes and renamed
-# cpu_<name>: KernelsTest.cpp runs both and compares the bits.
+# cpu_<name>: KernelsTest.cpp runs both and compares the bits. The cpu side is
+# built with SK_KERNELS_BASELINE=1, the scalar kernels the ascend ports mirror
+# operation for operation; the vectorised cpu kernels sum in another order and
+# are checked against an f64 reference in tests/kernels instead.
 set(_sk_asc_kdir ${PROJECT_SOURCE_DIR}/kernels/ascend)
 if(EXISTS ${PROJECT_SOURCE_DIR}/kernels/cpu)
   set(_sk_cpu_kdir ${PROJECT_SOURCE_DIR}/kernels/cpu)
@@ -42,7 +45,7 @@ function(_sk_ascend_kernel_pair name source entry defs)
   set_target_properties(sk_test_ascend_c_${name} PROPERTIES CXX_STANDARD 17)
   target_include_directories(sk_test_ascend_c_${name} PRIVATE
     $<TARGET_PROPERTY:superkernel_runtime,INTERFACE_INCLUDE_DIRECTORIES>)
-  target_compile_definitions(sk_test_ascend_c_${name} PRIVATE ${defs} ${entry}=cpu_${name})
+  target_compile_definitions(sk_test_ascend_c_${name} PRIVATE ${defs} ${entry}=cpu_${name} SK_KERNELS_BASELINE=1)
   target_sources(sk_test_ascend PRIVATE $<TARGET_OBJECTS:sk_test_ascend_c_${name}>)
 endfunction()
 _sk_ascend_kernel_pair(add add.cpp sk_add_f32 "SK_N=1000")

@@ -94,7 +94,7 @@ TEST(Placement, DetectorSeesForcedColocation) {
     CPU_ZERO(&one);
     CPU_SET(cpus[0], &one);
     ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
-    sk::Executor ex({2, 5000, ""});  // workers inherit the one-CPU mask
+    sk::Executor ex({.numWorkers = 2, .waitTimeoutMs = 5000, .cpuMask = ""});  // workers inherit the one-CPU mask
     p = ex.placement();
     d = detect(ex, 50);
   });
@@ -110,24 +110,24 @@ TEST(Placement, MaskSelectsCpusAndOffDisables) {
   if (cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
   const int a = cpus[0], b = cpus[1];
   {
-    sk::Executor ex({2, 5000, std::to_string(a) + "," + std::to_string(b)});
+    sk::Executor ex({.numWorkers = 2, .waitTimeoutMs = 5000, .cpuMask = std::to_string(a) + "," + std::to_string(b)});
     EXPECT_TRUE(ex.placement().pinned) << ex.placement().note;
     EXPECT_EQ(ex.placement().cpus, (std::vector<int>{a, b}));
   }
   if (a < 32 && b < 32) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "0x%x", (1u << a) | (1u << b));
-    sk::Executor ex({2, 5000, hex});
+    sk::Executor ex({.numWorkers = 2, .waitTimeoutMs = 5000, .cpuMask = hex});
     EXPECT_TRUE(ex.placement().pinned) << hex << ": " << ex.placement().note;
   }
   {
-    sk::Executor ex({2, 5000, "off"});
+    sk::Executor ex({.numWorkers = 2, .waitTimeoutMs = 5000, .cpuMask = "off"});
     EXPECT_FALSE(ex.placement().pinned);
     EXPECT_NE(ex.placement().note.find("off"), std::string::npos);
   }
   {
     // One allowed CPU in the mask for two workers: not pinned, and said why.
-    sk::Executor ex({2, 5000, std::to_string(a) + "-" + std::to_string(a)});
+    sk::Executor ex({.numWorkers = 2, .waitTimeoutMs = 5000, .cpuMask = std::to_string(a) + "-" + std::to_string(a)});
     EXPECT_FALSE(ex.placement().pinned);
     EXPECT_NE(ex.placement().note.find("1 allowed CPU"), std::string::npos) << ex.placement().note;
   }
@@ -143,7 +143,7 @@ TEST(Placement, MaskSelectsCpusAndOffDisables) {
 TEST(Placement, InvalidMasksAreReportedAndPinNothing) {
   for (const char* bad : {"0xZZ", "0x", "3-1", "1,,2", "-", "1,5000", "0-99999", "x", "0x0", "1;2", " 1"}) {
     SCOPED_TRACE(bad);
-    sk::Executor ex({1, 5000, bad});
+    sk::Executor ex({.numWorkers = 1, .waitTimeoutMs = 5000, .cpuMask = bad});
     const sk::PlacementInfo p = ex.placement();
     EXPECT_FALSE(p.pinned);
     EXPECT_NE(p.note.find(std::string("SK_CPU_MASK='") + bad + "'"), std::string::npos) << p.note;
