@@ -18,7 +18,7 @@ const fs::path kRoot = SK_SOURCE_ROOT;
 
 // A back end's own folders: its code, public header, runtime, templates, kernels (cpu, and any other back
 // end such as ascend, which builds and loads host objects for its simulator inside its own folders).
-bool inCpuBackEnd(const fs::path& rel) {
+bool inBackEnd(const fs::path& rel) {
   const std::string s = rel.generic_string();
   for (const char* dir : {"src/target/", "include/superkernel/target/", "runtime/", "templates/", "kernels/"}) {
     if (s.rfind(dir, 0) != 0) continue;
