@@ -53,8 +53,8 @@ typedef float sk_weight_t;
 __aicore__ inline float SkW(sk_weight_t v) { return v; }
 #endif
 
-// sum_c w[c] * x[c] in the cpu kernels' order (four partial sums), so both
-// targets produce the same bits.
+// sum_c w[c] * x[c] with four partial sums (the cpu kernels' original order;
+// fused and unfused ascend runs use this same code, so they agree bit for bit).
 __aicore__ inline float SkDotW(__gm__ const sk_weight_t* w, __gm__ const float* x, int64_t n) {
   float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
   const int64_t n4 = n - n % 4;
