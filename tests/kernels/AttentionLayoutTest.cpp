@@ -57,7 +57,9 @@ TEST(Attention, KvHeadsNotDividingHeadsIsReported) {
 }
 
 TEST(Layout, Transpose) {
-  for (auto [R, C] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 9}, {5, 7}, {64, 3}, {33, 65}})
+  for (const auto& rc : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 9}, {5, 7}, {64, 3}, {33, 65}}) {
+    // Plain locals, not structured bindings: clang++ 14 cannot capture those in a lambda.
+    const int64_t R = rc.first, C = rc.second;
     for (uint32_t w : workerCounts())
       for (uint32_t bd : blockDims()) {
         auto x = randomFloats(R * C, 35);
@@ -67,6 +69,7 @@ TEST(Layout, Transpose) {
         ASSERT_TRUE(runBlocks(executor(w), bd, [&](const sk_ctx* c) { sk_transpose_f32(c, x.data(), y.data(), R, C); }).ok());
         EXPECT_TRUE(near(y, want, 0, 0)) << R << "x" << C << " bd=" << bd;
       }
+  }
 }
 
 TEST(Layout, ConcatLastAxisAndFlat) {

@@ -15,6 +15,10 @@
 // count (each output is computed whole by one block in a fixed order).
 #include "KernelTestUtil.h"
 
+#ifdef SK_TEST_MARCH_COPIES
+#include <cpuid.h>
+#endif
+
 using namespace sktest;
 
 #define SK_SIMD_DECLS(S)                                                                                         \
@@ -73,7 +77,10 @@ std::vector<Arch> arches() {
   std::vector<Arch> a{SK_ARCH("fallback", , true)};
 #ifdef SK_TEST_MARCH_COPIES
   __builtin_cpu_init();
-  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  // F16C through cpuid: clang++ 14's __builtin_cpu_supports does not know "f16c".
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   a.push_back(SK_ARCH("x86-64-v3", _v3, v3));
