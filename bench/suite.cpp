@@ -66,9 +66,6 @@ struct Config {
   // Decode stacks of section 2 (the op lists' file names without .json).
   std::vector<std::string> stacks = {"decode_stack_shared_weights", "decode_stack", "decode_small"};
 };
-// The previous builtin kernels (kernels/cpu/sk_simd.h): the baseline
-// of the kernel benchmark and of the decode stack's "today's kernels" row.
-const char* const kOldKernels = "compile-options=-DSK_KERNELS_BASELINE=1";
 Config cfg;
 
 [[noreturn]] void die(const std::string& msg) {
@@ -197,6 +194,14 @@ sk::CompiledPlan compile(const sk::OpList& list, const std::string& options, boo
   req.options = options;
   req.fuse = fuse;
   return must(session().compile(list, req), "compiling " + list.origin + " [" + options + "]");
+}
+
+// The same op list built with the previous builtin kernels (kernels/cpu/sk_simd.h):
+// the baseline of the kernel benchmark and of the decode stack's "today's
+// kernels" row. A kernel macro, because compile-options never carry -D.
+sk::OpList withOldKernels(sk::OpList list) {
+  for (sk::KernelDecl& k : list.kernels) k.macros["SK_KERNELS_BASELINE"] = "1";
+  return list;
 }
 
 uint32_t syncCount(const sk::CompiledPlan& cp, sk::SyncKind k) {
@@ -355,7 +360,7 @@ void benchDecode() {
     sk::OpList list = load(stack + ".json");
     sk::CompiledPlan es1 = compile(list, "early-start=1");
     // The same SuperKernel with the previous (scalar) builtin kernels.
-    sk::CompiledPlan es1Old = compile(list, std::string("early-start=1:") + kOldKernels);
+    sk::CompiledPlan es1Old = compile(withOldKernels(list), "early-start=1");
     sk::CompiledPlan es0 = compile(list, "early-start=0");
     fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=0: {}\n", stack, list.ops.size(),
                syncSummary(es1), syncSummary(es0));
@@ -690,7 +695,7 @@ void benchKernels() {
     plans.push_back(compile(k.list, ""));
     vs.push_back({k.name, runSession(plans.back(), bufs.back()), {}, 1});
     if (k.name != "stream") {
-      plans.push_back(compile(k.list, kOldKernels));
+      plans.push_back(compile(withOldKernels(k.list), ""));
       vs.push_back({k.name + "@old", runSession(plans.back(), bufs.back()), {}, 1});
     }
   }

@@ -13,7 +13,7 @@
 // never on block_dim, workers or timing. Results are identical run to run
 // and for any block split; they differ (by rounding) between -march levels.
 //
-// -DSK_KERNELS_BASELINE=1 (e.g. compile-options=-DSK_KERNELS_BASELINE=1)
+// -DSK_KERNELS_BASELINE=1 (a kernel macro: "macros": {"SK_KERNELS_BASELINE": "1"})
 // selects the previous scalar kernels instead; the benchmark keeps them as
 // its baseline variant (bench/suite.cpp "kernels" and "decode").
 //
