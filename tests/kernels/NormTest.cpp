@@ -1,5 +1,8 @@
 // Row-wise kernels (rms_norm, add_rms_norm, softmax, reduce_mean, rope)
 // against double-precision references. Shapes include rows < block_dim.
+#include <atomic>
+#include <thread>
+
 #include "KernelTestUtil.h"
 
 using namespace sktest;
@@ -119,6 +122,36 @@ TEST(RowKernels, Rope) {
                     }).ok());
         EXPECT_TRUE(near(y, ropeRef(x, s.heads, s.dim, s.pos, 10000.0), 1e-4, 1e-5));
       }
+}
+
+// The angle table is shared by every thread running the kernel (rope.cpp's
+// sequence-locked memo). Threads that keep switching between positions force
+// concurrent rewrites of it while others read: every result must still equal
+// the single-threaded result of its own position, bit for bit.
+TEST(RowKernels, RopeSharedAngleTableUnderConcurrentPositions) {
+  const int64_t H = 4, D = 64;
+  const int64_t positions[] = {3, 63, 1000, 4095};
+  auto x = randomFloats(H * D, 19);
+  std::vector<std::vector<float>> want;
+  for (int64_t pos : positions) {
+    std::vector<float> y(x.size(), NAN);
+    ASSERT_TRUE(runBlocks(executor(1), 1, [&](const sk_ctx* c) { sk_rope_f32(c, x.data(), y.data(), H, D, pos, 1e4f); }).ok());
+    want.push_back(y);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<float> y(x.size());
+      for (int i = 0; i < 2000; ++i) {
+        const size_t p = static_cast<size_t>((i + t) % 4);
+        const sk_ctx ctx = {0, 1, nullptr};  // one block; rt is only used to report errors
+        sk_rope_f32(&ctx, x.data(), y.data(), H, D, positions[p], 1e4f);
+        if (std::memcmp(y.data(), want[p].data(), y.size() * sizeof(float)) != 0) mismatches.fetch_add(1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(RowKernels, RopeOddDimIsReported) {
