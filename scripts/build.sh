@@ -2,7 +2,7 @@
 # Configure and build one configuration (warnings are errors: SK_WERROR=ON).
 #   scripts/build.sh                 -> build/release        (Release, system c++)
 #   scripts/build.sh release-clang   -> build/release-clang  (Release, clang++, shared libraries)
-#   scripts/build.sh asan            -> build/asan   (ASan + UBSan, RelWithDebInfo)
+#   scripts/build.sh asan            -> build/asan   (ASan + UBSan, RelWithDebInfo, clang++, shared libraries)
 #   scripts/build.sh tsan            -> build/tsan   (TSan, RelWithDebInfo)
 # Extra arguments after the config name are passed to the build (targets).
 set -euo pipefail
@@ -13,7 +13,10 @@ case "$config" in
   release) san=""; type=Release ;;
   release-clang) san=""; type=Release
     compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBUILD_SHARED_LIBS=ON) ;;
-  asan) san="address;undefined"; type=RelWithDebInfo ;;
+  # clang++ and shared libraries here too: CI's one sanitizer build is also its
+  # clang build and its shared-library build (the install test runs in it).
+  asan) san="address;undefined"; type=RelWithDebInfo
+    compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBUILD_SHARED_LIBS=ON) ;;
   tsan) san="thread"; type=RelWithDebInfo ;;
   *) echo "build.sh: unknown configuration '$config' (release, release-clang, asan, tsan)" >&2; exit 2 ;;
 esac

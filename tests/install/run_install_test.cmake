@@ -6,7 +6,7 @@
 #   - the installed sk-compile compiles and runs an op list;
 #   - sk-compile copied away from its data fails with an error that lists the
 #     directories searched and names SK_DATA_DIR.
-foreach(v BUILD_DIR SOURCE_DIR GENERATOR)
+foreach(v BUILD_DIR SOURCE_DIR GENERATOR CXX_COMPILER)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_install_test.cmake: ${v} not set")
   endif()
@@ -71,7 +71,10 @@ foreach(mode find_package pkgconfig)
   endif()
   run_checked("configuring the ${mode} consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer"
     -B "${work}/consumer-${mode}" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DSK_VIA_PKGCONFIG=${via}
-    "-DCMAKE_CXX_FLAGS=${SAN_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS}")
+    "-DCMAKE_CXX_FLAGS=${SAN_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS}"
+    # The library's own compiler: a sanitizer runtime (or a C++ ABI detail)
+    # of one compiler does not link with the other's.
+    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
   run_checked("building the ${mode} consumer" ${CMAKE_COMMAND} --build "${work}/consumer-${mode}")
   run_checked("running the ${mode} consumer" ${hide} "${work}/consumer-${mode}/consumer")
   if(NOT last_out MATCHES "consumer ok")
