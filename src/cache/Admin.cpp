@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 using cache::EntryState;
 using detail::UniqueFd;
 
-nlohmann::json CacheStats::toJson() const {
+std::string CacheStats::toJson() const {
   return nlohmann::json{{"hits", hits},
                         {"misses", misses},
                         {"compiles", compiles},
@@ -34,7 +34,8 @@ nlohmann::json CacheStats::toJson() const {
                         {"remote_errors", remoteErrors},
                         {"remote_rejected", remoteRejected},
                         {"disk_full", diskFull},
-                        {"root", root.string()}};
+                        {"root", root.string()}}
+      .dump();
 }
 
 Expected<CacheStats> Cache::stats() {
@@ -82,7 +83,7 @@ Expected<std::vector<CacheEntryInfo>> Cache::list() const {
   return out;
 }
 
-Expected<nlohmann::json> Cache::inspect(std::string_view key) const {
+Expected<std::string> Cache::inspect(std::string_view key) const {
   if (!impl_->store) return badInput(fmt::format("no cache entry {} (the cache is memory-only)", key));
   SK_ASSIGN_OR_RETURN(fs::path dir, impl_->store->findByPrefix(key));
   UniqueFd fd(::open((dir / cache::kManifest).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -90,7 +91,7 @@ Expected<nlohmann::json> Cache::inspect(std::string_view key) const {
   SK_ASSIGN_OR_RETURN(std::string text, detail::readAllFd(fd.get(), "manifest"));
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return ioError(fmt::format("cache entry {}: manifest is not JSON", dir.filename().string()));
-  return j;
+  return j.dump();
 }
 
 Expected<IntegrityReport> Cache::verifyIntegrity(bool quarantineBad) {
@@ -104,7 +105,7 @@ Expected<IntegrityReport> Cache::verifyIntegrity(bool quarantineBad) {
       item.problem = "not a cache key directory";
     } else {
       cache::EntryCheck c = d.store->check(s.info.key, "", false);
-      item.manifest = c.manifest.is_discarded() ? nlohmann::json() : c.manifest;
+      if (!c.manifest.is_discarded() && !c.manifest.is_null()) item.manifest = c.manifest.dump();
       if (c.state == EntryState::Ok) {
         item.ok = true;
       } else if (c.state == EntryState::Absent) {

@@ -15,6 +15,7 @@
 
 #include "cache/CacheImpl.h"
 #include "cache/DiskFull.h"
+#include "support/JsonText.h"
 #include "superkernel/cache/Trust.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/Paths.h"
@@ -85,7 +86,7 @@ Expected<ArtifactPtr> Cache::Impl::loadFromDisk(std::string_view key, std::strin
   a->origin = Artifact::Origin::Disk;
   a->sha256 = c.sha;
   a->bytes = c.bytes;
-  a->manifest = std::move(c.manifest);
+  a->manifest = c.manifest.dump();
   a->entryDir = store->entryDir(key);
   if (hold) a->hold = cache::DiskStore::hold(std::move(c.dirFd));
   return ArtifactPtr(std::move(a));
@@ -139,6 +140,14 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
     cleanup();
     return std::move(out).error();
   }
+  // The build's metadata is JSON text (Cache.h): text that is not JSON
+  // fails this build like a build error would.
+  auto metadata = detail::parseJsonText(out->metadata, fmt::format("the metadata of the build of {}", req.key));
+  if (!metadata) {
+    Counters::count(pending.compileFailures);
+    cleanup();
+    return std::move(metadata).error();
+  }
   Counters::count(pending.compiles);
   if (!cache::validArtifactName(out->artifactName)) {
     cleanup();
@@ -174,13 +183,13 @@ Expected<ArtifactPtr> Cache::Impl::build(const CacheRequest& req) {
   m["command"] = out->command;
   m["created"] = cache::nowSeconds();
   m["library_version"] = libraryVersion();
-  m["metadata"] = out->metadata;
+  m["metadata"] = std::move(*metadata);
   if (!out->keyInputs.empty()) {
     nlohmann::json inputs = nlohmann::json::array();
     for (const auto& [tag, value] : out->keyInputs) inputs.push_back({tag, value});
     m["key_inputs"] = std::move(inputs);
   }
-  a->manifest = m;
+  a->manifest = m.dump();
 
   // A forced recompile replaces the published entry (unless a live process
   // holds it: then the old entry stays and this build is used from memory).
@@ -292,7 +301,7 @@ Expected<ArtifactPtr> Cache::Impl::adoptRemote(const CacheRequest& req, remote::
   a->origin = Artifact::Origin::Remote;
   a->sha256 = sha256Hex(entry.artifact);
   a->bytes = std::make_shared<const std::string>(std::move(entry.artifact));
-  a->manifest = std::move(entry.manifest);
+  a->manifest = entry.manifest.dump();
   return ArtifactPtr(std::move(a));
 }
 

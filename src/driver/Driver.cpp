@@ -21,6 +21,7 @@
 #include "superkernel/target/Backend.h"
 #include "support/Fd.h"
 #include "support/InputGrammar.h"
+#include "support/JsonText.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -230,11 +231,12 @@ Expected<ObjectArtifact> Driver::compileWithKey(const KernelVariant& v, const Op
     out.artifactName = name;
     out.command = impl.command(args);
     out.toolchain = impl.tc.path.string() + " (" + impl.tc.versionLine() + ")";
-    out.metadata = {{"kernel", v.decl.name},
-                    {"entry", v.decl.entry},
-                    {"symbol", symbolOf(v)},
-                    {"source", v.decl.sourcePath.string()},
-                    {"macros", v.macros}};
+    out.metadata = nlohmann::json{{"kernel", v.decl.name},
+                                  {"entry", v.decl.entry},
+                                  {"symbol", symbolOf(v)},
+                                  {"source", v.decl.sourcePath.string()},
+                                  {"macros", v.macros}}
+                       .dump();
     // Only on a build: the inputs are hashed a second time, so a key that
     // does not reproduce (a source edited meanwhile) is not explained wrongly.
     auto again = objectKey(v, o, &out.keyInputs);
@@ -372,8 +374,10 @@ Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std:
 
 Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
-                                                       const nlohmann::json& metadata) const {
+                                                       std::string_view metadataJson) const {
   SK_RETURN_IF_ERROR(impl_->ready());
+  SK_ASSIGN_OR_RETURN(nlohmann::json metadata, detail::parseJsonText(metadataJson, "the SuperKernel's metadata"));
+  if (!metadata.is_object()) metadata = nlohmann::json{{"metadata", std::move(metadata)}};
   SK_ASSIGN_OR_RETURN(std::string key, superKernelKey(source, objects, o));
   std::atomic<bool> ran{false};
   CacheRequest req;
@@ -388,13 +392,14 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
     out.artifactName = name;
     out.command = lr.command;
     out.toolchain = impl_->tc.path.string() + " (" + impl_->tc.versionLine() + ")";
-    out.metadata = metadata.is_object() ? metadata : nlohmann::json{{"metadata", metadata}};
-    if (!out.metadata.contains("object_keys")) {
+    nlohmann::json meta = metadata;
+    if (!meta.contains("object_keys")) {
       std::vector<std::string> ks;
       for (const auto& ob : objects) ks.push_back(ob.key);
-      out.metadata["object_keys"] = ks;
+      meta["object_keys"] = ks;
     }
-    if (!out.metadata.contains("options")) out.metadata["options"] = o.canonical();
+    if (!meta.contains("options")) meta["options"] = o.canonical();
+    out.metadata = meta.dump();
     auto again = superKernelKey(source, objects, o, &out.keyInputs);
     if (!again || *again != key) out.keyInputs.clear();
     return out;

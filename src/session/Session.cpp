@@ -2,6 +2,7 @@
 #include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -253,13 +254,14 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     nlohmann::json meta = baseMeta;
     meta["step"] = i;
     meta["name"] = sk.name;
-    auto art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), meta);
+    const std::string metaText = meta.dump();
+    auto art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), metaText);
     if (!art) return fail(std::move(art).error());
     auto kernel = ts.device->load(*art->artifact);
     if (!kernel && art->artifact->origin == Artifact::Origin::Disk) {
       // Verified bytes that do not load: quarantine the entry, build again.
       im.cache->discard(art->key, kernel.error().message());
-      art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), meta);
+      art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), metaText);
       if (!art) return fail(std::move(art).error());
       kernel = ts.device->load(*art->artifact);
     }

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "cache/TestUtil.h"
 #include "superkernel/driver/Process.h"
 #include "target/cpu/LoadedLibrary.h"
@@ -35,6 +37,7 @@ struct FakeBuild {
   int sleepMs = 0;
   bool fail = false;
   std::string payload;  // empty: the tiny .so
+  std::string metadata = R"({"oplist": {"ops": 3}, "report": "3 ops -> 1"})";
   BuildFn fn() {
     return [this](const fs::path& staging) -> Expected<BuildOutput> {
       calls.fetch_add(1);
@@ -46,7 +49,7 @@ struct FakeBuild {
       o.artifactName = "lib.so";
       o.command = {"fakecc", "-o", "lib.so"};
       o.toolchain = "fakecc 1.0";
-      o.metadata = {{"oplist", {{"ops", 3}}}, {"report", "3 ops -> 1"}};
+      o.metadata = metadata;
       return o;
     };
   }
@@ -391,7 +394,7 @@ TEST(CacheDisk, CountersPersistAcrossInstances) {
   EXPECT_EQ(s->compileFailures, 1u);
   EXPECT_EQ(s->entries, 1u);
   EXPECT_GT(s->bytes, tinySo().size());
-  auto j = s->toJson();
+  auto j = nlohmann::json::parse(s->toJson());
   for (const char* k : {"hits", "misses", "compiles", "compile_failures", "corrupt", "untrusted", "evicted", "entries",
                         "bytes"})
     EXPECT_TRUE(j.contains(k)) << k;
@@ -515,6 +518,45 @@ TEST(CacheDisk, BadManifestIsCorrupt) {
   ASSERT_TRUE(c->getOrBuild(request(key, fb)).ok());
   EXPECT_EQ(fb.calls.load(), 2);
   EXPECT_EQ(c->stats()->corrupt, 1u);
+}
+
+// The public API carries JSON as text (Cache.h): metadata that is not JSON
+// is one BadInput naming the build, and nothing is published; empty text is
+// {}; the manifest handed back is the published one, as compact text.
+TEST(CacheDisk, MetadataIsJsonText) {
+  TempDir t("metadata");
+  fs::path root = t / "c";
+  auto c = openAt(root);
+  FakeBuild bad;
+  bad.metadata = R"({"report": 3 ops})";
+  const std::string badKey = keyOf("bad metadata");
+  auto r = c->getOrBuild(request(badKey, bad));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(r.error().message().find("the metadata of the build of " + badKey + " is not JSON text"),
+            std::string::npos)
+      << r.error().message();
+  EXPECT_FALSE(fs::exists(entryPath(root, badKey)));
+  EXPECT_EQ(countIn(root / "tmp"), 0u);
+  EXPECT_EQ(c->stats()->compileFailures, 1u);
+
+  FakeBuild none;
+  none.metadata = "";
+  const std::string key = keyOf("no metadata");
+  auto ok = c->getOrBuild(request(key, none));
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  auto m = nlohmann::json::parse((*ok)->manifest);
+  EXPECT_EQ(m["metadata"], nlohmann::json::object());
+  EXPECT_EQ((*ok)->manifest, m.dump());  // compact
+  EXPECT_EQ(m, nlohmann::json::parse(test::readFile(entryPath(root, key) / "manifest.json")));
+  auto inspected = c->inspect(key);
+  ASSERT_TRUE(inspected.ok()) << inspected.error().message();
+  EXPECT_EQ(*inspected, (*ok)->manifest);
+  // A new instance (a disk hit) hands back the same text.
+  auto hit = openAt(root)->getOrBuild(request(key, none));
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ((*hit)->origin, Artifact::Origin::Disk);
+  EXPECT_EQ((*hit)->manifest, (*ok)->manifest);
 }
 
 TEST(CacheDisk, UntrustedEntryFilesAreRebuilt) {
@@ -709,10 +751,11 @@ TEST(CacheAdmin, ListInspectVerifyClear) {
     EXPECT_GT(e.lastUse, 0);
     EXPECT_EQ(e.artifactName, "lib.so");
   }
-  auto m = c->inspect(k1.substr(0, 10));
-  ASSERT_TRUE(m.ok()) << m.error().message();
-  EXPECT_EQ((*m)["key"], k1);
-  EXPECT_EQ((*m)["metadata"]["oplist"]["ops"], 3);
+  auto mt = c->inspect(k1.substr(0, 10));
+  ASSERT_TRUE(mt.ok()) << mt.error().message();
+  auto m = nlohmann::json::parse(*mt);
+  EXPECT_EQ(m["key"], k1);
+  EXPECT_EQ(m["metadata"]["oplist"]["ops"], 3);
   EXPECT_FALSE(c->inspect("zz").ok());
   EXPECT_FALSE(c->inspect(keyOf("none")).ok());
 
@@ -722,7 +765,7 @@ TEST(CacheAdmin, ListInspectVerifyClear) {
   ASSERT_EQ(v->entries.size(), 2u);
   for (auto& it : v->entries) {
     EXPECT_TRUE(it.ok);
-    EXPECT_EQ(it.manifest["metadata"]["report"], "3 ops -> 1");
+    EXPECT_EQ(nlohmann::json::parse(it.manifest)["metadata"]["report"], "3 ops -> 1");
   }
   // Tamper with one.
   fs::path so = entryPath(root, k2) / "lib.so";

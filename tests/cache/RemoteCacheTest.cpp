@@ -15,6 +15,8 @@
 #include <chrono>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "RedisServer.h"
 #include "TestUtil.h"
 #include "cache/remote/RemoteStorage.h"
@@ -53,7 +55,7 @@ struct FakeBuild {
       o.artifactName = "lib.so";
       o.command = {"fakecc", "-o", "lib.so"};
       o.toolchain = "fakecc 1.0";
-      o.metadata = {{"op_list", "{\"ops\":[]}"}, {"name", "sk1"}};
+      o.metadata = R"({"op_list": "{\"ops\":[]}", "name": "sk1"})";
       return o;
     };
   }
@@ -118,7 +120,7 @@ TEST(RemoteCache, MachineBLoadsWhatMachineABuiltWithoutBuilding) {
   // Published into B's own store through the normal path: the next process
   // on B is a disk hit, not a remote one.
   EXPECT_TRUE(fs::exists(b.dir / "cache" / "entries" / key.substr(0, 2) / key / "manifest.json"));
-  EXPECT_EQ((*rb)->manifest["metadata"]["op_list"], "{\"ops\":[]}");
+  EXPECT_EQ(nlohmann::json::parse((*rb)->manifest)["metadata"]["op_list"], "{\"ops\":[]}");
   CacheStats sa = a.stats(), sb = b.stats();
   EXPECT_EQ(sa.compiles, 1u);
   EXPECT_EQ(sa.remoteUploads, 1u);
@@ -128,7 +130,7 @@ TEST(RemoteCache, MachineBLoadsWhatMachineABuiltWithoutBuilding) {
   EXPECT_EQ(sb.remoteHits, 1u);
   EXPECT_EQ(sb.hits, 1u);
   EXPECT_EQ(sa.remoteErrors + sb.remoteErrors + sa.remoteRejected + sb.remoteRejected, 0u);
-  auto j = sb.toJson();
+  auto j = nlohmann::json::parse(sb.toJson());
   for (const char* k : {"remote_hits", "remote_misses", "remote_uploads", "remote_errors", "remote_rejected"})
     EXPECT_TRUE(j.contains(k)) << k;
 

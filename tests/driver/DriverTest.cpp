@@ -6,6 +6,8 @@
 #include <mutex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "cache/TestUtil.h"
 #include "superkernel/target/cpu/Cpu.h"
 #include "target/cpu/LoadedLibrary.h"
@@ -461,7 +463,7 @@ TEST(DriverLink, BuildsLoadsAndRunsASuperKernel) {
     auto objs = d.compileObjects(vs, o);
     ASSERT_TRUE(objs.ok()) << objs.error().message();
     std::string src = superKernelSource(vs[0].symbol, vs[1].symbol);
-    nlohmann::json meta = {{"oplist", {{"ops", 3}}}, {"report", "3 -> 1"}};
+    const std::string meta = R"({"oplist": {"ops": 3}, "report": "3 -> 1"})";
     auto sk = d.buildSuperKernel(src, *objs, o, meta);
     ASSERT_TRUE(sk.ok()) << sk.error().message();
     EXPECT_FALSE(sk->cached);
@@ -481,8 +483,9 @@ TEST(DriverLink, BuildsLoadsAndRunsASuperKernel) {
     ASSERT_TRUE(dyn.ok());
     EXPECT_TRUE(dyn->count("run"));
     // Manifest keeps the metadata for sk-cache verify.
-    EXPECT_EQ(sk->artifact->manifest["metadata"]["report"], "3 -> 1");
-    EXPECT_EQ(sk->artifact->manifest["kind"], "superkernel");
+    const auto manifest = nlohmann::json::parse(sk->artifact->manifest);
+    EXPECT_EQ(manifest["metadata"]["report"], "3 -> 1");
+    EXPECT_EQ(manifest["kind"], "superkernel");
     // Same inputs again: a memory hit.
     auto again = d.buildSuperKernel(src, *objs, o, meta);
     ASSERT_TRUE(again.ok());
@@ -530,6 +533,32 @@ TEST(DriverLink, WithGccAndWithoutCache) {
   sk_run_args args{SK_ABI_VERSION, 2, bufs};
   EXPECT_EQ(loadRun(*sk)(3, nullptr, &args), 0);
   EXPECT_EQ(z[0], 5.0f);
+}
+
+// The metadata is JSON text (Driver.h): text that is not JSON is BadInput
+// before anything is linked; a value that is not an object is kept under
+// "metadata", beside the object keys and options the driver adds.
+TEST(DriverLink, MetadataIsJsonText) {
+  REQUIRE_TOOLCHAIN(tc, "clang++");
+  Fixture f;
+  Driver d(tc, f.cache());
+  std::vector<KernelVariant> vs = {f.add(), f.twice()};
+  auto objs = d.compileObjects(vs, Options{});
+  ASSERT_TRUE(objs.ok()) << objs.error().message();
+  const std::string src = superKernelSource(vs[0].symbol, vs[1].symbol);
+  auto bad = d.buildSuperKernel(src, *objs, Options{}, R"({"report": })");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(bad.error().message().find("the SuperKernel's metadata is not JSON text"), std::string::npos)
+      << bad.error().message();
+  auto sk = d.buildSuperKernel(src, *objs, Options{}, "[1, 2]");
+  ASSERT_TRUE(sk.ok()) << sk.error().message();
+  EXPECT_FALSE(sk->cached);
+  const auto meta = nlohmann::json::parse(sk->artifact->manifest)["metadata"];
+  EXPECT_EQ(meta["metadata"], nlohmann::json::parse("[1, 2]"));
+  ASSERT_TRUE(meta["object_keys"].is_array());
+  EXPECT_EQ(meta["object_keys"].size(), 2u);
+  EXPECT_TRUE(meta["options"].is_string());
 }
 
 TEST(DriverLink, LinkFailureCarriesCommand) {

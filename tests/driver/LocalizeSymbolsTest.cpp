@@ -93,7 +93,7 @@ TEST(DriverGate, CompileOptionsAndMacrosOutsideTheGrammarNeverReachArgv) {
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().kind(), ErrorKind::BadInput);
   EXPECT_NE(m.error().message().find("kernel 'loc': macro N: macro value"), std::string::npos) << m.error().message();
-  auto sk = d.buildSuperKernel("int x;", {}, o, nlohmann::json::object());
+  auto sk = d.buildSuperKernel("int x;", {}, o, "{}");
   ASSERT_FALSE(sk);
   EXPECT_EQ(sk.error().kind(), ErrorKind::BadInput);
 }

@@ -6,6 +6,10 @@
 #   - the installed sk-compile compiles and runs an op list;
 #   - sk-compile copied away from its data fails with an error that lists the
 #     directories searched and names SK_DATA_DIR.
+# The installed headers include no third-party header and the package
+# requires no nlohmann-json (check_headers.cmake); the consumers are built
+# with nlohmann-json's CMake package disabled and its headers replaced by
+# ones that #error, which proves they do not need it.
 foreach(v BUILD_DIR SOURCE_DIR GENERATOR CXX_COMPILER)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run_install_test.cmake: ${v} not set")
@@ -32,6 +36,15 @@ endfunction()
 run_checked("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${work}/installed")
 file(RENAME "${work}/installed" "${work}/prefix")
 set(prefix "${work}/prefix")
+
+set(HEADER_DIRS "${prefix}/include")
+set(PACKAGE_DIR "${prefix}/lib")
+include("${CMAKE_CURRENT_LIST_DIR}/check_headers.cmake")
+# Found before the system's copy (-I precedes the system directories).
+foreach(h nlohmann/json.hpp nlohmann/json_fwd.hpp)
+  file(WRITE "${work}/poison/${h}"
+    "#error \"${h} reached from a superkernel consumer: nlohmann-json must stay private to libsuperkernel\"\n")
+endforeach()
 
 # Hiding: probe for unprivileged mount namespaces (unshare -rm); without them
 # the test still runs from the moved prefix and says so.
@@ -71,7 +84,8 @@ foreach(mode find_package pkgconfig)
   endif()
   run_checked("configuring the ${mode} consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer"
     -B "${work}/consumer-${mode}" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DSK_VIA_PKGCONFIG=${via}
-    "-DCMAKE_CXX_FLAGS=${SAN_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS}"
+    -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON
+    "-DCMAKE_CXX_FLAGS=${SAN_FLAGS} -I${work}/poison" "-DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS}"
     # The library's own compiler: a sanitizer runtime (or a C++ ABI detail)
     # of one compiler does not link with the other's.
     "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")

@@ -22,6 +22,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/superkernel.h"
@@ -259,7 +260,7 @@ TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {
   ASSERT_EQ(fused->plan.steps.size(), 1u);
   EXPECT_TRUE(fused->plan.steps[0].fused);
   EXPECT_EQ(fused->plan.steps[0].numCores, 1u);  // the device's machine model
-  EXPECT_EQ(fused->steps[0].artifact.artifact->manifest["artifact"], "testbe.so");
+  EXPECT_EQ(nlohmann::json::parse(fused->steps[0].artifact.artifact->manifest)["artifact"], "testbe.so");
   EXPECT_NE(fused->steps[0].source.text.find("testbe_entry"), std::string::npos);
   EXPECT_NE(fused->steps[0].source.manifest.find("\"target\":\"testbe\""), std::string::npos);
   CompileRequest reference;

@@ -95,6 +95,14 @@ std::string isoTime(int64_t unixSeconds) {
   return buf;
 }
 
+// The library hands manifests over as JSON text (Cache.h, "JSON in this
+// API"); parsed here. null when empty (unreadable) or not JSON.
+json parseManifest(std::string_view text) {
+  if (text.empty()) return json();
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
 // What an entry was built for, from its manifest metadata: "sk1 (fused,
 // step 0)" for SuperKernels, "kernel add (add_kernel__v...)" for objects.
 std::string describeEntry(const json& manifest) {
@@ -199,7 +207,7 @@ class CacheTool {
       s = *st;
     }
     if (args_.json) {
-      outJson(s.toJson());
+      outJson(json::parse(s.toJson()));
       return std::nullopt;
     }
     std::string t = fmt::format("cache {}{}\n", s.root.string(), exists_ ? "" : " (does not exist yet)");
@@ -244,7 +252,7 @@ class CacheTool {
   std::optional<Failure> explain() {
     if (!exists_) return Failure{badInput(fmt::format("cache {} does not exist", root_.string())), kExitBadInput};
     if (auto f = open()) return f;
-    auto m = cache_->inspect(args_.key);
+    auto m = inspectManifest(args_.key);
     if (!m) return failure(std::move(m).error());
     const json& a = *m;
     auto inputsOf = [](const json& manifest) {
@@ -265,7 +273,7 @@ class CacheTool {
     // The entry to compare with.
     json b;
     if (!args_.otherKey.empty()) {
-      auto o = cache_->inspect(args_.otherKey);
+      auto o = inspectManifest(args_.otherKey);
       if (!o) return failure(std::move(o).error());
       b = *o;
     } else {
@@ -274,7 +282,7 @@ class CacheTool {
       size_t best = SIZE_MAX;
       for (const CacheEntryInfo& e : *l) {
         if (e.key == key || e.kind != a.value("kind", std::string())) continue;
-        auto o = cache_->inspect(e.key);
+        auto o = inspectManifest(e.key);
         if (!o || describeEntry(*o) != describeEntry(a)) continue;
         const size_t d = diffInputs(mine, inputsOf(*o)).size();
         if (!inputsOf(*o).empty() && d < best) best = d, b = *o;
@@ -317,7 +325,7 @@ class CacheTool {
     json arr = json::array();
     Table tab({"key", "kind", "size", "last use", "created", "what"}, "llrrll");
     for (const CacheEntryInfo& e : entries) {
-      auto m = cache_->inspect(e.key);
+      auto m = inspectManifest(e.key);
       const json manifest = m ? *m : json();
       const std::string what = describeEntry(manifest);
       arr.push_back(json{{"key", e.key},
@@ -350,7 +358,7 @@ class CacheTool {
                      kExitBadInput};
     }
     if (auto f = open()) return f;
-    auto m = cache_->inspect(args_.key);
+    auto m = inspectManifest(args_.key);
     if (!m) return failure(std::move(m).error());
     const json& j = *m;
     if (args_.json) {
@@ -470,15 +478,16 @@ class CacheTool {
         Item item;
         item.key = it.info.key;
         item.kind = it.info.kind;
-        item.what = describeEntry(it.manifest);
+        const json manifest = parseManifest(it.manifest);
+        item.what = describeEntry(manifest);
         if (!it.ok) {
           item.status = "corrupt";
           item.problem = it.problem;
         }
         const size_t idx = items_.size();
         items_.push_back(std::move(item));
-        if (args_.noReplay || it.info.kind != kKindSuperKernel || !it.manifest.is_object()) continue;
-        const json meta = it.manifest.value("metadata", json::object());
+        if (args_.noReplay || it.info.kind != kKindSuperKernel || !manifest.is_object()) continue;
+        const json meta = manifest.value("metadata", json::object());
         if (!meta.is_object() || !meta.contains("op_list") || !meta["op_list"].is_string()) continue;
         Group g;
         g.opList = meta["op_list"].get<std::string>();
@@ -815,6 +824,14 @@ class CacheTool {
   fs::path root_;
   bool exists_ = false;
   std::shared_ptr<Cache> cache_;
+
+  // Cache::inspect's JSON text, parsed (inspect checked that it is JSON).
+  Expected<json> inspectManifest(std::string_view key) const {
+    auto m = cache_->inspect(key);
+    if (!m) return std::move(m).error();
+    return parseManifest(*m);
+  }
+
   std::vector<Item> items_;
   json replays_ = json::array();
   std::map<uint32_t, std::unique_ptr<Session>> sessions_;
@@ -845,7 +862,7 @@ class RemoteTool {
     auto rtt = admin_->ping();
     if (!rtt) return failure(std::move(rtt).error());
     auto info = admin_->serverInfo();
-    const json server = info ? *info : json::object();
+    const json server = info ? json(*info) : json::object();
     const std::string secret = admin_->secretProblem();
     if (args_.json) {
       outJson(json{{"url", admin_->url()},
@@ -887,9 +904,10 @@ class RemoteTool {
       const bool ok = e.status == "ok" || e.status == "unchecked";
       problems += !ok;
       bytes += e.bytes;
-      const std::string kind = e.manifest.is_object() ? e.manifest.value("kind", "") : "";
-      const int64_t created = e.manifest.is_object() ? e.manifest.value("created", int64_t{0}) : 0;
-      const std::string what = describeEntry(e.manifest);
+      const json manifest = parseManifest(e.manifest);
+      const std::string kind = manifest.is_object() ? manifest.value("kind", "") : "";
+      const int64_t created = manifest.is_object() ? manifest.value("created", int64_t{0}) : 0;
+      const std::string what = describeEntry(manifest);
       arr.push_back(json{{"key", e.key}, {"kind", kind}, {"bytes", e.bytes}, {"created", created}, {"what", what},
                          {"status", e.status}, {"problem", e.problem}});
       if (verify && ok && !args_.verbose) continue;

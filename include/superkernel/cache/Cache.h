@@ -49,6 +49,16 @@
 // evicted. Kept per process in atomics and merged into <root>/stats.json
 // under flock after every disk-level event, on flushStats() and on
 // destruction, so they persist across processes.
+//
+// JSON IN THIS API: manifests, build metadata and the stats' JSON form are
+// JSON *text* (std::string, UTF-8), not a JSON library's value type, so
+// that no installed header includes a third-party header (nlohmann-json is
+// private to libsuperkernel; consumers need not have it). Text because what
+// callers do with it is mostly pass it on (store, print, compare, upload),
+// and the few that read fields (sk-cache, tests) already have a JSON
+// parser: an opaque value type would be a second JSON API to document and
+// keep. GeneratedSource::manifest (codegen/Target.h) is text for the same
+// reason. Text the library returns is compact, with object keys sorted.
 #pragma once
 
 #include <atomic>
@@ -61,8 +71,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "superkernel/cache/Key.h"
 #include "superkernel/cache/RemoteCache.h"
@@ -109,7 +117,9 @@ struct BuildOutput {
   std::string artifactName;                          // file name inside stagingDir
   std::vector<std::string> command;                  // for the manifest ("command")
   std::string toolchain;                             // for the manifest (version line / path)
-  nlohmann::json metadata = nlohmann::json::object(); // free form ("metadata")
+  /// Free-form JSON text stored as the manifest's "metadata" (empty: {}).
+  /// Text that does not parse fails the build with BadInput.
+  std::string metadata = "{}";
   /// What the key was hashed from (KeyBuilder::recordInputs), stored in the
   /// manifest as "key_inputs" [[tag, value], ...] for `sk-cache explain`.
   KeyInputs keyInputs;
@@ -128,7 +138,7 @@ struct Artifact {
   Origin origin = Origin::Built;
   std::string sha256;                                // of *bytes
   std::shared_ptr<const std::string> bytes;          // verified artifact content
-  nlohmann::json manifest;                           // as published (or as it would have been)
+  std::string manifest;                              // JSON text, as published (or as it would have been)
   std::filesystem::path entryDir;                    // published entry dir; empty if not published
   /// Opaque: a shared flock on the published entry (requested with
   /// hold = true and published); eviction skips the entry while it lives.
@@ -161,7 +171,8 @@ struct CacheStats {
   ///  "evicted","entries","bytes","max_bytes","memory_hits","disk_hits","remote_hits",
   ///  "remote_misses","remote_uploads","remote_errors","remote_rejected","disk_full",
   ///  "root"}
-  nlohmann::json toJson() const;
+  /// JSON text (one object, compact).
+  std::string toJson() const;
   std::filesystem::path root;
 };
 
@@ -179,7 +190,7 @@ struct IntegrityItem {
   CacheEntryInfo info;
   bool ok = false;
   std::string problem;                               // empty when ok
-  nlohmann::json manifest;                           // null if unreadable; ["metadata"] for replay
+  std::string manifest;                              // JSON text; empty if unreadable ("metadata" for replay)
 };
 struct IntegrityReport {
   std::vector<IntegrityItem> entries;                // sorted by key
@@ -234,8 +245,9 @@ class Cache {
   Expected<CacheStats> stats();
   /// Every complete entry, newest use first.
   Expected<std::vector<CacheEntryInfo>> list() const;
-  /// The manifest of `key` (a unique key prefix of >= 4 hex digits is accepted).
-  Expected<nlohmann::json> inspect(std::string_view key) const;
+  /// The manifest of `key` as JSON text (a unique key prefix of >= 4 hex
+  /// digits is accepted); an Io error if it is not JSON.
+  Expected<std::string> inspect(std::string_view key) const;
   /// Rehash every entry; problems are reported (and with quarantineBad,
   /// moved to quarantine/ and counted). Items carry the stored manifest.
   Expected<IntegrityReport> verifyIntegrity(bool quarantineBad = false);

@@ -21,18 +21,19 @@
 // counted `remote_errors` and a local compile, with one warning per process;
 // after `maxErrors` errors the tier is disabled for the rest of the process.
 //
-// This header is hiredis-free: the client library is private to libsuperkernel.
+// This header is hiredis-free and JSON-library-free: the client library and
+// nlohmann-json are private to libsuperkernel (manifests are JSON text, as in
+// Cache.h).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "superkernel/support/Error.h"
 
@@ -77,7 +78,7 @@ struct RemoteEntryInfo {
   /// but inconsistent, or not an entry), "unchecked" (ls without verify).
   std::string status = "unchecked";
   std::string problem;
-  nlohmann::json manifest;         // null when unreadable
+  std::string manifest;            // JSON text; empty when unreadable
 };
 
 /// Operator access to the remote tier (sk-cache remote ping|ls|verify).
@@ -102,8 +103,10 @@ class RemoteCacheAdmin {
 
   /// PING round trip (connect included). Io error on any failure.
   Expected<std::chrono::microseconds> ping();
-  /// Server version and memory policy from INFO (best effort, for ping).
-  Expected<nlohmann::json> serverInfo();
+  /// Server version and memory policy from INFO (best effort, for ping):
+  /// the fields redis_version, maxmemory, maxmemory_policy and used_memory
+  /// that the server reported, by name.
+  Expected<std::map<std::string, std::string>> serverInfo();
   /// Every entry under prefix(), sorted by key. With verify, each value's
   /// signature and contents are checked (needs the secret: BadInput without).
   Expected<std::vector<RemoteEntryInfo>> list(bool verify);

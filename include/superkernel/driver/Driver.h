@@ -31,8 +31,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "superkernel/cache/Cache.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/driver/Toolchain.h"
@@ -126,14 +124,16 @@ class Driver {
   /// exist; scratch files go next to it).
   Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
                                        const Options& options, const std::filesystem::path& outputFile) const;
-  /// Key, get-or-build through the cache (link on a miss), held. `metadata`
-  /// is stored in the manifest when this call builds (op list, plan report:
-  /// what `sk-cache verify` replays). Without a cache: a private memory-only
-  /// build.
+  /// Key, get-or-build through the cache (link on a miss), held.
+  /// `metadataJson` (JSON text, as in Cache.h; empty: {}) is stored in the
+  /// manifest when this call builds (op list, plan report: what `sk-cache
+  /// verify` replays); a value that is not an object is stored as
+  /// {"metadata": value}; text that is not JSON is BadInput. Without a
+  /// cache: a private memory-only build.
   Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
                                                  const std::vector<ObjectArtifact>& objects,
                                                  const Options& options,
-                                                 const nlohmann::json& metadata = nlohmann::json::object()) const;
+                                                 std::string_view metadataJson = "{}") const;
 
  private:
   struct Impl;

@@ -50,8 +50,8 @@ Expected<std::chrono::microseconds> RemoteCacheAdmin::ping() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
 }
 
-Expected<nlohmann::json> RemoteCacheAdmin::serverInfo() {
-  nlohmann::json out = nlohmann::json::object();
+Expected<std::map<std::string, std::string>> RemoteCacheAdmin::serverInfo() {
+  std::map<std::string, std::string> out;
   for (const char* section : {"server", "memory"}) {
     RedisReply r;
     if (auto f = impl_->storage->raw({"INFO", section}, r)) return impl_->failure(*f);
@@ -110,7 +110,7 @@ Expected<std::vector<RemoteEntryInfo>> RemoteCacheAdmin::list(bool verify) {
       for (int i = 7; i >= 0; --i) m = (m << 8) | static_cast<unsigned char>(r.str[40 + static_cast<size_t>(i)]);
       if (m <= r.str.size() - 56) {
         auto j = nlohmann::json::parse(std::string_view(r.str).substr(56, m), nullptr, false);
-        if (!j.is_discarded()) info.manifest = std::move(j);
+        if (!j.is_discarded()) info.manifest = j.dump();
       }
     }
     if (verify) {

@@ -327,9 +327,13 @@ RemoteStorage::Fetch RemoteStorage::fetch(std::string_view cacheKey, std::string
 }
 
 bool RemoteStorage::upload(std::string_view cacheKey, const nlohmann::json& manifest, std::string_view artifact) {
+  return uploadText(cacheKey, manifest.dump(), artifact);
+}
+
+bool RemoteStorage::uploadText(std::string_view cacheKey, std::string_view manifestText, std::string_view artifact) {
   if (!usable() || settings_.readOnly) return false;
   const std::string key = entryKey(cacheKey);
-  const std::string value = sealEntry(settings_.secret, key, manifest.dump(), artifact);
+  const std::string value = sealEntry(settings_.secret, key, manifestText, artifact);
   if (value.empty()) {
     fault(RedisFailure{false, "cannot compute the signature"}, fmt::format("uploading {}", cacheKey.substr(0, 16)));
     return false;

@@ -105,6 +105,8 @@ class RemoteStorage {
   void countMiss();
   /// Sign and SET (not in read-only mode). Counts uploads / errors.
   bool upload(std::string_view cacheKey, const nlohmann::json& manifest, std::string_view artifact);
+  /// The same with the manifest already as JSON text (Artifact::manifest).
+  bool uploadText(std::string_view cacheKey, std::string_view manifestText, std::string_view artifact);
 
   enum class Lock : uint8_t { Acquired, Held, Error, Off };
   /// SET lock token NX PX ttl. `token` is filled when acquired.

@@ -115,9 +115,9 @@ std::optional<RemoteEntry> RemoteTier::fetchOrClaim(std::string_view key, std::s
   }
 }
 
-void RemoteTier::uploadBuilt(const Claim& claim, std::string_view key, const nlohmann::json& manifest,
+void RemoteTier::uploadBuilt(const Claim& claim, std::string_view key, std::string_view manifestText,
                              std::string_view artifact) {
-  if (claim.mayUpload()) storage_->upload(key, manifest, artifact);
+  if (claim.mayUpload()) storage_->uploadText(key, manifestText, artifact);
 }
 
 }  // namespace sk::remote

@@ -59,7 +59,8 @@ class RemoteTier {
   std::optional<RemoteEntry> fetchOrClaim(std::string_view key, std::string_view kind, Claim& claim);
   /// Upload a build that was published locally (not in read-only mode, and
   /// only when claim.mayUpload()).
-  void uploadBuilt(const Claim& claim, std::string_view key, const nlohmann::json& manifest,
+  /// `manifestText`: Artifact::manifest (JSON text), signed as is.
+  void uploadBuilt(const Claim& claim, std::string_view key, std::string_view manifestText,
                    std::string_view artifact);
 
   RemoteStorage& storage() { return *storage_; }
