@@ -3,10 +3,10 @@
 // top to bottom:
 //
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
-//   bindSegment -> assignQueues -> coarsenBlocks -> findDependencies (+ addEventEdges)
+//   bindSegment -> assignQueues -> coarsenBlocks -> specializeVariants -> findDependencies (+ addEventEdges)
 //   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
-//   -> validatePlan; then reportInapplicable (Applicability.cpp) and
-//   fillReport. The machine model (PlanConfig::machine) is the only thing
+//   -> validatePlan; then dropUnusedVariants (Specialize.cpp), reportInapplicable
+//   (Applicability.cpp) and fillReport. The machine model (PlanConfig::machine) is the only thing
 //   about the target the passes read.
 #pragma once
 
@@ -94,6 +94,9 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
 // Coarsen.cpp
 void coarsenBlocks(const PlanContext& ctx, SuperKernelPlan& sk);
+// Specialize.cpp
+Status specializeVariants(PlanContext& ctx, SuperKernelPlan& sk);
+void dropUnusedVariants(FusionPlan& plan);
 // Dependencies.cpp
 std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
 void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);

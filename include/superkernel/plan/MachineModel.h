@@ -44,6 +44,12 @@ struct MachineModel {
   /// producer block of a flag edge): edges past the budget fall back to
   /// counters, counted in the plan's warnings.
   uint32_t maxFlagSlots = 0;
+  /// Sub-kernels take their scalar arguments and their block count at
+  /// compile time (ascend: -DSK_<NAME>=<value>, __SUPER_KERNEL_STATIC_BLOCK_NUM__):
+  /// the planner gives each op its own specialised KernelVariant
+  /// (plan/Specialize.cpp), so one object never serves two ops that differ
+  /// in any of them. false (cpu): scalars are run-time arguments.
+  bool staticArguments = false;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
   /// executor's 4 workers"; default "the target's 4 cores").
   std::string coreOwner = "target";
