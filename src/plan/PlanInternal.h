@@ -113,10 +113,14 @@ void fillReport(FusionPlan& plan);
 // Applicability.cpp
 void reportInapplicable(PlanContext& ctx);
 
-/// The one place debug-core-num is applied: the cores of a fused
-/// SuperKernel (its value when set, else every core of the machine).
+/// The one place debug-core-num is applied: the machine a fused SuperKernel
+/// runs on (MachineModel::withDebugCoreNum when set, else the whole machine)
+/// and its cores.
+inline MachineModel machineFor(const Options& o, const PlanConfig& c) {
+  return o.debugCoreNum > 0 ? c.machine.withDebugCoreNum(static_cast<uint32_t>(o.debugCoreNum)) : c.machine;
+}
 inline uint32_t coresFor(const Options& o, const PlanConfig& c) {
-  return o.debugCoreNum > 0 ? static_cast<uint32_t>(o.debugCoreNum) : c.machine.totalCores();
+  return o.debugCoreNum > 0 ? machineFor(o, c).totalCores() : c.machine.totalCores();
 }
 
 }  // namespace sk::plan

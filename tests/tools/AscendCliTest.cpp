@@ -27,9 +27,9 @@ std::map<std::string, std::optional<std::string>> ascendEnv() {
 
 std::string decodeLayer() { return (sourceRoot() / "examples/decode_layer/decode_layer.json").string(); }
 
-void expectIdentical(const std::string& list, const std::string& options) {
+// One cache per test: its runs share the unfused reference's entries.
+void expectIdentical(const TempDir& cache, const std::string& list, const std::string& options) {
   SCOPED_TRACE(list + " --options " + options);
-  TempDir cache;
   Spawn s;
   s.argv = {kCompile, list, "--target", "ascend", "--run", "--repeat", "1", "--cache-dir", cache.path().string()};
   if (!options.empty()) s.argv.insert(s.argv.end(), {"--options", options});
@@ -42,18 +42,30 @@ void expectIdentical(const std::string& list, const std::string& options) {
 }
 
 TEST(AscendCli, SeedChainFusedEqualsUnfused) {
-  expectIdentical(dataFile("ascend_seed.json"), "");
-  expectIdentical(dataFile("ascend_seed.json"), "early-start=0:split-mode=1:preload-code=none");
+  TempDir cache;
+  expectIdentical(cache, dataFile("ascend_seed.json"), "");
+  expectIdentical(cache, dataFile("ascend_seed.json"), "early-start=0:split-mode=1:preload-code=none");
+  expectIdentical(cache, dataFile("ascend_seed.json"), "debug-core-num=2");  // 2 AI Cores: 2 cube, 4 vector
+}
+
+TEST(AscendCli, DebugCoreNumPastTheAiCoresIsBadInput) {
+  TempDir cache;
+  Result r = run({kCompile, dataFile("ascend_seed.json"), "--cache-dir", cache.path().string(), "--options",
+                  "debug-core-num=9"});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("debug-core-num=9 exceeds the ascend device's 8 cores of its first pool (cube)"));
 }
 
 TEST(AscendCli, TwoStreamsFusedEqualsUnfused) {
-  expectIdentical(dataFile("ascend_two_stream.json"), "");  // stream-fusion=1: AIC and AIV programs
-  expectIdentical(dataFile("ascend_two_stream.json"), "stream-fusion=0:early-start=2:debug-sync-all=1:split-mode=2");
+  TempDir cache;
+  expectIdentical(cache, dataFile("ascend_two_stream.json"), "");  // stream-fusion=1: AIC and AIV programs
+  expectIdentical(cache, dataFile("ascend_two_stream.json"), "stream-fusion=0:early-start=2:debug-sync-all=1:split-mode=2");
 }
 
 TEST(AscendCli, DecodeLayerFusedEqualsUnfused) {
-  expectIdentical(decodeLayer(), "");
-  expectIdentical(decodeLayer(), "early-start=0:preload-code=max:profiling=1");
+  TempDir cache;
+  expectIdentical(cache, decodeLayer(), "");
+  expectIdentical(cache, decodeLayer(), "early-start=0:preload-code=max:profiling=1");
 }
 
 TEST(AscendCli, AnOpListNamingAscendCompiles) {
