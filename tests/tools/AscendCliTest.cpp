@@ -113,5 +113,27 @@ TEST(AscendCli, KernelSyncIsAClearError) {
   EXPECT_THAT(r.err, HasSubstr("kernel_sync"));
 }
 
+TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {
+  // A failing simulated launch (trap() on a core) is exit 4 with the simulator's message, never a pass.
+  TempDir dir;
+  {
+    std::ofstream(dir / "list.json")
+        << R"({"format": "superkernel.oplist", "version": 1, "target": "ascend", "arch": "native",
+  "kernels": {"bad": {"source": "bad.cpp", "entry": "bad", "core_type": "vector", "params": [
+    {"name": "x", "kind": "buffer", "dtype": "f32", "access": "readwrite", "partition": "block"}]}},
+  "buffers": {"x": {"dtype": "f32", "shape": [64]}},
+  "ops": [{"name": "bad_0", "kernel": "bad", "block_dim": 2, "scope": "sk", "args": {"x": "x"}},
+          {"name": "bad_1", "kernel": "bad", "block_dim": 2, "scope": "sk", "args": {"x": "x"}}]})";
+    std::ofstream(dir / "bad.cpp") << "#include \"kernel_operator.h\"\n"
+                                      "extern \"C\" __global__ __aicore__ void bad(GM_ADDR x) { (void)x; trap(); }\n";
+  }
+  Spawn s;
+  s.argv = {kCompile, dir / "list.json", "--run", "--repeat", "1", "--cache-dir", dir / "cache"};
+  s.env = ascendEnv();
+  Result r = run(s);
+  EXPECT_EQ(r.code, 4) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("trap()"));
+}
+
 }  // namespace
 }  // namespace sk::tooltest

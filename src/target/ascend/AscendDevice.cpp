@@ -62,6 +62,10 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
       std::make_shared<AscendKernel>(std::move(fd), std::move(module), std::move(*d), entry, type));
 }
 
+// What the next launch on this thread is called in errors (Session::run sets it around each run() on the
+// calling thread; per thread, so plans run concurrently never see each other's label).
+thread_local std::string tLaunchLabel;
+
 uint32_t aiCoresFromEnv() {
   if (const char* v = std::getenv("SK_ASCEND_AI_CORES"); v && *v) {
     const long n = std::strtol(v, nullptr, 10);
@@ -90,7 +94,7 @@ class AscendDevice final : public Device {
   void* defaultStream() override { return nullptr; }
 
   void setLaunchContext(const std::string* label, const std::vector<std::string>*) override {
-    label_ = label ? *label : std::string();
+    tLaunchLabel = label ? *label : std::string();
   }
 
   Status run(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers) override {
@@ -105,7 +109,7 @@ class AscendDevice final : public Device {
     spec.blockDim = d.blockDim;
     spec.entry = k->entry();
     spec.enter = k->module().enter();
-    spec.name = label_.empty() ? d.entry : label_;
+    spec.name = tLaunchLabel.empty() ? d.entry : tLaunchLabel;
     if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
     std::vector<uint8_t> profile;
     if (d.args.empty()) {
@@ -145,7 +149,6 @@ class AscendDevice final : public Device {
   MachineModel machine_;
   std::mutex mu_, runMu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
-  std::string label_;
 };
 
 }  // namespace
