@@ -25,7 +25,7 @@ MachineModel MachineModel::withDebugCoreNum(uint32_t n) const {
   return m;
 }
 
-uint32_t MachineModel::debugCoreLimit() const { return pools.size() == 1 ? totalCores() : pools.at(0).count; }
+uint32_t MachineModel::deviceCores() const { return pools.size() == 1 ? totalCores() : pools.at(0).count; }
 
 uint32_t MachineModel::totalCores() const {
   uint32_t n = 0;

@@ -158,11 +158,11 @@ struct Former {
     }
     const std::string& scope = *op.scope;
     uint32_t cores = coresFor(o);
-    if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.debugCoreLimit())
+    if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.deviceCores())
       return detail::pathError(list().origin, "scopes" + detail::pathKey(scope),
                                "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
                                    (m.pools.size() == 1 ? m.describeCores(m.totalCores())
-                                                        : m.describeCores(m.debugCoreLimit()) + " of its first pool (" +
+                                                        : m.describeCores(m.deviceCores()) + " of its first pool (" +
                                                               coreTypeName(m.pools[0].kind) + ")"));
     std::string unfusible;
     if (!op.fusible) unfusible = "unfusible op (fusible: false)";

@@ -46,6 +46,13 @@ TEST(AscendCli, SeedChainFusedEqualsUnfused) {
   expectIdentical(cache, dataFile("ascend_seed.json"), "");
   expectIdentical(cache, dataFile("ascend_seed.json"), "early-start=0:split-mode=1:preload-code=none");
   expectIdentical(cache, dataFile("ascend_seed.json"), "debug-core-num=2");  // 2 AI Cores: 2 cube, 4 vector
+  // sk-cache verify replays the stored ascend op lists on a device of the recorded AI Cores: same keys.
+  Spawn v;
+  v.argv = {kCache, "verify", "--cache-dir", cache.path().string()};
+  v.env = ascendEnv();
+  Result r = run(v);
+  EXPECT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.all(), HasSubstr("0 mismatch, 0 replay failed"));
 }
 
 TEST(AscendCli, DebugCoreNumPastTheAiCoresIsBadInput) {

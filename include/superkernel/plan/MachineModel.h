@@ -64,10 +64,13 @@ struct MachineModel {
   /// The machine a SuperKernel with debug-core-num=n (> 0) runs on: one pool
   /// of n cores; with several pools, n cores of the first pool (ascend: AI
   /// Cores, i.e. cube cores) and the other pools scaled in their ratio (at
-  /// least 1 core each). Callers check n against debugCoreLimit() first.
+  /// least 1 core each). Callers check n against deviceCores() first.
   MachineModel withDebugCoreNum(uint32_t n) const;
-  /// The largest debug-core-num: every core (one pool) or the first pool's cores.
-  uint32_t debugCoreLimit() const;
+  /// The machine's size in DeviceOptions::cores terms: every core of a
+  /// one-pool machine (cpu: workers), else the first pool's cores (ascend: AI
+  /// Cores). What re-creates this machine (the cache's replay records it) and
+  /// the largest debug-core-num.
+  uint32_t deviceCores() const;
   uint32_t totalCores() const;
   uint32_t poolBase(uint32_t pool) const;
   /// The pool that runs blocks of a `type` kernel: the only pool of a
