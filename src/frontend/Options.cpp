@@ -177,10 +177,7 @@ const char* preloadCodeName(PreloadCode p) {
   return "per-func";
 }
 
-int Options::effectiveSplitMode(std::string_view target) const {
-  if (splitMode) return *splitMode;
-  return target == "ascend" ? 4 : 1;
-}
+int Options::effectiveSplitMode(int targetDefault) const { return splitMode ? *splitMode : targetDefault; }
 
 std::string Options::canonical() const {
   // Sorted by key. Keys whose value is "unset" are left out because no

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sk {
 
 MachineModel MachineModel::singlePool(std::string target, uint32_t cores, std::string owner, std::string noun) {
@@ -14,6 +16,16 @@ MachineModel MachineModel::singlePool(std::string target, uint32_t cores, std::s
 }
 
 std::string MachineModel::describeCores(uint32_t n) const { return fmt::format("the {}'s {} {}", coreOwner, n, coreNoun); }
+
+MachineModel MachineModel::withDebugCoreNum(uint32_t n) const {
+  MachineModel m = *this;
+  if (pools.empty() || n == 0) return m;
+  const uint64_t first = pools[0].count;
+  for (CorePool& p : m.pools) p.count = std::max<uint32_t>(1, static_cast<uint32_t>(p.count * uint64_t{n} / first));
+  return m;
+}
+
+uint32_t MachineModel::deviceCores() const { return pools.size() == 1 ? totalCores() : pools.at(0).count; }
 
 uint32_t MachineModel::totalCores() const {
   uint32_t n = 0;

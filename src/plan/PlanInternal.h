@@ -3,10 +3,10 @@
 // top to bottom:
 //
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
-//   bindSegment -> assignQueues -> coarsenBlocks -> findDependencies (+ addEventEdges)
+//   bindSegment -> assignQueues -> coarsenBlocks -> specializeVariants -> findDependencies (+ addEventEdges)
 //   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
-//   -> validatePlan; then reportInapplicable (Applicability.cpp) and
-//   fillReport. The machine model (PlanConfig::machine) is the only thing
+//   -> validatePlan; then dropUnusedVariants (Specialize.cpp), reportInapplicable
+//   (Applicability.cpp) and fillReport. The machine model (PlanConfig::machine) is the only thing
 //   about the target the passes read.
 #pragma once
 
@@ -94,6 +94,9 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
 // Coarsen.cpp
 void coarsenBlocks(const PlanContext& ctx, SuperKernelPlan& sk);
+// Specialize.cpp
+Status specializeVariants(PlanContext& ctx, SuperKernelPlan& sk);
+void dropUnusedVariants(FusionPlan& plan);
 // Dependencies.cpp
 std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
 void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
@@ -110,10 +113,14 @@ void fillReport(FusionPlan& plan);
 // Applicability.cpp
 void reportInapplicable(PlanContext& ctx);
 
-/// The one place debug-core-num is applied: the cores of a fused
-/// SuperKernel (its value when set, else every core of the machine).
+/// The one place debug-core-num is applied: the machine a fused SuperKernel
+/// runs on (MachineModel::withDebugCoreNum when set, else the whole machine)
+/// and its cores.
+inline MachineModel machineFor(const Options& o, const PlanConfig& c) {
+  return o.debugCoreNum > 0 ? c.machine.withDebugCoreNum(static_cast<uint32_t>(o.debugCoreNum)) : c.machine;
+}
 inline uint32_t coresFor(const Options& o, const PlanConfig& c) {
-  return o.debugCoreNum > 0 ? static_cast<uint32_t>(o.debugCoreNum) : c.machine.totalCores();
+  return o.debugCoreNum > 0 ? machineFor(o, c).totalCores() : c.machine.totalCores();
 }
 
 }  // namespace sk::plan

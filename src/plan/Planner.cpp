@@ -23,6 +23,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
     SuperKernelPlan sk = plan::bindSegment(ctx, seg);
     SK_RETURN_IF_ERROR(plan::assignQueues(ctx, sk));
     plan::coarsenBlocks(ctx, sk);
+    SK_RETURN_IF_ERROR(plan::specializeVariants(ctx, sk));
     if (sk.fused) {
       std::vector<plan::DepEdge> edges = plan::findDependencies(sk);
       plan::addEventEdges(ctx, seg, sk, edges);
@@ -34,6 +35,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
     if (Status s = validatePlan(sk); !s) return s.error().context("plan " + sk.name);
     ctx.plan.steps.push_back(std::move(sk));
   }
+  if (config.machine.staticArguments) plan::dropUnusedVariants(ctx.plan);
   plan::reportInapplicable(ctx);
   plan::fillReport(ctx.plan);
   return std::move(ctx.plan);

@@ -3,8 +3,8 @@
 // Guarantees:
 // - Every queue belongs to one pool: the pool that runs its ops' core type
 //   (MachineModel::poolFor; on a single-pool machine, the only pool).
-// - Fused SuperKernel: numCores = coresFor() (debug-core-num if set, else
-//   every core of the machine). Pools are laid out in order, each owning
+// - Fused SuperKernel: numCores = coresFor() (debug-core-num if set: its
+//   machine, MachineModel::withDebugCoreNum; else every core of the machine). Pools are laid out in order, each owning
 //   [poolBase, poolBase + count) (on one pool: all numCores cores).
 //   stream-fusion=0: one queue per pool used (stream of its first op), ops in
 //   recorded order. stream-fusion=1: one queue per (pool, stream) present,
@@ -43,9 +43,8 @@ Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
     return Status::success();
   }
   sk.numCores = coresFor(sk.options, ctx.config);
-  if (!onePool && sk.options.debugCoreNum > 0)
-    return detail::pathError(ctx.list.origin, "scopes" + detail::pathKey(sk.scope),
-                             "debug-core-num is not supported on target " + m.target + " (it has several core pools)");
+  // debug-core-num: the pools shrink (MachineModel::withDebugCoreNum), still laid out in order.
+  const MachineModel fm = machineFor(sk.options, ctx.config);
   // (pool, stream) of every op; stream-fusion=0 folds streams into one queue per pool.
   std::vector<std::pair<uint32_t, uint32_t>> keyOf(sk.ops.size());
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> firstStream;  // queue key -> stream of its first op
@@ -61,14 +60,14 @@ Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
   std::map<uint32_t, uint32_t> nextCore;    // pool -> first free core
   for (const auto& [key, stream] : firstStream) {
     const uint32_t pool = key.first;
-    const uint32_t poolCores = onePool ? sk.numCores : m.pools[pool].count;
+    const uint32_t poolCores = onePool ? sk.numCores : fm.pools[pool].count;
     const uint32_t k = queuesInPool[pool];
     if (k > poolCores)
       return internalError("SuperKernel " + sk.name + ": " + std::to_string(k) + " streams on " +
                            std::to_string(poolCores) + " cores (segment formation should have split)");
     const uint32_t qi = nextInPool[pool]++;
     const uint32_t n = poolCores / k + (qi < poolCores % k ? 1 : 0);
-    uint32_t& first = nextCore.try_emplace(pool, onePool ? 0u : m.poolBase(pool)).first->second;
+    uint32_t& first = nextCore.try_emplace(pool, onePool ? 0u : fm.poolBase(pool)).first->second;
     queueOf[key] = static_cast<uint32_t>(sk.queues.size());
     sk.queues.push_back(Queue{stream, first, n, {}, pool});
     first += n;

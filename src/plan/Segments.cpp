@@ -21,7 +21,7 @@
 // - Unscoped, never-fuse and unfusible launches become single-op steps
 //   (fused = false); with PlanConfig::fuse = false every launch does.
 // - A kernel_sync op with block_dim > the machine's cores can never run: BadInput.
-// - debug-core-num > the machine's cores: BadInput.
+// - debug-core-num > the machine's cores (several pools: its first pool's): BadInput.
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -158,10 +158,12 @@ struct Former {
     }
     const std::string& scope = *op.scope;
     uint32_t cores = coresFor(o);
-    if (o.debugCoreNum > 0 && cores > m.totalCores())
+    if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.deviceCores())
       return detail::pathError(list().origin, "scopes" + detail::pathKey(scope),
                                "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
-                                   m.describeCores(m.totalCores()));
+                                   (m.pools.size() == 1 ? m.describeCores(m.totalCores())
+                                                        : m.describeCores(m.deviceCores()) + " of its first pool (" +
+                                                              coreTypeName(m.pools[0].kind) + ")"));
     std::string unfusible;
     if (!op.fusible) unfusible = "unfusible op (fusible: false)";
     else if (k.kernelSync && !kernelSyncFits(op.blockDim, cores))

@@ -235,7 +235,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   baseMeta["op_list"] = writeOpList(cp.list);
   baseMeta["options"] = cp.options.canonical();
   baseMeta["fuse"] = request.fuse;
-  baseMeta["workers"] = pc.machine.totalCores();
+  baseMeta["workers"] = pc.machine.deviceCores();  // what sk-cache verify re-creates the device with
   baseMeta["target"] = cp.list.target;
   // What `sk-cache verify` replays and what `sk-cache inspect` shows: the
   // op list (relative paths resolve against base_dir) and the plan report.

@@ -1,6 +1,6 @@
 // The back-end registry: the one place that knows which targets exist. The
-// cpu back end is built in; registerBackend() adds others (a test back end
-// from its own file, a plugin).
+// cpu and ascend (simulated) back ends are built in; registerBackend() adds
+// others (a test back end from its own file, a plugin).
 #include <fmt/format.h>
 
 #include <map>
@@ -9,6 +9,7 @@
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/target/Backend.h"
+#include "target/ascend/AscendBackend.h"
 #include "target/cpu/CpuBackend.h"
 
 namespace sk {
@@ -17,16 +18,17 @@ namespace {
 
 // Targets with a back end issue of their own; named so that an op list for
 // them gets "not supported yet" rather than "unknown".
-constexpr const char* kReserved[] = {"ascend", "cuda"};
+constexpr const char* kReserved[] = {"cuda"};
 
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
   Registry() {
-    Backend cpu = cpuBackend();
-    std::string name = cpu.name;
-    backends.emplace(name, std::make_unique<Backend>(std::move(cpu)));
-    addAcceptedTargetName(name);
+    for (Backend b : {cpuBackend(), ascendBackend()}) {
+      std::string name = b.name;
+      backends.emplace(name, std::make_unique<Backend>(std::move(b)));
+      addAcceptedTargetName(name);
+    }
   }
 };
 

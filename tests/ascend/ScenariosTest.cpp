@@ -11,63 +11,14 @@
 
 #include <algorithm>
 
-#include "superkernel/ascend/Simulator.h"
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
-#include "superkernel/session/BufferSet.h"
-#include "target/ascend/AscendEmitter.h"
 #include "target/ascend/AscendStep.h"
-#include "target/ascend/SimBuild.h"
-#include "WorkDir.h"
+#include "SessionRun.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-sk::Status runPlan(const sk::FusionPlan& plan, sk::BufferSet& bufs, const fs::path& work) {
-  std::vector<sk::ascend::AscendStep> steps;
-  std::vector<std::optional<sk::ascend::AscendSource>> sources;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    auto step = sk::ascend::makeAscendStep(plan, i, SK_ASCEND_KERNELS_DIR);
-    if (!step) return step.error();
-    std::optional<sk::ascend::AscendSource> src;
-    if (step->fused) {
-      auto s = sk::ascend::emitAscend(*step);
-      if (!s) return s.error();
-      src = std::move(*s);
-    }
-    steps.push_back(std::move(*step));
-    sources.push_back(std::move(src));
-  }
-  std::vector<sk::ascend::SimBuildItem> items;
-  for (size_t i = 0; i < steps.size(); ++i) items.push_back({&steps[i], sources[i] ? &*sources[i] : nullptr});
-  auto cfg = sk::ascend::defaultSimBuildConfig(work);
-  if (!cfg) return cfg.error();
-  auto lib = sk::ascend::buildForSimulator(items, *cfg, "plan");
-  if (!lib) return lib.error();
-  auto mod = sk::ascend_sim::Module::load(lib->sharedObject.string());
-  if (!mod) return mod.error();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const sk::ascend::AscendStep& step = steps[i];
-    auto entry = mod->entry(lib->entries[i]);
-    if (!entry) return entry.error();
-    sk::ascend_sim::LaunchSpec spec;
-    spec.type = static_cast<sk::ascend_sim::TaskType>(static_cast<uint32_t>(step.type));
-    spec.blockDim = step.blockDim;
-    spec.entry = *entry;
-    spec.enter = mod->enter();
-    spec.name = step.name;
-    auto ptr = [&](int b) { return static_cast<uint8_t*>(bufs.data(step.buffers[b].listIndex)); };
-    if (sources[i]) {
-      for (size_t b = 0; b < step.buffers.size(); ++b) spec.args.push_back(ptr(static_cast<int>(b)));
-    } else {
-      for (const sk::ascend::AscendArg& a : step.ops[0].args) spec.args.push_back(ptr(a.buffer) + a.byteOffset);
-    }
-    sk::Status st = sk::ascend_sim::launch(spec);
-    if (!st) return st.error().context("step " + step.name);
-  }
-  return sk::Status::success();
-}
 
 sk::OpList ascendScenarios() {
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "session" / "data" / "scenarios.json");
@@ -87,37 +38,22 @@ sk::OpList ascendScenarios() {
 TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
   const sk::OpList list = ascendScenarios();
   ASSERT_FALSE(list.ops.empty());
-  const fs::path d = sktest::ascend::workDir();
-  auto refPlan = sk::planOpList(list, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = false});
-  ASSERT_TRUE(refPlan.ok()) << refPlan.error().message();
-  auto reference = sk::BufferSet::create(list);
-  ASSERT_TRUE(reference.ok());
-  sk::Status st = runPlan(*refPlan, *reference, d / "ref");
-  ASSERT_TRUE(st.ok()) << st.error().message();
-
-  // The cpu suite's early-start x preload pairs (its Latin square's diagonal) and worker counts.
+  // The cpu suite's early-start x preload pairs (its Latin square's diagonal); its worker counts become the
+  // device's AI Cores (cube pool N, vector pool 2N).
   struct Config {
     const char* options;
-    uint32_t workers;
+    uint32_t aiCores;
   };
-  int n = 0;
+  std::unique_ptr<sk::BufferSet> reference;
   for (Config c : {Config{"early-start=0:preload-code=none", 1}, Config{"early-start=1:preload-code=per-func", 2},
                    Config{"early-start=2:preload-code=max:split-mode=1", 4}}) {
     SCOPED_TRACE(c.options);
-    auto opts = sk::parseOptions(c.options);
-    ASSERT_TRUE(opts.ok());
-    auto plan = sk::planOpList(list, *opts, {.machine = sk::MachineModel::singlePool("cpu", c.workers), .fuse = true});
-    ASSERT_TRUE(plan.ok()) << plan.error().message();
-    size_t fused = 0;
-    for (const sk::SuperKernelPlan& s : plan->steps) fused += s.fused ? 1 : 0;
-    EXPECT_GE(fused, 8u) << "one SuperKernel per scope at least";
-    auto bufs = sk::BufferSet::create(list);
-    ASSERT_TRUE(bufs.ok());
-    st = runPlan(*plan, *bufs, d / std::to_string(n++));
-    ASSERT_TRUE(st.ok()) << st.error().message();
-    auto diff = bufs->compare(*reference);
-    ASSERT_TRUE(diff.ok());
-    EXPECT_FALSE(diff->has_value()) << (*diff)->message();
+    auto session = sktest::ascend::ascendSession(c.aiCores);
+    ASSERT_TRUE(session);
+    if (!reference) reference = sktest::ascend::referenceRun(*session, list);
+    ASSERT_TRUE(reference);
+    auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, c.options, *reference);
+    EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
   }
 }
 

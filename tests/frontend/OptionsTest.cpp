@@ -35,8 +35,8 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o, Options{});
   EXPECT_EQ(o.earlyStart, 1);
   EXPECT_EQ(o.preloadCode, PreloadCode::PerFunc);
-  EXPECT_EQ(o.effectiveSplitMode("cpu"), 1);
-  EXPECT_EQ(o.effectiveSplitMode("ascend"), 4);
+  EXPECT_EQ(o.effectiveSplitMode(1), 1);
+  EXPECT_EQ(o.effectiveSplitMode(4), 4);
 }
 
 TEST(Options, EveryKeyAcceptsItsValues) {
@@ -47,7 +47,7 @@ TEST(Options, EveryKeyAcceptsItsValues) {
   EXPECT_EQ(ok("preload-code=per-func").preloadCode, PreloadCode::PerFunc);
   EXPECT_TRUE(ok("stream-fusion=1").streamFusion);
   EXPECT_EQ(ok("split-mode=64").splitMode, 64);
-  EXPECT_EQ(ok("split-mode=1").effectiveSplitMode("ascend"), 1);
+  EXPECT_EQ(ok("split-mode=1").effectiveSplitMode(4), 1);
   EXPECT_EQ(ok("func-align=0").funcAlign, 0);
   EXPECT_EQ(ok("func-align=4096").funcAlign, 4096);
   EXPECT_TRUE(ok("feed-sync-all=1").feedSyncAll);

@@ -83,9 +83,21 @@ TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
     EXPECT_NE(e.sync, SyncKind::Barrier);
   }
   EXPECT_FALSE(sk.edges.empty());
-  // debug-core-num is a single-pool rule.
-  auto forced = planOn(l, cubeVector(), "debug-core-num=2");
-  EXPECT_FALSE(forced.ok());
+  // debug-core-num on several pools counts the first pool's cores; the others keep their ratio.
+  auto forced = planOn(l, cubeVector(), "debug-core-num=1");
+  ASSERT_TRUE(forced.ok()) << forced.error().message();
+  const SuperKernelPlan& f = forced->steps.at(0);
+  EXPECT_EQ(f.numCores, 3u);
+  ASSERT_EQ(f.queues.size(), 2u);
+  EXPECT_EQ(f.queues[0].firstCore, 0u);
+  EXPECT_EQ(f.queues[0].numCores, 1u);
+  EXPECT_EQ(f.queues[1].firstCore, 1u);
+  EXPECT_EQ(f.queues[1].numCores, 2u);
+  auto tooMany = planOn(l, cubeVector(), "debug-core-num=3");
+  ASSERT_FALSE(tooMany.ok());
+  EXPECT_NE(tooMany.error().message().find("debug-core-num=3 exceeds the target's 2 cores of its first pool (cube)"),
+            std::string::npos)
+      << tooMany.error().message();
 }
 
 TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {

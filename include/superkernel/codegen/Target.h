@@ -54,8 +54,8 @@ class Target {
 };
 
 /// The emitter of the back end registered as `name` (target/Backend.h);
-/// "ascend" and "cuda" are reserved and answer a clear "not supported yet"
-/// (BadInput) until their back ends exist. Templates are read and parsed
+/// "cuda" is reserved and answers a clear "not supported yet" (BadInput)
+/// until its back end exists. Templates are read and parsed
 /// here (errors name the file and line).
 Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name);
 /// The registered targets, then the reserved ones.

@@ -22,7 +22,7 @@ struct Options {
   int earlyStart = 1;                      // 0, 1, 2
   PreloadCode preloadCode = PreloadCode::PerFunc;
   bool streamFusion = false;
-  std::optional<int> splitMode;            // unset: target default (cpu 1, ascend 4)
+  std::optional<int> splitMode;            // unset: the target's MachineModel::defaultSplitMode
   int funcAlign = 512;                     // 0 or power of two
   bool feedSyncAll = false;
   bool debugSyncAll = false;
@@ -31,7 +31,8 @@ struct Options {
   StrictScope strictScopeCheck = StrictScope::Bypass;
   int debugCoreNum = 0;                    // 0: executor's worker count
 
-  int effectiveSplitMode(std::string_view target) const;
+  /// split-mode, or `targetDefault` (the machine model's defaultSplitMode) when unset.
+  int effectiveSplitMode(int targetDefault) const;
   /// Every key, sorted, with its value: the form hashed into cache keys and
   /// shown in reports. Parsing it back yields an equal Options.
   std::string canonical() const;

@@ -44,6 +44,12 @@ struct MachineModel {
   /// producer block of a flag edge): edges past the budget fall back to
   /// counters, counted in the plan's warnings.
   uint32_t maxFlagSlots = 0;
+  /// Sub-kernels take their scalar arguments and their block count at
+  /// compile time (ascend: -DSK_<NAME>=<value>, __SUPER_KERNEL_STATIC_BLOCK_NUM__):
+  /// the planner gives each op its own specialised KernelVariant
+  /// (plan/Specialize.cpp), so one object never serves two ops that differ
+  /// in any of them. false (cpu): scalars are run-time arguments.
+  bool staticArguments = false;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
   /// executor's 4 workers"; default "the target's 4 cores").
   std::string coreOwner = "target";
@@ -55,6 +61,16 @@ struct MachineModel {
   /// "the executor's 4 workers"
   std::string describeCores(uint32_t n) const;
 
+  /// The machine a SuperKernel with debug-core-num=n (> 0) runs on: one pool
+  /// of n cores; with several pools, n cores of the first pool (ascend: AI
+  /// Cores, i.e. cube cores) and the other pools scaled in their ratio (at
+  /// least 1 core each). Callers check n against deviceCores() first.
+  MachineModel withDebugCoreNum(uint32_t n) const;
+  /// The machine's size in DeviceOptions::cores terms: every core of a
+  /// one-pool machine (cpu: workers), else the first pool's cores (ascend: AI
+  /// Cores). What re-creates this machine (the cache's replay records it) and
+  /// the largest debug-core-num.
+  uint32_t deviceCores() const;
   uint32_t totalCores() const;
   uint32_t poolBase(uint32_t pool) const;
   /// The pool that runs blocks of a `type` kernel: the only pool of a

@@ -36,6 +36,16 @@ struct KernelVariant {
   /// Code size of `symbol` in bytes, read from the object by the driver
   /// (0 until then). Drives the preload schedule's byte counts.
   uint64_t codeBytes = 0;
+  /// MachineModel::staticArguments: this variant is one op's object, built
+  /// for the values below (and `symbol` carries a hash of them).
+  bool specialised = false;
+  /// The op's scalar arguments, in parameter order (specialised only).
+  std::vector<ScalarValue> staticScalars;
+  /// Its block count inside a SuperKernel; 0: an unfused launch (specialised only).
+  uint32_t staticBlocks = 0;
+  /// Inside a SuperKernel with early-start=1, the kernel's own early-start
+  /// calls are honoured (specialised only).
+  bool ownEarlyStart = false;
 };
 
 /// A buffer of one SuperKernel, in manifest order (= run()'s buffers[]).

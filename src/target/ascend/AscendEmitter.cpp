@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "superkernel/codegen/Target.h"
+#include "target/ascend/AscendMachine.h"
 
 namespace sk::ascend {
 namespace {
@@ -77,7 +78,7 @@ int64_t preloadUnits(PreloadCode mode, uint64_t codeBytes, Pool pool) {
 Expected<AscendSource> emitAscend(const AscendStep& s) {
   if (!s.fused) return internalError("emitAscend: an unfused step runs its sub-kernel directly");
   const Options& opt = s.options;
-  const int split = opt.effectiveSplitMode("ascend");
+  const int split = opt.effectiveSplitMode(defaultSplitMode());
   if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
   const size_t n = s.ops.size();
   for (const AscendOp& op : s.ops) {

@@ -153,7 +153,15 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     // Inside a SuperKernel the object also carries its block count (__SUPER_KERNEL_STATIC_BLOCK_NUM__).
     const bool ownEarly = sk.fused && sk.options.earlyStart == 1 && decl->earlyStart;
     if (sk.fused) scalars += fmt::format("blocks={};own_early_start={};", op.blockDim, ownEarly ? 1 : 0);
-    const std::string symbol = scalars.empty() ? v.symbol : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
+    // A variant the planner specialised (MachineModel::staticArguments) is this object already: its symbol
+    // is the one the build recipe compiled it under. Otherwise the object's symbol is derived here.
+    if (v.specialised && (v.staticBlocks != (sk.fused ? op.blockDim : 0) || v.ownEarlyStart != ownEarly)) {
+      return internalError(fmt::format("op {}: its specialised variant {} was made for other block counts", op.name,
+                                       v.symbol));
+    }
+    const std::string symbol = v.specialised || scalars.empty()
+                                   ? v.symbol
+                                   : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
     defines.emplace_back(decl->entry, symbol);
     auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
     if (inserted) {

@@ -1,0 +1,129 @@
+// The ascend back end, assembled, and its launch descriptor (see AscendBackend.h).
+#include "target/ascend/AscendBackend.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace sk {
+
+Backend ascendBackend() {
+  Backend b;
+  b.name = "ascend";
+  b.makeEmitter = [] { return makeAscendEmitter(); };
+  b.makeRecipe = [] { return makeAscendRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeAscendDevice(o); };
+  return b;
+}
+
+}  // namespace sk
+
+namespace sk::ascend {
+
+namespace {
+
+template <typename T>
+bool parseNumber(std::string_view s, T* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool isIdentifier(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
+  std::string s = fmt::format("entry={} type={} block_dim={} buffers={} profile_bytes={} split={}", d.entry, d.type,
+                              d.blockDim, d.buffers, d.profileBytes, d.split);
+  if (!d.objects.empty()) {
+    s += " objects=";
+    for (size_t i = 0; i < d.objects.size(); ++i) s += (i ? "," : "") + d.objects[i];
+  }
+  if (!d.args.empty()) {
+    s += " args=";
+    for (size_t i = 0; i < d.args.size(); ++i) s += fmt::format("{}{}:{}", i ? "," : "", d.args[i].first, d.args[i].second);
+  }
+  return s;
+}
+
+Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
+  LaunchDescriptor d;
+  bool haveEntry = false, haveType = false;
+  auto bad = [&](std::string_view what) {
+    return badInput(fmt::format("ascend launch descriptor \"{}\": {}", text, what));
+  };
+  for (std::string_view item : split(text, ' ')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return bad(fmt::format("'{}' is not key=value", item));
+    const std::string_view k = item.substr(0, eq), v = item.substr(eq + 1);
+    if (k == "entry") {
+      if (!isIdentifier(v)) return bad("entry is not an identifier");
+      d.entry = std::string(v);
+      haveEntry = true;
+    } else if (k == "type") {
+      d.type = std::string(v);
+      haveType = true;
+    } else if (k == "block_dim") {
+      if (!parseNumber(v, &d.blockDim) || d.blockDim == 0 || d.blockDim > 65535) return bad("block_dim not in 1..65535");
+    } else if (k == "buffers") {
+      if (!parseNumber(v, &d.buffers)) return bad("buffers is not a count");
+    } else if (k == "profile_bytes") {
+      if (!parseNumber(v, &d.profileBytes) || d.profileBytes > (uint64_t{1} << 32)) return bad("profile_bytes");
+    } else if (k == "split") {
+      if (!parseNumber(v, &d.split) || d.split < 1 || d.split > 64) return bad("split not in 1..64");
+    } else if (k == "objects") {
+      for (std::string_view o : split(v, ',')) {
+        if (!isIdentifier(o)) return bad("an object symbol is not an identifier");
+        d.objects.emplace_back(o);
+      }
+    } else if (k == "args") {
+      for (std::string_view a : split(v, ',')) {
+        const size_t colon = a.find(':');
+        std::pair<uint32_t, uint64_t> arg;
+        if (colon == std::string_view::npos || !parseNumber(a.substr(0, colon), &arg.first) ||
+            !parseNumber(a.substr(colon + 1), &arg.second))
+          return bad("args are buffer:byte_offset");
+        d.args.push_back(arg);
+      }
+    } else {
+      return bad(fmt::format("unknown key '{}'", k));
+    }
+  }
+  if (!haveEntry || !haveType) return bad("entry and type are required");
+  for (const auto& [b, off] : d.args)
+    if (b >= d.buffers) return bad(fmt::format("argument buffer {} of {}", b, d.buffers));
+  return d;
+}
+
+Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source) {
+  const std::string marker = fmt::format("{}[] = \"", kLaunchSymbol);
+  const size_t at = source.find(marker);
+  if (at == std::string_view::npos) {
+    return badInput(fmt::format("the generated ascend source defines no {} (not from this back end's emitter)",
+                                kLaunchSymbol));
+  }
+  const size_t begin = at + marker.size();
+  const size_t end = source.find('"', begin);
+  if (end == std::string_view::npos) return badInput(fmt::format("unterminated {} in the generated source", kLaunchSymbol));
+  return parseLaunchDescriptor(source.substr(begin, end - begin));
+}
+
+}  // namespace sk::ascend

@@ -1,0 +1,58 @@
+// Private: the ascend back end on the seam (target/Backend.h), assembled by
+// the registry. Emitter (AscendTarget.cpp: makeAscendStep + emitAscend),
+// build recipe for the simulator (AscendSimRecipe.cpp), device running the
+// simulator (AscendDevice.cpp), machine model (AscendMachine.h).
+//
+// What ties them together is the launch descriptor: a line of generated
+// source,
+//   extern "C" const char sk_ascend_launch[] = "entry=... type=MIX_AIC_1_2 block_dim=8 ...";
+// that the recipe reads from the source (which objects to split-copy) and the
+// device reads back from the loaded artifact (what to launch: entry, task
+// type, block dim, how buffers map to parameters). Everything in it is part
+// of the source text, so of the SuperKernel's key.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "superkernel/target/Backend.h"
+
+namespace sk::ascend {
+
+struct LaunchDescriptor {
+  std::string entry;            // the global symbol launched
+  std::string type;             // task type without KERNEL_TYPE_: "MIX_AIC_1_2", "AIV_ONLY", ...
+  uint32_t blockDim = 1;
+  uint32_t buffers = 0;         // run()'s buffer count (the step's buffers, manifest order)
+  uint64_t profileBytes = 0;    // fused with profiling=1: an extra GM buffer appended by the device
+  int split = 1;                // split-mode copies of every object (fused)
+  std::vector<std::string> objects;  // object symbols, in GeneratedSource::variants order
+  /// Unfused: the sub-kernel's parameters as (buffer index, byte offset); empty: buffers in order.
+  std::vector<std::pair<uint32_t, uint64_t>> args;
+};
+
+/// The symbol holding the descriptor in generated code.
+constexpr const char* kLaunchSymbol = "sk_ascend_launch";
+
+std::string formatLaunchDescriptor(const LaunchDescriptor& d);
+Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
+/// The descriptor defined in generated source text.
+Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source);
+
+}  // namespace sk::ascend
+
+namespace sk {
+
+/// Backend{"ascend", ...}.
+Backend ascendBackend();
+
+Expected<std::shared_ptr<const Target>> makeAscendEmitter();
+std::shared_ptr<const BuildRecipe> makeAscendRecipe();
+/// The simulator device: options.cores AI Cores (0: SK_ASCEND_AI_CORES, else 8).
+Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options);
+
+}  // namespace sk

@@ -1,0 +1,160 @@
+// The ascend device, simulated (DESIGN section 9): an artifact is a shared
+// object of simulated Ascend C, loaded through ascend_sim::Module from a memfd
+// holding exactly the verified bytes; run() reads the launch descriptor the
+// emitter put in it and makes one ascend_sim::launch (task type, block dim,
+// GM arguments). Buffers are host memory: the simulator's cores are host
+// threads, GM is the process's memory.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "superkernel/ascend/Simulator.h"
+#include "support/Fd.h"
+#include "target/ascend/AscendBackend.h"
+#include "target/ascend/AscendMachine.h"
+
+namespace sk {
+
+namespace {
+
+class AscendKernel final : public LoadedKernel {
+ public:
+  AscendKernel(detail::UniqueFd fd, ascend_sim::Module module, ascend::LaunchDescriptor d, void* entry,
+               ascend_sim::TaskType type)
+      : fd_(std::move(fd)), module_(std::move(module)), desc_(std::move(d)), entry_(entry), type_(type) {}
+  const ascend_sim::Module& module() const { return module_; }
+  const ascend::LaunchDescriptor& descriptor() const { return desc_; }
+  void* entry() const { return entry_; }
+  ascend_sim::TaskType type() const { return type_; }
+
+ private:
+  detail::UniqueFd fd_;  // the memfd the module was loaded from
+  ascend_sim::Module module_;
+  ascend::LaunchDescriptor desc_;
+  void* entry_ = nullptr;
+  ascend_sim::TaskType type_ = ascend_sim::TaskType::AivOnly;
+};
+
+Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
+  if (!a.bytes) return internalError("ascend load: an artifact without bytes");
+  detail::UniqueFd fd(::memfd_create("sk-ascend-sim", MFD_CLOEXEC));
+  if (!fd.valid()) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", a.key, std::strerror(errno)));
+  if (!detail::writeAllFd(fd.get(), *a.bytes)) {
+    return runtimeError(fmt::format("cannot load {}: writing the memfd: {}", a.key, std::strerror(errno)));
+  }
+  SK_ASSIGN_OR_RETURN(ascend_sim::Module module, ascend_sim::Module::load(fmt::format("/proc/self/fd/{}", fd.get())));
+  SK_ASSIGN_OR_RETURN(void* text, module.entry(ascend::kLaunchSymbol));
+  auto d = ascend::parseLaunchDescriptor(static_cast<const char*>(text));
+  if (!d) return std::move(d).error().context("SuperKernel " + a.key);
+  ascend_sim::TaskType type;
+  if (!ascend_sim::parseTaskType(d->type, &type)) {
+    return runtimeError(fmt::format("SuperKernel {}: unknown task type {}", a.key, d->type));
+  }
+  SK_ASSIGN_OR_RETURN(void* entry, module.entry(d->entry));
+  return std::shared_ptr<const LoadedKernel>(
+      std::make_shared<AscendKernel>(std::move(fd), std::move(module), std::move(*d), entry, type));
+}
+
+// What the next launch on this thread is called in errors (Session::run sets it around each run() on the
+// calling thread; per thread, so plans run concurrently never see each other's label).
+thread_local std::string tLaunchLabel;
+
+uint32_t aiCoresFromEnv() {
+  if (const char* v = std::getenv("SK_ASCEND_AI_CORES"); v && *v) {
+    const long n = std::strtol(v, nullptr, 10);
+    if (n >= 1 && n <= 1024) return static_cast<uint32_t>(n);
+  }
+  return ascend::kSimulatorAiCores;
+}
+
+class AscendDevice final : public Device {
+ public:
+  explicit AscendDevice(const DeviceOptions& o) : options_(o) {
+    machine_ = ascend::ascendMachineModel(o.cores ? o.cores : aiCoresFromEnv());
+  }
+
+  std::string_view target() const override { return "ascend"; }
+  const MachineModel& machine() const override { return machine_; }
+
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    std::lock_guard<std::mutex> g(mu_);
+    if (auto k = loaded_[a.key].lock()) return k;
+    SK_ASSIGN_OR_RETURN(auto k, loadSimulated(a));
+    loaded_[a.key] = k;
+    return k;
+  }
+
+  void* defaultStream() override { return nullptr; }
+
+  void setLaunchContext(const std::string* label, const std::vector<std::string>*) override {
+    tLaunchLabel = label ? *label : std::string();
+  }
+
+  Status run(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers) override {
+    const auto* k = dynamic_cast<const AscendKernel*>(&kernel);
+    if (!k) return internalError("ascend run: not a kernel this device loaded");
+    const ascend::LaunchDescriptor& d = k->descriptor();
+    if (numBuffers != d.buffers) {
+      return badInput(fmt::format("ascend run: {} buffer(s) given, the SuperKernel takes {}", numBuffers, d.buffers));
+    }
+    ascend_sim::LaunchSpec spec;
+    spec.type = k->type();
+    spec.blockDim = d.blockDim;
+    spec.entry = k->entry();
+    spec.enter = k->module().enter();
+    spec.name = tLaunchLabel.empty() ? d.entry : tLaunchLabel;
+    if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
+    std::vector<uint8_t> profile;
+    if (d.args.empty()) {
+      spec.args.assign(buffers, buffers + numBuffers);
+      if (d.profileBytes) {
+        profile.assign(d.profileBytes, 0);  // records are written and dropped: no trace on this device yet
+        spec.args.push_back(profile.data());
+      }
+    } else {
+      for (const auto& [b, offset] : d.args) spec.args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
+    }
+    if (spec.args.size() > ascend_sim::kMaxArgs) {
+      return badInput(fmt::format("ascend run: {} arguments (the simulator takes at most {})", spec.args.size(),
+                                  ascend_sim::kMaxArgs));
+    }
+    std::lock_guard<std::mutex> g(runMu_);  // the simulator runs one launch at a time
+    return ascend_sim::launch(spec);
+  }
+
+  Expected<void*> allocate(size_t bytes) override {
+    void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p) return runtimeError(fmt::format("cannot allocate {} bytes", bytes));
+    return p;
+  }
+  void release(void* buffer) override { std::free(buffer); }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+    return Status::success();
+  }
+
+ private:
+  DeviceOptions options_;
+  MachineModel machine_;
+  std::mutex mu_, runMu_;
+  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options) {
+  return std::unique_ptr<Device>(std::make_unique<AscendDevice>(options));
+}
+
+}  // namespace sk

@@ -1,0 +1,31 @@
+// The ascend machine model (see AscendMachine.h).
+#include "target/ascend/AscendMachine.h"
+
+#include <algorithm>
+
+namespace sk::ascend {
+
+MachineModel ascendMachineModel(uint32_t aiCores) {
+  aiCores = std::max<uint32_t>(1, aiCores);
+  MachineModel m;
+  m.target = "ascend";
+  m.pools = {CorePool{CoreType::Cube, aiCores}, CorePool{CoreType::Vector, 2 * aiCores}};
+  // The reference generator's default: four code copies per sub-kernel, so
+  // cores fetching the same sub-kernel spread over four instruction lines.
+  m.defaultSplitMode = 4;
+  m.staticArguments = true;
+  m.inapplicable = {
+      {"feed-sync-all", "the ascend back end does not generate it yet: kernels that sync their own blocks "
+                        "(kernel_sync) are rejected"},
+  };
+  m.coreOwner = "ascend device";
+  m.coreNoun = "cores";
+  return m;
+}
+
+int defaultSplitMode() {
+  static const int mode = ascendMachineModel().defaultSplitMode;
+  return mode;
+}
+
+}  // namespace sk::ascend

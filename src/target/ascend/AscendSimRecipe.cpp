@@ -1,0 +1,184 @@
+// The ascend build recipe for the simulator (DESIGN section 9): the generated
+// Ascend C and every sub-kernel compiled by the host C++ compiler against
+// runtime/ascend/sim/include (the argv of AscendRecipe.h's simCompileArgv, the
+// device build's macros included), split-mode copies made with llvm-objcopy
+// --redefine-sym as for the device, one shared object the simulator device
+// loads.
+//
+// Objects. One per specialised variant (= one AscendObject): the variant's
+// macros, its scalars as -DSK_<NAME>=<literal>, its entry renamed to the
+// variant's symbol, and inside a SuperKernel its block count and early-start
+// macros. All of them are objectFlags, so they are in the object's key: two
+// ops with different scalars or block counts never share an object.
+//
+// Split copies are made at link time, not in postProcessObject: the copies
+// depend on the step's split-mode, which postProcessObject does not see (and
+// the object itself does not depend on it); the link gets the options and the
+// source's launch descriptor names the object symbols to copy.
+//
+// The device build (bisheng, ld.lld -r, localize, kernel JSON) stays argv
+// only (AscendRecipe.h), tested by comparison: there is no CANN toolkit here.
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "support/Fd.h"
+#include "superkernel/codegen/Target.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/support/Paths.h"
+#include "target/ascend/AscendBackend.h"
+#include "target/ascend/AscendRecipe.h"
+
+namespace sk {
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path simInclude() { return dataRuntimeDir() / "ascend" / "sim" / "include"; }
+fs::path kernelHeader() { return dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"; }
+
+std::string upper(std::string_view s) {
+  std::string out;
+  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string joinFlags(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& f : v) {
+    s += f;
+    s.push_back('\0');
+  }
+  return s;
+}
+
+// argv of simCompileArgv without the compiler and the trailing "-c <src> -o <obj>".
+std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
+  std::vector<std::string> argv = ascend::simCompileArgv("cxx", simInclude(), cs);
+  return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
+}
+
+Status writeFileBytes(const fs::path& p, std::string_view bytes) {
+  std::error_code ec;
+  fs::remove(p, ec);
+  return detail::writeNewFile(p, bytes, 0644, false);
+}
+
+class AscendSimRecipe final : public BuildRecipe {
+ public:
+  std::string_view target() const override { return "ascend"; }
+  std::string_view defaultCompiler() const override { return "clang++"; }
+  std::string_view compilerEnvVar() const override { return "SK_ASCEND_CXX"; }
+  // Simulated objects are host code built without -march: the arch of the op list does not change them.
+  std::string archKey(const std::string&) const override { return "simulator"; }
+
+  Expected<std::string> runtimeDigest() const override {
+    KeyBuilder kb;
+    kb.add("what", "ascend-simulator-runtime");
+    Status st = kb.addTree("sim-include", simInclude());
+    if (st) st = kb.addFile("sk_ascend_kernel.h", kernelHeader());
+    if (!st) return Error(st.error()).context("hashing the ascend simulator's headers");
+    return kb.finish();
+  }
+
+  std::vector<std::string> objectFlags(const KernelVariant& v, const Options& o, const std::string&) const override {
+    ascend::CompileStep cs;
+    cs.arch = v.decl.coreType == CoreType::Cube ? ascend::CoreArch::Cube : ascend::CoreArch::Vec;
+    for (const auto& [k, val] : v.macros) cs.defines.emplace_back(k, val);
+    size_t next = 0;
+    for (const ParamDecl& p : v.decl.params) {
+      if (p.kind != ParamKind::Scalar) continue;
+      if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
+      auto lit = cpuScalarLiteral(v.staticScalars[next++], p.dtype);
+      // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
+      cs.defines.emplace_back("SK_" + upper(p.name), lit ? *lit : "sk_unrepresentable_scalar");
+    }
+    if (!v.decl.entry.empty() && !v.symbol.empty()) cs.defines.emplace_back(v.decl.entry, v.symbol);
+    cs.subKernel = v.staticBlocks > 0;
+    cs.blockNum = v.staticBlocks;
+    cs.kernelEarlyStart = v.ownEarlyStart;
+    cs.extra = o.compileOptions;
+    return compileFlags(cs);
+  }
+
+  std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
+                                      const fs::path& output) const override {
+    std::vector<std::string> tail = flags;
+    tail.insert(tail.end(), {"-c", v.decl.sourcePath.string(), "-o", output.string()});
+    return tail;
+  }
+
+  std::string linkKey(const Options& o, const std::string&) const override {
+    return "ascend-simulator-link\n" + joinFlags(superKernelFlags(o)) + "\nlink\n" +
+           joinFlags(ascend::simLinkArgv("cxx", {}, "out")) + "\nsplit copies: llvm-objcopy --redefine-sym\n";
+  }
+
+  std::string artifactName() const override { return "superkernel_sim.so"; }
+
+  Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
+    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::launchDescriptorOfSource(req.source));
+    if (d.objects.size() != req.objects.size()) {
+      return internalError(fmt::format("ascend link: the source names {} object(s), {} given", d.objects.size(),
+                                       req.objects.size()));
+    }
+    fs::path dir = req.outputFile.parent_path();
+    if (dir.empty()) dir = ".";
+    const fs::path src = dir / "superkernel.cpp";
+    SK_RETURN_IF_ERROR(writeFileBytes(src, req.source));
+    const fs::path skObj = dir / "superkernel.o";
+    std::vector<std::string> args = superKernelFlags(*req.options);
+    args.insert(args.end(), {"-c", src.string(), "-o", skObj.string()});
+    SK_ASSIGN_OR_RETURN(auto compiled, tools.runCompiler(args, "compiling the ascend SuperKernel for the simulator"));
+    std::vector<fs::path> objects{skObj};
+    fs::path objcopy;
+    for (size_t i = 0; i < req.objects.size(); ++i) {
+      const LinkObject& ob = req.objects[i];
+      if (!ob.bytes) return internalError("link: an object without bytes");
+      const fs::path p = dir / fmt::format("obj_{}_{}.o", i, ob.key.substr(0, 12));
+      SK_RETURN_IF_ERROR(writeFileBytes(p, *ob.bytes));
+      objects.push_back(p);
+      for (int k = 1; k < d.split; ++k) {
+        if (objcopy.empty()) {
+          objcopy = findExecutableUnresolved("llvm-objcopy");
+          if (objcopy.empty()) return compileError("llvm-objcopy not found on PATH (ascend split-mode copies need it)");
+        }
+        const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
+        SK_RETURN_IF_ERROR(runTool(ascend::splitCopyArgv(objcopy, p, copy, d.objects[i], k)));
+        objects.push_back(copy);
+      }
+    }
+    std::vector<std::string> linkArgs = ascend::simLinkArgv("cxx", objects, req.outputFile);
+    linkArgs.erase(linkArgs.begin());
+    SK_ASSIGN_OR_RETURN(auto linked, tools.runCompiler(linkArgs, "linking the ascend SuperKernel for the simulator"));
+    LinkOutput out;
+    out.command = tools.command(linkArgs);
+    out.diagnostics = compiled.err + linked.err;
+    return out;
+  }
+
+ private:
+  // The generated source's compile: the simulator's flags plus compile-options (no sub-kernel macros).
+  static std::vector<std::string> superKernelFlags(const Options& o) {
+    ascend::CompileStep cs;
+    cs.extra = o.compileOptions;
+    return compileFlags(cs);
+  }
+
+  static Status runTool(const std::vector<std::string>& argv) {
+    ProcessOptions po;
+    po.timeout = std::chrono::minutes(2);
+    auto r = runProcess(argv, po);
+    if (!r) return std::move(r).error();
+    if (!r->succeeded()) {
+      return compileError(fmt::format("{} failed ({})\n  command: {}\n{}{}", fs::path(argv[0]).filename().string(),
+                                      r->describe(), formatCommand(argv), r->out, r->err));
+    }
+    return Status::success();
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const BuildRecipe> makeAscendRecipe() { return std::make_shared<AscendSimRecipe>(); }
+
+}  // namespace sk

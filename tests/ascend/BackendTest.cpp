@@ -1,0 +1,113 @@
+// The ascend back end's seam parts on their own: the machine model, the
+// launch descriptor (what the device reads back from a loaded artifact: bad
+// text is an error, never a crash), the device's core count, and the emitter
+// refusing a plan whose variants were not specialised for ascend.
+#include <gtest/gtest.h>
+
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/plan/Plan.h"
+#include "target/ascend/AscendBackend.h"
+#include "target/ascend/AscendMachine.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using sk::ascend::LaunchDescriptor;
+
+TEST(AscendBackend, MachineModel) {
+  const sk::MachineModel m = sk::ascend::ascendMachineModel(8);
+  EXPECT_EQ(m.target, "ascend");
+  ASSERT_EQ(m.pools.size(), 2u);
+  EXPECT_EQ(m.pools[0], (sk::CorePool{sk::CoreType::Cube, 8}));
+  EXPECT_EQ(m.pools[1], (sk::CorePool{sk::CoreType::Vector, 16}));
+  EXPECT_EQ(m.defaultSplitMode, 4);
+  EXPECT_EQ(sk::ascend::defaultSplitMode(), 4);
+  EXPECT_TRUE(m.staticArguments);
+  ASSERT_EQ(m.inapplicable.size(), 1u);
+  EXPECT_EQ(m.inapplicable[0].key, "feed-sync-all");
+  EXPECT_TRUE(m.check().ok());
+  EXPECT_EQ(sk::Options{}.effectiveSplitMode(m.defaultSplitMode), 4);
+}
+
+TEST(AscendBackend, DeviceCoresAreAiCores) {
+  sk::DeviceOptions o;
+  o.cores = 3;
+  auto d = sk::makeAscendDevice(o);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ((*d)->target(), "ascend");
+  EXPECT_EQ((*d)->machine().pools[0].count, 3u);
+  EXPECT_EQ((*d)->machine().pools[1].count, 6u);
+  EXPECT_TRUE((*d)->hostMemory());
+}
+
+TEST(AscendBackend, LaunchDescriptorRoundTrips) {
+  LaunchDescriptor d;
+  d.entry = "sk_ascend_sk1";
+  d.type = "MIX_AIC_1_2";
+  d.blockDim = 8;
+  d.buffers = 3;
+  d.profileBytes = 4096;
+  d.split = 4;
+  d.objects = {"a__v1_s2", "b__v3_s4"};
+  const std::string text = sk::ascend::formatLaunchDescriptor(d);
+  EXPECT_EQ(text, "entry=sk_ascend_sk1 type=MIX_AIC_1_2 block_dim=8 buffers=3 profile_bytes=4096 split=4 "
+                  "objects=a__v1_s2,b__v3_s4");
+  auto p = sk::ascend::parseLaunchDescriptor(text);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->entry, d.entry);
+  EXPECT_EQ(p->objects, d.objects);
+  EXPECT_EQ(p->split, 4);
+
+  LaunchDescriptor u;
+  u.entry = "add__v1_s2";
+  u.type = "AIV_ONLY";
+  u.buffers = 2;
+  u.args = {{1, 0}, {0, 4096}};
+  auto q = sk::ascend::launchDescriptorOfSource(
+      "#include \"kernel_operator.h\"\nextern \"C\" const char sk_ascend_launch[] = \"" +
+      sk::ascend::formatLaunchDescriptor(u) + "\";\n");
+  ASSERT_TRUE(q.ok()) << q.error().message();
+  EXPECT_EQ(q->args, u.args);
+}
+
+TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
+  for (const char* bad : {"", "entry=x", "type=AIV_ONLY", "entry=1x type=AIV_ONLY", "entry=x type=T block_dim=0",
+                          "entry=x type=T block_dim=99999", "entry=x type=T split=65", "entry=x type=T buffers=-1",
+                          "entry=x type=T colour=red", "entry=x type=T noequals", "entry=x type=T buffers=1 args=1:0",
+                          "entry=x type=T buffers=2 args=0", "entry=x type=T objects=a;b",
+                          "entry=x type=T block_dim=18446744073709551616"}) {
+    SCOPED_TRACE(bad);
+    auto p = sk::ascend::parseLaunchDescriptor(bad);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().kind(), sk::ErrorKind::BadInput);
+  }
+  EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("int x;").ok());
+  EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("sk_ascend_launch[] = \"entry=x type=T").ok());
+}
+
+TEST(AscendBackend, EmitterRefusesUnspecialisedVariants) {
+  auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "tools" / "data" / "ascend_seed.json");
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  // Planned for a machine without staticArguments: one variant would have to serve two scalar sets.
+  auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  auto emitter = sk::makeAscendEmitter();
+  ASSERT_TRUE(emitter.ok());
+  auto src = (*emitter)->emit(*plan, 0);
+  ASSERT_FALSE(src.ok());
+  EXPECT_NE(src.error().message().find("not specialised for ascend"), std::string::npos) << src.error().message();
+  // With the ascend machine model the same list emits, and the source carries its descriptor.
+  auto good = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
+  ASSERT_TRUE(good.ok()) << good.error().message();
+  auto ok = (*emitter)->emit(*good, 0);
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ(ok->language, "ascendc");
+  auto d = sk::ascend::launchDescriptorOfSource(ok->text);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(d->type, "MIX_AIV_1_0");
+  EXPECT_EQ(d->split, 4);
+  EXPECT_EQ(d->objects.size(), ok->variants.size());
+}
+
+}  // namespace

@@ -1,0 +1,81 @@
+// The ascend back end through the Session (what sk-compile --target ascend
+// --run does): an op list compiled fused with some options and unfused, both
+// run in the simulator from identical initial data, buffers compared bit for
+// bit. Shared by the planned-run and scenario tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "superkernel/session/BufferSet.h"
+#include "superkernel/session/Session.h"
+
+namespace sktest::ascend {
+
+/// A session on the simulated ascend device with `aiCores` AI Cores (cube
+/// pool of aiCores, vector pool of 2 x aiCores) and a memory-only cache (no
+/// test depends on an earlier run; the compiler launcher, e.g. ccache from
+/// SK_COMPILER_LAUNCHER, makes a second run cheap).
+inline std::unique_ptr<sk::Session> ascendSession(uint32_t aiCores = 8) {
+  sk::SessionOptions so;
+  so.workers = aiCores;
+  so.diskCache = false;
+  auto s = sk::Session::create(so);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+struct RunCounts {
+  uint32_t fusedSteps = 0, unfusedSteps = 0;
+};
+
+/// Compile `list` for ascend (fused with `options`, or the unfused reference) and run it on `buffers`.
+inline sk::Status compileAndRun(sk::Session& session, const sk::OpList& list, const std::string& options, bool fuse,
+                                sk::BufferSet& buffers, RunCounts* counts = nullptr) {
+  sk::CompileRequest req;
+  req.options = options;
+  req.fuse = fuse;
+  req.target = "ascend";
+  auto plan = session.compile(list, req);
+  if (!plan) return plan.error();
+  if (counts) {
+    for (const sk::SuperKernelPlan& s : plan->plan.steps) ++(s.fused ? counts->fusedSteps : counts->unfusedSteps);
+  }
+  return session.run(*plan, buffers);
+}
+
+/// The unfused reference's buffers.
+inline std::unique_ptr<sk::BufferSet> referenceRun(sk::Session& session, const sk::OpList& list) {
+  auto ref = sk::BufferSet::create(list);
+  EXPECT_TRUE(ref.ok());
+  if (!ref.ok()) return nullptr;
+  RunCounts rc;
+  sk::Status st = compileAndRun(session, list, "", false, *ref, &rc);
+  EXPECT_TRUE(st.ok()) << st.error().message();
+  EXPECT_EQ(rc.fusedSteps, 0u);
+  if (!st.ok()) return nullptr;
+  return std::make_unique<sk::BufferSet>(std::move(*ref));
+}
+
+/// Fused with `options` on `session`, compared with `reference`; returns the fused run's counts.
+inline RunCounts expectFusedEqualsReference(sk::Session& session, const sk::OpList& list, const std::string& options,
+                                            const sk::BufferSet& reference) {
+  SCOPED_TRACE("options: " + options);
+  RunCounts rc;
+  auto bufs = sk::BufferSet::create(list);
+  EXPECT_TRUE(bufs.ok());
+  if (!bufs.ok()) return rc;
+  sk::Status st = compileAndRun(session, list, options, true, *bufs, &rc);
+  EXPECT_TRUE(st.ok()) << st.error().message();
+  if (!st.ok()) return rc;
+  auto diff = bufs->compare(reference);
+  EXPECT_TRUE(diff.ok());
+  if (diff.ok()) {
+    EXPECT_FALSE(diff->has_value()) << (*diff)->message();
+  }
+  return rc;
+}
+
+}  // namespace sktest::ascend

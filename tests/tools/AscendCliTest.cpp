@@ -1,0 +1,146 @@
+// sk-compile --target ascend: the ascend back end through the Session with no
+// tool change. Each run compiles the fused plan and the unfused reference
+// (one simulated launch per op), runs both in the simulator from identical
+// initial data and compares every buffer bit for bit (exit 1 on a
+// difference). Fixtures: tests/tools/data/ascend_seed.json (a seed-like add
+// chain, plus ops with other scalars and a view), ascend_two_stream.json
+// (cube gemv on stream 0, vector adds on stream 1, an event join) and the
+// decode layer example.
+#include "ToolTestUtil.h"
+
+#include "superkernel/driver/Process.h"
+
+namespace sk::tooltest {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The simulated builds go through ccache when there is one (a second run of
+// the suite recompiles nothing); otherwise they compile cold.
+std::map<std::string, std::optional<std::string>> ascendEnv() {
+  std::map<std::string, std::optional<std::string>> env;
+  const fs::path ccache = findExecutableUnresolved("ccache");
+  if (!ccache.empty()) env["SK_COMPILER_LAUNCHER"] = ccache.string();
+  return env;
+}
+
+std::string decodeLayer() { return (sourceRoot() / "examples/decode_layer/decode_layer.json").string(); }
+
+// One cache per test: its runs share the unfused reference's entries.
+void expectIdentical(const TempDir& cache, const std::string& list, const std::string& options) {
+  SCOPED_TRACE(list + " --options " + options);
+  Spawn s;
+  s.argv = {kCompile, list, "--target", "ascend", "--run", "--repeat", "1", "--cache-dir", cache.path().string()};
+  if (!options.empty()) s.argv.insert(s.argv.end(), {"--options", options});
+  s.env = ascendEnv();
+  Result r = run(s);
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("target ascend"));
+  EXPECT_THAT(r.out, HasSubstr("results  identical"));
+  EXPECT_THAT(r.out, HasSubstr("SuperKernel"));
+}
+
+TEST(AscendCli, SeedChainFusedEqualsUnfused) {
+  TempDir cache;
+  expectIdentical(cache, dataFile("ascend_seed.json"), "");
+  expectIdentical(cache, dataFile("ascend_seed.json"), "early-start=0:split-mode=1:preload-code=none");
+  expectIdentical(cache, dataFile("ascend_seed.json"), "debug-core-num=2");  // 2 AI Cores: 2 cube, 4 vector
+  // sk-cache verify replays the stored ascend op lists on a device of the recorded AI Cores: same keys.
+  Spawn v;
+  v.argv = {kCache, "verify", "--cache-dir", cache.path().string()};
+  v.env = ascendEnv();
+  Result r = run(v);
+  EXPECT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.all(), HasSubstr("0 mismatch, 0 replay failed"));
+}
+
+TEST(AscendCli, DebugCoreNumPastTheAiCoresIsBadInput) {
+  TempDir cache;
+  Result r = run({kCompile, dataFile("ascend_seed.json"), "--cache-dir", cache.path().string(), "--options",
+                  "debug-core-num=9"});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("debug-core-num=9 exceeds the ascend device's 8 cores of its first pool (cube)"));
+}
+
+TEST(AscendCli, TwoStreamsFusedEqualsUnfused) {
+  TempDir cache;
+  expectIdentical(cache, dataFile("ascend_two_stream.json"), "");  // stream-fusion=1: AIC and AIV programs
+  expectIdentical(cache, dataFile("ascend_two_stream.json"), "stream-fusion=0:early-start=2:debug-sync-all=1:split-mode=2");
+}
+
+TEST(AscendCli, DecodeLayerFusedEqualsUnfused) {
+  TempDir cache;
+  expectIdentical(cache, decodeLayer(), "");
+  expectIdentical(cache, decodeLayer(), "early-start=0:preload-code=max:profiling=1");
+}
+
+TEST(AscendCli, AnOpListNamingAscendCompiles) {
+  // "target": "ascend" in the list itself, no --target: no longer "not supported yet".
+  TempDir cache;
+  Spawn s;
+  s.argv = {kCompile, dataFile("ascend_seed.json"), "--cache-dir", cache.path().string(), "--emit-source",
+            cache / "src"};
+  s.env = ascendEnv();
+  Result r = run(s);
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.all(), Not(HasSubstr("not supported yet")));
+  EXPECT_THAT(r.out, HasSubstr("target ascend"));
+  // The emitted SuperKernel is Ascend C with its launch descriptor.
+  std::string text;
+  for (const auto& e : fs::directory_iterator(cache / "src")) text += readFile(e.path());
+  EXPECT_THAT(text, HasSubstr("KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0)"));
+  EXPECT_THAT(text, HasSubstr("sk_ascend_launch[] = \"entry=sk_ascend_sk1 type=MIX_AIV_1_0"));
+}
+
+TEST(AscendCli, KernelSyncIsAClearError) {
+  // kernel_sync needs feed-sync-all on ascend, which is not generated yet: a bad-input error, not a hang.
+  TempDir dir;
+  std::string list = readFile(dataFile("ascend_seed.json"));
+  const std::string from = "\"kernels\": {";
+  ASSERT_NE(list.find(from), std::string::npos);
+  list.replace(list.find(from), from.size(),
+               "\"kernels\": {\"ks\": {\"source\": \"ks.cpp\", \"entry\": \"ks\", \"kernel_sync\": true, "
+               "\"params\": [{\"name\": \"x\", \"kind\": \"buffer\", \"dtype\": \"f32\", \"access\": \"readwrite\", "
+               "\"partition\": \"all\"}]},");
+  const std::string ops = "\"ops\": [";
+  list.replace(list.find(ops), ops.size(),
+               "\"ops\": [{\"name\": \"ks_0\", \"kernel\": \"ks\", \"block_dim\": 2, \"scope\": \"sk1\", "
+               "\"args\": {\"x\": \"y\"}},");
+  {
+    std::ofstream(dir / "list.json") << list;
+    std::ofstream(dir / "ks.cpp") << "#include \"kernel_operator.h\"\n"
+                                     "extern \"C\" __global__ __aicore__ void ks(GM_ADDR x) { (void)x; }\n";
+  }
+  Spawn s;
+  s.argv = {kCompile, dir / "list.json", "--cache-dir", dir / "cache"};
+  s.env = ascendEnv();
+  Result r = run(s);
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("kernel_sync"));
+}
+
+TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {
+  // A failing simulated launch (trap() on a core) is exit 4 with the simulator's message, never a pass.
+  TempDir dir;
+  {
+    std::ofstream(dir / "list.json")
+        << R"({"format": "superkernel.oplist", "version": 1, "target": "ascend", "arch": "native",
+  "kernels": {"bad": {"source": "bad.cpp", "entry": "bad", "core_type": "vector", "params": [
+    {"name": "x", "kind": "buffer", "dtype": "f32", "access": "readwrite", "partition": "block"}]}},
+  "buffers": {"x": {"dtype": "f32", "shape": [64]}},
+  "ops": [{"name": "bad_0", "kernel": "bad", "block_dim": 2, "scope": "sk", "args": {"x": "x"}},
+          {"name": "bad_1", "kernel": "bad", "block_dim": 2, "scope": "sk", "args": {"x": "x"}}]})";
+    std::ofstream(dir / "bad.cpp") << "#include \"kernel_operator.h\"\n"
+                                      "extern \"C\" __global__ __aicore__ void bad(GM_ADDR x) { (void)x; trap(); }\n";
+  }
+  Spawn s;
+  s.argv = {kCompile, dir / "list.json", "--run", "--repeat", "1", "--cache-dir", dir / "cache"};
+  s.env = ascendEnv();
+  Result r = run(s);
+  EXPECT_EQ(r.code, 4) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("trap()"));
+}
+
+}  // namespace
+}  // namespace sk::tooltest
