@@ -36,6 +36,15 @@
 
 #define SK_ASCEND_SIMULATOR 1
 
+// Everything below is hidden: each object that includes this header (a
+// simulated kernel library, a test executable with exported symbols) must
+// use its own copy of these helpers and of the per-thread core pointer.
+// With default visibility a library's calls to get_block_idx() and friends
+// could bind to another object's copy (an executable built with exported
+// symbols), which reads a core pointer nobody set. sk_ascend_sim_enter keeps
+// its explicit default visibility: the simulator finds it with dlsym.
+#pragma GCC visibility push(hidden)
+
 // Address-space and function qualifiers mean nothing on the host.
 #define __aicore__
 #define __global__
@@ -281,5 +290,7 @@ inline void WaitPreTaskEnd() {
 }
 
 }  // namespace AscendC
+
+#pragma GCC visibility pop
 
 #endif
