@@ -10,6 +10,7 @@
 #include "superkernel/driver/Driver.h"
 #include "superkernel/target/Backend.h"
 #include "target/cpu/CpuBackend.h"
+#include "target/cuda/CudaBackend.h"
 
 namespace sk {
 
@@ -27,6 +28,8 @@ struct Registry {
     std::string name = cpu.name;
     backends.emplace(name, std::make_unique<Backend>(std::move(cpu)));
     addAcceptedTargetName(name);
+    backends.emplace("cuda", std::make_unique<Backend>(cudaBackend()));  // src/target/cuda/
+    addAcceptedTargetName("cuda");
   }
 };
 
