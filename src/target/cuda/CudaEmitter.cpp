@@ -98,6 +98,7 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   v.setIf("smem_attr", smem > 48 * 1024);
   v.set("grid", grid);
   v.setIf("fused", sk.fused);
+  v.setIf("check_resident", sk.fused || anyKernelSync);
   v.setIf("has_done", L.numCounters > 0).set("num_done", L.numCounters);
   v.setIf("has_flags", L.numFlags > 0).set("num_flags", L.numFlags);
   v.setIf("has_ksync", L.numKernelSyncs > 0).set("num_ksync2", 2 * L.numKernelSyncs);
