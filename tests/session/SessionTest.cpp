@@ -86,7 +86,7 @@ TEST(Session, OptionsMergeListSessionRequest) {
 
 TEST(Session, UnsupportedTargetIsBadInput) {
   Session& s = sessionFor(2);
-  auto c = s.compile(loadSeed(), {.options = "", .fuse = true, .target = "cuda"});
+  auto c = s.compile(loadSeed(), {.options = "", .fuse = true, .target = "ascend"});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message().find("not supported yet"), std::string::npos) << c.error().message();
 }
