@@ -104,6 +104,20 @@ TEST(CudaBuild, DecodeStackCompilesAndExportsRun) {
   expectSharedObjectsExportRun(sharedCache() / "cache", 1);
 }
 
+// The planner's option mixes (all-barrier plans, sync_all, a smaller grid, two queues) emit code that nvcc
+// compiles and device-links. The objects are shared, so each mix costs one SuperKernel build.
+TEST(CudaBuild, DecodeLayerOptionMixesCompile) {
+  SK_REQUIRE_NVCC(nvcc);
+  for (const char* o : {"early-start=0", "early-start=2", "debug-sync-all=1", "debug-core-num=8",
+                        "stream-fusion=1:debug-core-num=16"}) {
+    TempDir dir;
+    Result r = compileCuda(example("decode_layer/decode_layer.json"), dir, {"--options", o});
+    ASSERT_EQ(r.code, 0) << o << ":\n" << r.all();
+    EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u) << o;
+  }
+  expectSharedObjectsExportRun(sharedCache() / "cache", 5);
+}
+
 TEST(CudaBuild, SeedExampleCompilesForCuda) {
   // The seed example's kernel is a cpu source: the target without a source is an error naming it.
   SK_REQUIRE_NVCC(nvcc);
