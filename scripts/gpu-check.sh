@@ -6,9 +6,9 @@
 # Environment: SK_GPU_BUILD_DIR=<dir> uses an existing build instead of building
 # build/release; SK_NVCC as for the library.
 #
-# Status: written without a GPU and NEVER RUN yet (see docs/CUDA.md). The cuda
-# benchmarks (per-boundary cost, decode stack vs launch per op / CUDA Graphs /
-# Graphs + PDL) do not exist yet; the report says so.
+# Status: written without a GPU and NEVER RUN yet (see docs/CUDA.md), like
+# bench/cuda/boundary_bench.cu, which it builds and runs. The decode-stack
+# benchmark (vs launch per op / CUDA Graphs / Graphs + PDL) does not exist yet.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 report_dir=${1:-${OUT:-$root/build/gpu-check}}
@@ -50,7 +50,17 @@ done
 
 log ""
 log "## benchmarks"
-log "none: the cuda benchmarks (bench/, cuda section) are not written yet (docs/CUDA.md)."
+log "bench/cuda/boundary_bench.cu: per-boundary cost, launch per op vs CUDA Graph vs Graph + PDL vs persistent"
+log "local/flag/counter/barrier edges (the decode-stack comparison is not written yet, docs/CUDA.md)."
+if "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/boundary_bench.cu" \
+    -o "$report_dir/boundary_bench" >"$report_dir/bench-build.log" 2>&1; then
+  for ops in 16 64 256; do
+    "$report_dir/boundary_bench" "$ops" 30 20 2>&1 | tee -a "$report" || status=1
+    log ""
+  done
+else
+  log "boundary_bench did not build (bench-build.log)"; status=1
+fi
 log ""
 log "exit status: $status"
 exit $status

@@ -118,6 +118,19 @@ TEST(CudaBuild, DecodeLayerOptionMixesCompile) {
   expectSharedObjectsExportRun(sharedCache() / "cache", 5);
 }
 
+// The GPU benchmark (bench/cuda, run by scripts/gpu-check.sh) keeps compiling, warning-free.
+TEST(CudaBuild, BoundaryBenchCompiles) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  auto r = runProcess({nvcc, "-O3", "-std=c++17", "-arch=sm_90",
+                       "-I" + (fs::path(SK_SOURCE_ROOT) / "runtime/cuda/include").string(),
+                       "-Xcompiler=-Wall,-Wextra", "-Werror", "all-warnings",
+                       (fs::path(SK_SOURCE_ROOT) / "bench/cuda/boundary_bench.cu").string(), "-o",
+                       (dir.path / "boundary_bench").string()});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->exitCode, 0) << r->err;
+}
+
 TEST(CudaBuild, SeedExampleCompilesForCuda) {
   // The seed example's kernel is a cpu source: the target without a source is an error naming it.
   SK_REQUIRE_NVCC(nvcc);
