@@ -259,7 +259,7 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   }
   SK_RETURN_IF_ERROR(r.onlyKeys(
       j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "block_dim_invariant",
-                 "params", "macros"}));
+                 "threads", "shared_bytes", "params", "macros"}));
   if (j.contains("source") && j.contains("sources"))
     return r.err(path, "give \"source\" or \"sources\" (one per target), not both");
   for (const char* req : {"entry", "params"})
@@ -295,6 +295,17 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   if (j.contains("kernel_sync")) { SK_ASSIGN_OR_RETURN(k.kernelSync, r.boolean(j["kernel_sync"], path + ".kernel_sync")); }
   if (j.contains("block_dim_invariant")) {
     SK_ASSIGN_OR_RETURN(k.blockDimInvariant, r.boolean(j["block_dim_invariant"], path + ".block_dim_invariant"));
+  }
+  // cuda's CTA shape (other targets ignore it): at most 1024 threads, a
+  // multiple of the warp; dynamic shared memory within an H100's 227 KiB.
+  if (j.contains("threads")) {
+    SK_ASSIGN_OR_RETURN(int64_t t, r.integer(j["threads"], path + ".threads", 32, 1024));
+    if (t % 32 != 0) return r.err(path + ".threads", std::to_string(t) + " is not a multiple of 32 (the warp size)");
+    k.threads = static_cast<uint32_t>(t);
+  }
+  if (j.contains("shared_bytes")) {
+    SK_ASSIGN_OR_RETURN(int64_t b, r.integer(j["shared_bytes"], path + ".shared_bytes", 0, 232448));
+    k.sharedBytes = static_cast<uint32_t>(b);
   }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());

@@ -30,6 +30,8 @@ ojson writeKernelObject(const KernelDecl& k) {
   if (k.earlyStart) j["early_start"] = true;
   if (k.kernelSync) j["kernel_sync"] = true;
   if (k.blockDimInvariant) j["block_dim_invariant"] = true;
+  if (k.threads) j["threads"] = k.threads;
+  if (k.sharedBytes) j["shared_bytes"] = k.sharedBytes;
   ojson params = ojson::array();
   for (const auto& p : k.params) {
     ojson pj = ojson::object();

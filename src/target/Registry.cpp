@@ -11,20 +11,17 @@
 #include "superkernel/target/Backend.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/cpu/CpuBackend.h"
+#include "target/cuda/CudaBackend.h"
 
 namespace sk {
 
 namespace {
 
-// Targets with a back end issue of their own; named so that an op list for
-// them gets "not supported yet" rather than "unknown".
-constexpr const char* kReserved[] = {"cuda"};
-
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
   Registry() {
-    for (Backend b : {cpuBackend(), ascendBackend()}) {
+    for (Backend b : {cpuBackend(), ascendBackend(), cudaBackend()}) {
       std::string name = b.name;
       backends.emplace(name, std::make_unique<Backend>(std::move(b)));
       addAcceptedTargetName(name);
@@ -62,12 +59,7 @@ Expected<const Backend*> findBackend(std::string_view name) {
   std::lock_guard lock(r.mu);
   auto it = r.backends.find(name);
   if (it != r.backends.end()) return static_cast<const Backend*>(it->second.get());
-  for (const char* reserved : kReserved)
-    if (name == reserved)
-      return badInput(fmt::format("target '{}' is not supported yet (supported: {})", name, knownNames(r)));
-  std::string known = knownNames(r);
-  for (const char* reserved : kReserved) known += std::string(", ") + reserved;
-  return badInput(fmt::format("unknown target '{}' (known: {}; supported: {})", name, known, knownNames(r)));
+  return badInput(fmt::format("unknown target '{}' (supported: {})", name, knownNames(r)));
 }
 
 std::vector<std::string> targetNames() {
@@ -75,8 +67,6 @@ std::vector<std::string> targetNames() {
   std::lock_guard lock(r.mu);
   std::vector<std::string> out;
   for (const auto& [n, b] : r.backends) out.push_back(n);
-  for (const char* reserved : kReserved)
-    if (!r.backends.count(reserved)) out.push_back(reserved);
   return out;
 }
 

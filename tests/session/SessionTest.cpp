@@ -84,11 +84,12 @@ TEST(Session, OptionsMergeListSessionRequest) {
   EXPECT_NE(c.error().message().find("early-start"), std::string::npos) << c.error().message();
 }
 
-TEST(Session, UnsupportedTargetIsBadInput) {
+TEST(Session, UnknownTargetIsBadInput) {
   Session& s = sessionFor(2);
-  auto c = s.compile(loadSeed(), {.options = "", .fuse = true, .target = "cuda"});
+  auto c = s.compile(loadSeed(), {.options = "", .fuse = true, .target = "fpga"});
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message().find("not supported yet"), std::string::npos) << c.error().message();
+  EXPECT_EQ(c.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(c.error().message().find("unknown target 'fpga'"), std::string::npos) << c.error().message();
 }
 
 TEST(Session, RunChecksBufferCount) {

@@ -321,11 +321,11 @@ TEST(TestBackend, OneListServesEveryTargetAndTheRequestPicks) {
 TEST(TestBackend, BuiltinMissingForTheTargetNamesTheTargetsThatHaveIt) {
   auto k = findBuiltinKernel("add_f32", "testbe");
   ASSERT_FALSE(k.ok());
-  // Every back end shipping add_f32 is listed (cpu, and ascend since kernels/ascend exists).
+  // Every back end shipping add_f32 is listed (cpu, and ascend and cuda since kernels/ascend and kernels/cuda exist).
   EXPECT_NE(k.error().message().find("builtin kernel \"add_f32\" has no testbe version (targets that have it: "),
             std::string::npos)
       << k.error().message();
-  EXPECT_NE(k.error().message().find("cpu)"), std::string::npos) << k.error().message();
+  EXPECT_NE(k.error().message().find("cpu, cuda)"), std::string::npos) << k.error().message();
   EXPECT_TRUE(findBuiltinKernel("add_f32", "cpu").ok());
 }
 

@@ -53,9 +53,8 @@ class Target {
   virtual std::vector<std::filesystem::path> templateFiles() const = 0;
 };
 
-/// The emitter of the back end registered as `name` (target/Backend.h);
-/// "cuda" is reserved and answers a clear "not supported yet" (BadInput)
-/// until its back end exists. Templates are read and parsed
+/// The emitter of the back end registered as `name` (target/Backend.h); an
+/// unknown name is BadInput naming the registered ones. Templates are read and parsed
 /// here (errors name the file and line).
 Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name);
 /// The registered targets, then the reserved ones.

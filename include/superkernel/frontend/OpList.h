@@ -77,6 +77,11 @@ struct KernelDecl {
   /// split the work), so a fused plan may run the op with fewer blocks
   /// (plan/Coarsen.cpp: one block per core when block_dim exceeds the cores).
   bool blockDimInvariant = false;
+  /// cuda (DESIGN section 9): "threads", the CTA size the kernel is written
+  /// for (0: the target's default, 256), and "shared_bytes", the dynamic
+  /// shared memory it needs per CTA (sk_ctx::smem). Other targets ignore both.
+  uint32_t threads = 0;
+  uint32_t sharedBytes = 0;
   std::vector<ParamDecl> params;
   std::map<std::string, std::string> macros;
 

@@ -187,8 +187,8 @@ struct Backend {
 
 /// Add a back end (an error if the name is taken or a factory is missing).
 Status registerBackend(Backend backend);
-/// The back end registered as `name`; BadInput naming the known targets if
-/// none (and "not supported yet" for a reserved name).
+/// The back end registered as `name`; BadInput naming the registered targets
+/// if none.
 Expected<const Backend*> findBackend(std::string_view name);
 
 }  // namespace sk

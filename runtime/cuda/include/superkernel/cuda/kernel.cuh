@@ -1,0 +1,196 @@
+/* superkernel cuda sub-kernel contract (DESIGN section 9).
+ *
+ * A cuda sub-kernel is SPMD device code called once per block with
+ * block_idx in [0, block_dim), by every thread of one CTA (threads of a block
+ * use threadIdx.x). Include this header and write:
+ *
+ *   SK_KERNEL void add_kernel(const sk_ctx* ctx, const float* x, float* z, int64_t n);
+ *
+ * Declarations are the op list's (same "params" as cpu) plus, for cuda,
+ * "threads" (the CTA size the kernel is written for; default 256) and
+ * "shared_bytes" (dynamic shared memory per CTA, at ctx->smem).
+ *
+ * Rules a kernel follows (the persistent SuperKernel depends on them):
+ *  - blockDim.x may be larger than the declared "threads" (a fused
+ *    SuperKernel runs every op with the largest CTA of its ops): loop over
+ *    blockDim.x, never assume it equals "threads". It is always a multiple
+ *    of 32 and at most 1024.
+ *  - sk_wait_inputs / sk_signal_outputs / sk_kernel_sync are called by all
+ *    threads of the CTA together (like __syncthreads), never in divergent
+ *    code; a plain call (ctx->op == NULL) makes them no-ops.
+ *  - produced buffers are read with ordinary loads (no __ldg, no
+ *    `const T* __restrict__`): the read-only path may be stale within one
+ *    launch of a persistent kernel.
+ *  - helper functions are `static` (or in an anonymous namespace): sub-kernel
+ *    objects are device-linked together (-rdc) and only the entry is global.
+ *  - return from the kernel, never from a thread early while others sync.
+ *
+ * The wait/signal points mean what they mean on cpu (DESIGN section 2):
+ * early start kernels wait for producers at sk_wait_inputs (before the first
+ * read of a produced buffer, and before the first write to a buffer an
+ * earlier op still reads) and may publish their outputs at
+ * sk_signal_outputs; the SuperKernel completes both after the call.
+ */
+#ifndef SUPERKERNEL_CUDA_KERNEL_CUH
+#define SUPERKERNEL_CUDA_KERNEL_CUH
+
+#include <stdint.h>
+
+#include "superkernel/cuda/sync.cuh"
+
+#ifdef __cplusplus
+#define SK_KERNEL extern "C" __device__
+#else
+#define SK_KERNEL __device__
+#endif
+
+/* How a consumer block waits on one producer; every target is a multiple of
+ * the launch epoch e. */
+enum sk_wait_kind {
+  SK_WAIT_COUNTER = 0,    /* all producer blocks: done[slot] >= blocks * e */
+  SK_WAIT_FLAG = 1,       /* producer block b: flags[slot + b] >= e */
+  SK_WAIT_FLAG_RANGE = 2  /* producer blocks ranges[table + b][0..1]: flags[slot + p] >= e */
+};
+
+typedef struct sk_wait_desc {
+  uint32_t kind;    /* sk_wait_kind */
+  uint32_t slot;    /* counter slot, or the producer's first flag slot */
+  uint32_t blocks;  /* counter: the producer's block count */
+  uint32_t table;   /* flag range: first row of the consumer's table in sk_sync_area::ranges */
+} sk_wait_desc;
+
+/* One op of a SuperKernel step as its blocks see it (constant per step). */
+typedef struct sk_op_rt {
+  uint32_t blocks;      /* block_dim */
+  uint32_t early;       /* the kernel's own wait/signal points are honoured */
+  uint32_t num_waits;
+  uint32_t first_wait;  /* into sk_sync_area::waits */
+  int32_t flag_base;    /* block b done: flags[flag_base + b] = e; -1: none */
+  int32_t done;         /* block done: done[slot] += 1; -1: none */
+  int32_t ksync;        /* sk_kernel_sync slot (ksync[2k], ksync[2k+1]); -1: none */
+  uint32_t pad;
+} sk_op_rt;
+
+/* The step's global sync area (owned by the loaded SuperKernel, zero at load,
+ * never reset: targets grow with the epoch). */
+typedef struct sk_sync_area {
+  unsigned long long* done;
+  unsigned long long* flags;
+  unsigned int* ksync;
+  const sk_wait_desc* waits;
+  const uint32_t (*ranges)[2];
+  unsigned long long epoch;  /* this launch: 1, 2, ... */
+} sk_sync_area;
+
+/* Per CTA, in shared memory: what this block's wait/signal points did. */
+typedef struct sk_block_state {
+  int waited;
+  int signalled;
+} sk_block_state;
+
+typedef struct sk_ctx {
+  uint32_t block_idx;           /* this block, 0 <= block_idx < block_dim */
+  uint32_t block_dim;           /* the op's block count */
+  void* smem;                   /* dynamic shared memory ("shared_bytes"), NULL if none declared */
+  const sk_op_rt* op;           /* NULL: a plain call, the sync calls are no-ops */
+  const sk_sync_area* area;
+  sk_block_state* state;        /* __shared__ */
+} sk_ctx;
+
+/* Thread 0 waits for every producer of ctx->op's block; the CTA follows. */
+static __device__ __noinline__ void sk_op_wait(const sk_ctx* ctx) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const sk_op_rt* op = ctx->op;
+    const sk_sync_area* a = ctx->area;
+    const unsigned long long e = a->epoch;
+    const uint32_t b = ctx->block_idx;
+    for (uint32_t i = 0; i < op->num_waits; ++i) {
+      const sk_wait_desc w = a->waits[op->first_wait + i];
+      if (w.kind == SK_WAIT_COUNTER) {
+        sk_wait_ge(&a->done[w.slot], (unsigned long long)w.blocks * e);
+      } else if (w.kind == SK_WAIT_FLAG) {
+        sk_wait_ge(&a->flags[w.slot + b], e);
+      } else {
+        const uint32_t first = a->ranges[w.table + b][0], last = a->ranges[w.table + b][1];
+        for (uint32_t p = first; p <= last && first <= last; ++p) sk_wait_ge(&a->flags[w.slot + p], e);
+      }
+    }
+    ctx->state->waited = 1;
+  }
+  __syncthreads();
+}
+
+/* This block of ctx->op is done: flag and/or counter, after the CTA's writes. */
+static __device__ __noinline__ void sk_op_signal(const sk_ctx* ctx) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const sk_op_rt* op = ctx->op;
+    const sk_sync_area* a = ctx->area;
+    if (op->flag_base >= 0) sk_st_release(&a->flags[op->flag_base + ctx->block_idx], a->epoch);
+    if (op->done >= 0) sk_red_release_add(&a->done[op->done], 1ull);
+    ctx->state->signalled = 1;
+  }
+  __syncthreads();
+}
+
+/* early start: wait for producers here. All threads of the CTA call it. */
+static __device__ __forceinline__ void sk_wait_inputs(const sk_ctx* ctx) {
+  if (!ctx->op || !ctx->op->early || ctx->state->waited) return;
+  sk_op_wait(ctx);
+}
+
+/* early start: this block's outputs are done. All threads of the CTA call it. */
+static __device__ __forceinline__ void sk_signal_outputs(const sk_ctx* ctx) {
+  if (!ctx->op || !ctx->op->early || ctx->state->signalled) return;
+  sk_op_signal(ctx);
+}
+
+/* Barrier among this op's own blocks (kernel declared "kernel_sync": true;
+ * each block runs on its own CTA). All threads of the CTA call it. */
+static __device__ __forceinline__ void sk_kernel_sync(const sk_ctx* ctx) {
+  if (!ctx->op || ctx->op->ksync < 0) {
+    __syncthreads();
+    return;
+  }
+  unsigned int* k = &ctx->area->ksync[2 * ctx->op->ksync];
+  sk_cta_sync(&k[0], &k[1], ctx->op->blocks);
+}
+
+/* The block's slice of n elements under "partition": "block": [*begin, *end).
+ * B equal contiguous slices, the last one takes the remainder (as on cpu). */
+static __device__ __forceinline__ void sk_block_range(const sk_ctx* ctx, int64_t n, int64_t* begin, int64_t* end) {
+  int64_t per = n / (int64_t)ctx->block_dim;
+  *begin = per * (int64_t)ctx->block_idx;
+  *end = (ctx->block_idx + 1 == ctx->block_dim) ? n : *begin + per;
+}
+
+/* Sum of v over the CTA (every thread gets it). `scratch`: 32 floats of
+ * __shared__ memory the caller owns; call from all threads. */
+static __device__ __forceinline__ float sk_cta_sum(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31u) >> 5;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+/* Maximum of v over the CTA (every thread gets it); as sk_cta_sum. */
+static __device__ __forceinline__ float sk_cta_max(float v, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = (blockDim.x + 31u) >> 5;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : -__int_as_float(0x7f800000);
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/* bf16 / f16 storage (uint16_t) to float. */
+static __device__ __forceinline__ float sk_bf16_to_f32(uint16_t h) { return __uint_as_float((unsigned)h << 16); }
+
+#endif /* SUPERKERNEL_CUDA_KERNEL_CUH */

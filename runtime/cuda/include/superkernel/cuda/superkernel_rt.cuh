@@ -1,0 +1,58 @@
+/* superkernel cuda: what generated SuperKernel sources include (not sub-kernels).
+ *
+ * The host entry's ABI is the cpu one (DESIGN section 6):
+ *   extern "C" int run(uint32_t block_dim, void* stream, const sk_run_args* args)
+ * with `stream` a cudaStream_t (NULL: the legacy default stream) and the
+ * buffers device pointers in manifest order. Negative returns reject a bad
+ * call before anything is enqueued; a positive return is the cudaError_t of
+ * the failed runtime call.
+ */
+#ifndef SUPERKERNEL_CUDA_SUPERKERNEL_RT_CUH
+#define SUPERKERNEL_CUDA_SUPERKERNEL_RT_CUH
+
+#include <stdint.h>
+
+#include "superkernel/cuda/kernel.cuh"
+
+#define SK_ABI_VERSION 1
+
+typedef struct sk_run_args {
+  uint32_t abi_version;   /* SK_ABI_VERSION */
+  uint32_t num_buffers;   /* the SuperKernel's buffers, in its manifest order */
+  void* const* buffers;   /* device pointers */
+} sk_run_args;
+
+/* run()'s rejections (the cpu values, plus cuda's own). */
+#define SK_RUN_BAD_ABI (-1)
+#define SK_RUN_BAD_BUFFER_COUNT (-2)
+#define SK_RUN_BAD_BLOCK_DIM (-3)
+#define SK_RUN_NOT_CO_RESIDENT (-6) /* the grid's CTAs cannot all be resident: a grid wait could deadlock */
+
+/* One CTA's view of a launch. */
+typedef struct sk_env {
+  sk_ctx ctx;
+  sk_sync_area area;
+} sk_env;
+
+/* Before block b of op `op` on this CTA: reset the block's state, wait for
+ * producers unless the kernel waits itself (early start). */
+static __device__ __forceinline__ void sk_block_begin(sk_env* env, const sk_op_rt* op, uint32_t b) {
+  env->ctx.block_idx = b;
+  env->ctx.block_dim = op->blocks;
+  env->ctx.op = op;
+  __syncthreads();  /* the previous block's readers of the state are done */
+  if (threadIdx.x == 0) {
+    env->ctx.state->waited = op->num_waits == 0;
+    env->ctx.state->signalled = op->flag_base < 0 && op->done < 0;
+  }
+  __syncthreads();
+  if (op->num_waits != 0 && !op->early) sk_op_wait(&env->ctx);
+}
+
+/* After the call: complete what the kernel's own points did not. */
+static __device__ __forceinline__ void sk_block_end(sk_env* env) {
+  if (!env->ctx.state->waited) sk_op_wait(&env->ctx);
+  if (!env->ctx.state->signalled) sk_op_signal(&env->ctx);
+}
+
+#endif /* SUPERKERNEL_CUDA_SUPERKERNEL_RT_CUH */

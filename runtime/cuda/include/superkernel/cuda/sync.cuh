@@ -1,0 +1,117 @@
+/* superkernel cuda: device-scope synchronization primitives (DESIGN section 9).
+ *
+ * Everything the generated SuperKernel and the sub-kernel contract
+ * (kernel.cuh) use to order CTAs of one persistent grid:
+ *   - release stores / reductions and acquire loads at gpu scope (PTX
+ *     ld.acquire.gpu / st.release.gpu / red.release.gpu, sm_70 and later);
+ *   - waits on monotonic 64-bit values: every target is a multiple of the
+ *     launch epoch e (a counter of B producer blocks reaches B*e, a flag
+ *     becomes e), so the sync area is never reset between launches;
+ *   - one thread per CTA (threadIdx.x == 0) does the waiting and the
+ *     signalling, the CTA's bar.sync (__syncthreads) extends the order to
+ *     the other threads (causality order is transitive in the PTX model, the
+ *     same scheme cooperative groups' grid.sync uses).
+ *
+ * Produced data must be read with ordinary (coherent) loads: ld.global.nc
+ * (__ldg, `const T* __restrict__`) may serve stale lines within a launch.
+ */
+#ifndef SUPERKERNEL_CUDA_SYNC_CUH
+#define SUPERKERNEL_CUDA_SYNC_CUH
+
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "superkernel cuda needs sm_70 or later (acquire/release at gpu scope)"
+#endif
+
+/* Back-off between polls of a wait (ns, __nanosleep); 0: spin. */
+#ifndef SK_CUDA_POLL_NS
+#define SK_CUDA_POLL_NS 32
+#endif
+
+static __device__ __forceinline__ unsigned long long sk_ld_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+static __device__ __forceinline__ unsigned int sk_ld_acquire_u32(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+static __device__ __forceinline__ void sk_st_release(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ void sk_st_release_u32(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+static __device__ __forceinline__ void sk_red_release_add(unsigned long long* p, unsigned long long v) {
+  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ unsigned int sk_atom_acq_rel_add_u32(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
+/* Wait until *p >= target (one thread). */
+static __device__ __forceinline__ void sk_wait_ge(const unsigned long long* p, unsigned long long target) {
+  while (sk_ld_acquire(p) < target) {
+#if SK_CUDA_POLL_NS > 0
+    __nanosleep(SK_CUDA_POLL_NS);
+#endif
+  }
+}
+
+/* One CTA's arrival at a counter after its writes: __syncthreads first so the
+ * whole CTA's writes precede thread 0's release. Call from every thread. */
+static __device__ __forceinline__ void sk_cta_arrive(unsigned long long* counter) {
+  __syncthreads();
+  if (threadIdx.x == 0) sk_red_release_add(counter, 1ull);
+}
+
+/* One CTA's flag: value = epoch after its writes. Call from every thread. */
+static __device__ __forceinline__ void sk_cta_flag_set(unsigned long long* flag, unsigned long long epoch) {
+  __syncthreads();
+  if (threadIdx.x == 0) sk_st_release(flag, epoch);
+}
+
+/* The grid barrier among `ctas` CTAs on a monotonic counter: the n-th barrier
+ * over the counter's life completes at ctas * n. Call from every thread. */
+static __device__ __forceinline__ void sk_cta_barrier(unsigned long long* counter, unsigned int ctas,
+                                                      unsigned long long n) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    sk_red_release_add(counter, 1ull);
+    sk_wait_ge(counter, (unsigned long long)ctas * n);
+  }
+  __syncthreads();
+}
+
+/* A self-resetting barrier among `parties` CTAs (sk_kernel_sync: kernels may
+ * sync any number of times per launch). arrived counts this round; gen moves
+ * on when the last party arrives. Call from every thread. */
+static __device__ __forceinline__ void sk_cta_sync(unsigned int* arrived, unsigned int* gen, unsigned int parties) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned int g = sk_ld_acquire_u32(gen);
+    if (sk_atom_acq_rel_add_u32(arrived, 1u) == parties - 1u) {
+      *arrived = 0u;  /* nobody arrives again before gen moves (they wait below) */
+      sk_st_release_u32(gen, g + 1u);
+    } else {
+      while (sk_ld_acquire_u32(gen) == g) {
+#if SK_CUDA_POLL_NS > 0
+        __nanosleep(SK_CUDA_POLL_NS);
+#endif
+      }
+    }
+  }
+  __syncthreads();
+}
+
+#endif /* SUPERKERNEL_CUDA_SYNC_CUH */

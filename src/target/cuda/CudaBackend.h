@@ -1,0 +1,38 @@
+// Private: the pieces of the cuda back end (src/target/cuda/), assembled
+// into a Backend (CudaBackend.cpp) and registered by the registry.
+//
+// What runs where: the emitter and the recipe need no GPU and no CUDA at
+// build time of the library (nvcc is found at run time like any compiler);
+// the device loads libcudart with dlopen when it is first used and answers
+// "no CUDA device: ..." where there is none (CudaRuntime.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "superkernel/target/Backend.h"
+
+namespace sk {
+
+/// Backend{"cuda", ...}.
+Backend cudaBackend();
+
+/// Reads and parses templates/cuda/superkernel.cu.tmpl.
+Expected<std::shared_ptr<const Target>> makeCudaEmitter();
+std::shared_ptr<const BuildRecipe> makeCudaRecipe();
+Expected<std::unique_ptr<Device>> makeCudaDevice(const DeviceOptions& options);
+
+/// CTAs per step when no device answers (one per SM of an H100 SXM, sm_90).
+inline constexpr uint32_t kCudaDefaultCtas = 132;
+/// The arch when neither the request nor a device names one.
+inline constexpr const char* kCudaDefaultArch = "sm_90";
+/// Threads per CTA of a kernel that declares none.
+inline constexpr uint32_t kCudaDefaultThreads = 256;
+
+/// The -arch for a DriverConfig arch: "sm_XY" / "compute_XY" as given;
+/// "native", "generic" or empty: the first device's sm_XY when a CUDA device
+/// answers, else sm_90.
+std::string cudaResolveArch(const std::string& arch);
+
+}  // namespace sk

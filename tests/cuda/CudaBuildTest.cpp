@@ -1,0 +1,176 @@
+// The cuda back end through sk-compile: the examples compile and device-link
+// with nvcc for sm_90 into shared objects that export `run`; a kernel that
+// does not compile shows nvcc's command line and diagnostics; --run without a
+// GPU fails with the one clear "no CUDA device" error. Needs nvcc (skips with
+// the reason without it), never a GPU.
+#include <gtest/gtest.h>
+
+#include "cuda/CudaTestUtil.h"
+#include "superkernel/driver/Process.h"
+#include "target/cuda/CudaRuntime.h"
+#include "tools/ToolTestUtil.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+using tooltest::kCompile;
+using tooltest::Result;
+using tooltest::Spawn;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("sk-cuda-build-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string example(const char* rel) { return (fs::path(SK_SOURCE_ROOT) / "examples" / rel).string(); }
+
+// One fresh cache per test process (never a cache a previous run filled: every test really runs nvcc). When the
+// program runs all its tests in one process the examples share their 19 sub-kernel objects; under ctest each test
+// is its own process.
+const fs::path& sharedCache() {
+  static TempDir* dir = new TempDir();  // removed by the environment's TearDown below
+  return dir->path;
+}
+
+class RemoveSharedCache : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(sharedCache(), ec);
+  }
+};
+const auto* const kRemoveSharedCache = ::testing::AddGlobalTestEnvironment(new RemoveSharedCache);
+
+Result compileCuda(const std::string& list, const TempDir& dir, std::vector<std::string> extra = {}) {
+  Spawn s;
+  s.argv = {kCompile, list, "--target", "cuda", "--cache-dir", (sharedCache() / "cache").string(), "--emit-source",
+            (dir.path / "src").string(), "--jobs", "2"};
+  for (auto& e : extra) s.argv.push_back(e);
+  s.timeoutSec = 900;
+  return tooltest::run(s);
+}
+
+// Every superkernel.so in the cache, with its dynamic symbols checked by nm.
+void expectSharedObjectsExportRun(const fs::path& cache, size_t atLeast) {
+  size_t found = 0;
+  for (auto& e : fs::recursive_directory_iterator(cache)) {
+    if (e.path().filename() != "superkernel.so") continue;
+    ++found;
+    auto r = runProcess({"nm", "-D", "--defined-only", e.path().string()});
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->exitCode, 0) << r->err;
+    EXPECT_NE(r->out.find(" T run\n"), std::string::npos) << e.path() << " does not export run:\n" << r->out;
+    // Only `run` (and the linker's own version node) is exported from the module.
+    std::istringstream lines(r->out);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.find(" T ") != std::string::npos) {
+        EXPECT_NE(line.find(" T run"), std::string::npos) << line;
+      }
+  }
+  EXPECT_GE(found, atLeast) << "shared objects in " << cache;
+}
+
+size_t countFiles(const fs::path& dir, const std::string& ext) {
+  size_t n = 0;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ext) ++n;
+  return n;
+}
+
+TEST(CudaBuild, DecodeLayerCompilesAndExportsRun) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  Result r = compileCuda(example("decode_layer/decode_layer.json"), dir);
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u);
+  expectSharedObjectsExportRun(sharedCache() / "cache", 1);
+}
+
+TEST(CudaBuild, DecodeStackCompilesAndExportsRun) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  Result r = compileCuda(example("decode_stack/decode_stack.json"), dir);
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u);
+  expectSharedObjectsExportRun(sharedCache() / "cache", 1);
+}
+
+// The planner's option mixes (all-barrier plans, sync_all, a smaller grid, two queues) emit code that nvcc
+// compiles and device-links. The objects are shared, so each mix costs one SuperKernel build.
+TEST(CudaBuild, DecodeLayerOptionMixesCompile) {
+  SK_REQUIRE_NVCC(nvcc);
+  for (const char* o : {"early-start=0", "early-start=2", "debug-sync-all=1", "debug-core-num=8",
+                        "stream-fusion=1:debug-core-num=16"}) {
+    TempDir dir;
+    Result r = compileCuda(example("decode_layer/decode_layer.json"), dir, {"--options", o});
+    ASSERT_EQ(r.code, 0) << o << ":\n" << r.all();
+    EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u) << o;
+  }
+  expectSharedObjectsExportRun(sharedCache() / "cache", 5);
+}
+
+// The GPU benchmark (bench/cuda, run by scripts/gpu-check.sh) keeps compiling, warning-free.
+TEST(CudaBuild, BoundaryBenchCompiles) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  auto r = runProcess({nvcc, "-O3", "-std=c++17", "-arch=sm_90",
+                       "-I" + (fs::path(SK_SOURCE_ROOT) / "runtime/cuda/include").string(),
+                       "-Xcompiler=-Wall,-Wextra", "-Werror", "all-warnings",
+                       (fs::path(SK_SOURCE_ROOT) / "bench/cuda/boundary_bench.cu").string(), "-o",
+                       (dir.path / "boundary_bench").string()});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->exitCode, 0) << r->err;
+}
+
+TEST(CudaBuild, SeedExampleCompilesForCuda) {
+  // The seed example's kernel is a cpu source: the target without a source is an error naming it.
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  Result r = compileCuda(example("seed/seed.json"), dir);
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.all().find("add"), std::string::npos) << r.all();
+}
+
+TEST(CudaBuild, CompilerFailureShowsCommandAndDiagnostics) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  Result r = compileCuda((fs::path(SK_SOURCE_ROOT) / "tests/cuda/data/bad.json").string(), dir);
+  EXPECT_EQ(r.code, 3) << r.all();
+  EXPECT_NE(r.all().find("this_is_not_declared"), std::string::npos) << r.all();  // nvcc's diagnostic
+  EXPECT_NE(r.all().find("-rdc=true"), std::string::npos) << r.all();             // the command line
+  EXPECT_NE(r.all().find("nvcc"), std::string::npos) << r.all();
+}
+
+TEST(CudaBuild, RunWithoutDeviceIsOneClearError) {
+  SK_REQUIRE_NVCC(nvcc);
+  if (cudaRuntimeWithDevice().ok()) GTEST_SKIP() << "a CUDA device is present: the gpu tests run instead";
+  TempDir dir;
+  // A two-op list: --run builds the unfused reference (one module per distinct kernel) before it runs.
+  Result r = compileCuda((fs::path(SK_SOURCE_ROOT) / "tests/cuda/data/tiny.json").string(), dir, {"--run"});
+  EXPECT_NE(r.code, 0) << r.all();
+  EXPECT_NE(r.code, 1) << "not a result mismatch: " << r.all();
+  EXPECT_NE(r.all().find("no CUDA device: "), std::string::npos) << r.all();
+}
+
+TEST(CudaBuild, MissingNvccIsNamed) {
+  TempDir dir;
+  Spawn s;
+  s.argv = {kCompile, example("decode_layer/decode_layer.json"), "--target", "cuda", "--cache-dir",
+            (dir.path / "cache").string()};
+  s.env["SK_NVCC"] = (dir.path / "no-such-nvcc").string();
+  Result r = tooltest::run(s);
+  EXPECT_EQ(r.code, 3) << r.all();
+  EXPECT_NE(r.all().find("SK_NVCC"), std::string::npos) << r.all();
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,142 @@
+// cuda emitter: goldens of the generated .cu for the hand-made plans of
+// tests/codegen (every sync kind, two streams, an unfused op) and for a
+// planned op list, properties of the text, and every golden compiled with
+// nvcc for sm_90 (device code checked by ptxas; skipped without nvcc).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/TestPlans.h"
+#include "cuda/CudaTestUtil.h"
+#include "superkernel/codegen/Target.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/support/Paths.h"
+
+namespace sk {
+namespace {
+namespace fs = std::filesystem;
+using namespace sk::testplans;
+using cudatest::checkGolden;
+
+std::shared_ptr<const Target> cuda() {
+  auto t = makeTarget("cuda");
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message());
+  return t.ok() ? *t : nullptr;
+}
+
+GeneratedSource emitOk(const FusionPlan& plan, size_t step = 0) {
+  auto t = cuda();
+  if (!t) return {};
+  auto src = t->emit(plan, step);
+  EXPECT_TRUE(src.ok()) << (src.ok() ? "" : src.error().message());
+  return src.ok() ? *src : GeneratedSource{};
+}
+
+const char* kGoldens[] = {"seed.cu", "sync_kinds.cu", "two_streams.cu", "unfused_op.cu"};
+
+TEST(CudaCodegen, GoldenSeed) { checkGolden("seed.cu", emitOk(seedPlan()).text); }
+TEST(CudaCodegen, GoldenSyncKinds) { checkGolden("sync_kinds.cu", emitOk(syncKindsPlan()).text); }
+TEST(CudaCodegen, GoldenTwoStreams) { checkGolden("two_streams.cu", emitOk(twoStreamsPlan()).text); }
+TEST(CudaCodegen, GoldenUnfusedOp) { checkGolden("unfused_op.cu", emitOk(unfusedPlan()).text); }
+
+TEST(CudaCodegen, SourceIsCudaWithItsManifest) {
+  GeneratedSource s = emitOk(seedPlan());
+  EXPECT_EQ(s.language, "cuda");
+  EXPECT_EQ(fs::path(s.fileName).extension(), ".cu");
+  auto m = nlohmann::json::parse(s.manifest);
+  EXPECT_EQ(m["target"], "cuda");
+  EXPECT_NE(s.text.find("extern \"C\" __global__ void __launch_bounds__(256) sk_superkernel"), std::string::npos);
+  EXPECT_NE(s.text.find("int run(uint32_t block_dim, void* stream, const sk_run_args* args)"), std::string::npos);
+}
+
+TEST(CudaCodegen, SyncKindsMapToDeviceScopePrimitives) {
+  const std::string t = emitOk(syncKindsPlan()).text;
+  // flag table 8 -> 4, counters, a grid barrier before the kernel_sync op, its kernel_sync slot.
+  EXPECT_NE(t.find("SK_WAIT_FLAG_RANGE"), std::string::npos);
+  EXPECT_NE(t.find("SK_WAIT_COUNTER"), std::string::npos);
+  EXPECT_NE(t.find("sk_cta_barrier(&sk_bar[0], cores, (e - 1) * 1 + 1)"), std::string::npos);
+  EXPECT_NE(t.find("__device__ unsigned int sk_ksync[2]"), std::string::npos);
+  // Two edges 0 -> 1 (RAW and WAR on t1) need one wait: four wait rows in all (flag, counter, counter + none
+  // for the barrier edge, which the barrier covers).
+  EXPECT_NE(t.find("__device__ const sk_wait_desc sk_waits[3]"), std::string::npos) << t;
+  // Early start: op 2's descriptor says so; the kernel's points are honoured by the runtime.
+  EXPECT_NE(t.find("{4u, 1u, 1u,"), std::string::npos);
+  // preload-code is printed as a comment that says it has no effect.
+  EXPECT_NE(t.find("no effect on GPUs"), std::string::npos);
+  EXPECT_EQ(t.find("__builtin_prefetch"), std::string::npos);
+  // No reset kernel: nothing in the module zeroes the sync area.
+  EXPECT_EQ(t.find("cudaMemset"), std::string::npos);
+}
+
+TEST(CudaCodegen, TwoStreamsDispatchCtasToQueues) {
+  const std::string t = emitOk(twoStreamsPlan()).text;
+  EXPECT_NE(t.find("if (core < 2u) return sk_queue0(&env, core - 0, 2u);"), std::string::npos) << t;
+  EXPECT_NE(t.find("if (core >= 2u && core < 4u) return sk_queue1(&env, core - 2, 2u);"), std::string::npos);
+  EXPECT_NE(t.find("SK_WAIT_FLAG, "), std::string::npos);  // the one-to-one flag edge across the queues
+}
+
+TEST(CudaCodegen, UnfusedLaunchesOneCtaPerBlock) {
+  FusionPlan plan = unfusedPlan();
+  const std::string t = emitOk(plan).text;
+  const uint32_t blocks = plan.steps[0].ops[0].blockDim;
+  EXPECT_NE(t.find("sk_superkernel<<<" + std::to_string(blocks) + ", 256, 0, stream>>>"), std::string::npos) << t;
+  EXPECT_NE(t.find("sk_queue0(&env, core, gridDim.x);"), std::string::npos);
+  // An unfused step never checks co-residency: it has no grid-wide waits.
+  EXPECT_EQ(t.find("cudaOccupancyMaxActiveBlocksPerMultiprocessor"), std::string::npos);
+}
+
+TEST(CudaCodegen, CtaShapeIsTheLargestDeclared) {
+  FusionPlan plan = syncKindsPlan();
+  plan.variants[1].decl.threads = 512;
+  plan.variants[2].decl.sharedBytes = 64 * 1024;
+  const std::string t = emitOk(plan).text;
+  EXPECT_NE(t.find("__launch_bounds__(512)"), std::string::npos);
+  EXPECT_NE(t.find("sk_superkernel<<<4, 512, 65536, stream>>>"), std::string::npos);
+  // Above 48 KiB the module raises the kernel's dynamic shared memory limit once.
+  EXPECT_NE(t.find("cudaFuncAttributeMaxDynamicSharedMemorySize, 65536"), std::string::npos);
+}
+
+TEST(CudaCodegen, OutputIsDeterministic) {
+  EXPECT_EQ(emitOk(syncKindsPlan()).text, emitOk(syncKindsPlan()).text);
+  EXPECT_EQ(emitOk(twoStreamsPlan()).text, emitOk(twoStreamsPlan()).text);
+}
+
+TEST(CudaCodegen, InconsistentPlansAreErrorsNotCode) {
+  FusionPlan plan = syncKindsPlan();
+  plan.steps[0].ops[1].variant = 99;
+  auto t = cuda();
+  ASSERT_TRUE(t);
+  auto src = t->emit(plan, 0);
+  ASSERT_FALSE(src.ok());
+  EXPECT_EQ(src.error().kind(), ErrorKind::Internal) << src.error().message();
+  auto out = t->emit(syncKindsPlan(), 7);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message().find("out of range"), std::string::npos);
+}
+
+// Every golden compiles for sm_90 as relocatable device code (the sub-kernels
+// are extern: the device link is the examples' test, CudaBuildTest.cpp).
+TEST(CudaCodegen, GoldensCompileWithNvcc) {
+  SK_REQUIRE_NVCC(nvcc);
+  fs::path dir = fs::temp_directory_path() / ("sk-cuda-goldens-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* g : kGoldens) {
+    std::vector<std::string> argv = {nvcc, "-c", "-rdc=true", "-O3", "-std=c++17", "-arch=sm_90",
+                                     "-Xcompiler=-fPIC", "-I" + (dataRuntimeDir() / "cuda" / "include").string(),
+                                     "-o", (dir / (std::string(g) + ".o")).string(), "-x", "cu",
+                                     (cudatest::goldenDir() / g).string()};
+    ProcessOptions po;
+    po.timeout = std::chrono::minutes(3);
+    auto r = runProcess(argv, po);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    EXPECT_EQ(r->exitCode, 0) << g << ":\n" << r->err;
+    EXPECT_EQ(r->err.find("warning"), std::string::npos) << g << ":\n" << r->err;
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace sk

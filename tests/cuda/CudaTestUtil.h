@@ -1,0 +1,74 @@
+// Shared by the cuda tests: where nvcc is (the recipe's lookup: SK_NVCC,
+// PATH, /usr/local/cuda/bin/nvcc) and the golden-file check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace sk::cudatest {
+namespace fs = std::filesystem;
+
+inline std::string readFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// nvcc's path, or "" when there is none (tests that need it skip).
+inline std::string findNvcc() {
+  if (const char* e = std::getenv("SK_NVCC"); e && *e) return ::access(e, X_OK) == 0 ? std::string(e) : std::string();
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':'))
+      if (!dir.empty() && ::access((fs::path(dir) / "nvcc").c_str(), X_OK) == 0) return (fs::path(dir) / "nvcc").string();
+  }
+  return ::access("/usr/local/cuda/bin/nvcc", X_OK) == 0 ? std::string("/usr/local/cuda/bin/nvcc") : std::string();
+}
+
+#define SK_REQUIRE_NVCC(var)                                                                                      \
+  const std::string var = ::sk::cudatest::findNvcc();                                                             \
+  if (var.empty())                                                                                                \
+    GTEST_SKIP() << "nvcc not found (SK_NVCC, PATH, /usr/local/cuda/bin/nvcc): the cuda compile checks need it"
+
+inline fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "cuda" / "golden"; }
+
+inline bool regenerating() {
+  const char* v = std::getenv("SK_REGEN_GOLDENS");
+  return v && std::string(v) == "1";
+}
+
+/// Compare `text` with golden/<name>; with SK_REGEN_GOLDENS=1 (scripts/regen-cuda-goldens.sh) rewrite it.
+inline void checkGolden(const std::string& name, const std::string& text) {
+  fs::path file = goldenDir() / name;
+  if (regenerating()) {
+    std::ofstream(file, std::ios::binary) << text;
+    std::printf("regenerated %s\n", file.c_str());
+    return;
+  }
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-cuda-goldens.sh and review the diff";
+  const std::string golden = readFile(file);
+  if (golden == text) return;
+  std::istringstream a(golden), b(text);
+  std::string la, lb;
+  int line = 0;
+  while (true) {
+    ++line;
+    const bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
+    if (!ga && !gb) break;
+    if (!ga || !gb || la != lb) {
+      FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    " << la
+             << "\n  generated: " << lb << "\nIf the change is intended, run scripts/regen-cuda-goldens.sh and review "
+             << "the diff.";
+    }
+  }
+}
+
+}  // namespace sk::cudatest
