@@ -248,6 +248,13 @@ void opWait(const sk_ascend_sim_core* c, uint32_t pipe, int64_t flag) {
   skew(me);
 }
 
+// A full memory barrier as a sequentially consistent read-modify-write of a
+// shared word rather than atomic_thread_fence: the same ordering (a locked
+// instruction on x86), and one that ThreadSanitizer models (g++ refuses a
+// fence under -fsanitize=thread).
+std::atomic<uint32_t> gFenceWord{0};
+void fullFence() { gFenceWord.fetch_add(0, std::memory_order_seq_cst); }
+
 void opPipeBarrier(const sk_ascend_sim_core* c, uint32_t pipe) {
   Core& me = self(c);
   Launch& L = *me.launch;
@@ -255,7 +262,7 @@ void opPipeBarrier(const sk_ascend_sim_core* c, uint32_t pipe) {
   checkAbort(L);
   me.state = State::Running;
   checkPipe(L, me, pipe, "pipe_barrier");
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  fullFence();
 }
 
 void opDcci(const sk_ascend_sim_core* c, const volatile void*, uint64_t entire, uint64_t dst) {
@@ -270,7 +277,7 @@ void opDcci(const sk_ascend_sim_core* c, const volatile void*, uint64_t entire, 
     }
     me.state = State::Spinning;
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  fullFence();
   // A GM poll loop calls dcci per iteration: let the writer run (there may be fewer host cores than simulated ones).
   std::this_thread::yield();
 }
