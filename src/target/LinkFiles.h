@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string_view>
+#include <vector>
 
 #include "superkernel/support/Error.h"
 #include "superkernel/target/Backend.h"
@@ -23,5 +25,16 @@ std::filesystem::path linkScratchDir(const LinkRequest& req);
 /// and returns its path; an object without bytes is an Internal error.
 Expected<std::filesystem::path> writeLinkObject(const std::filesystem::path& dir, size_t index,
                                                 const LinkObject& object);
+
+/// The files a cpu or cuda link compiles and links, all in linkScratchDir.
+struct RunOnlyLinkInputs {
+  std::filesystem::path dir;
+  std::filesystem::path source;                 // the generated SuperKernel, <dir>/<sourceName>
+  std::filesystem::path versionScript;          // kRunOnlyVersionScript, <dir>/exports.map
+  std::vector<std::filesystem::path> objects;   // writeLinkObject, in req.objects order
+};
+
+/// Writes the source, the version script and the objects of `req`, in that order.
+Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName);
 
 }  // namespace sk

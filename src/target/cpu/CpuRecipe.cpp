@@ -122,16 +122,11 @@ class CpuRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    const fs::path dir = linkScratchDir(req);
-    fs::path src = dir / "superkernel.cpp";
-    SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
-    fs::path script = dir / "exports.map";
-    SK_RETURN_IF_ERROR(writeScratchFile(script, kRunOnlyVersionScript));
-    std::vector<fs::path> objs;
-    for (const LinkObject& ob : req.objects) {
-      SK_ASSIGN_OR_RETURN(fs::path p, writeLinkObject(dir, objs.size(), ob));
-      objs.push_back(std::move(p));
-    }
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cpp"));
+    const fs::path& dir = in.dir;
+    const fs::path& src = in.source;
+    const fs::path& script = in.versionScript;
+    const std::vector<fs::path>& objs = in.objects;
     // kernel_abi.c: hidden copies of sk_wait_inputs & co. Compiled once per
     // driver: every SuperKernel links the same object, so a cold plan of N
     // steps runs the compiler N times, not 2N.

@@ -119,16 +119,10 @@ class CudaRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    const fs::path dir = linkScratchDir(req);
-    fs::path src = dir / "superkernel.cu";
-    SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
-    fs::path script = dir / "exports.map";
-    SK_RETURN_IF_ERROR(writeScratchFile(script, kRunOnlyVersionScript));
-    std::vector<fs::path> objs;
-    for (const LinkObject& ob : req.objects) {
-      SK_ASSIGN_OR_RETURN(fs::path p, writeLinkObject(dir, objs.size(), ob));
-      objs.push_back(std::move(p));
-    }
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu"));
+    const fs::path& src = in.source;
+    const fs::path& script = in.versionScript;
+    const std::vector<fs::path>& objs = in.objects;
     std::vector<std::string> tail = linkFlags(*req.options, tools.arch(), tools.toolchain().path);
     tail.push_back("-Xlinker=--version-script=" + script.string());
     // nvcc types inputs by extension (superkernel.cu, *.o); its -x would apply to every input.
