@@ -28,6 +28,7 @@
 #include "superkernel/support/Paths.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendRecipe.h"
+#include "target/ascend/SimBuild.h"
 #include "target/LinkFiles.h"
 
 namespace sk {
@@ -146,16 +147,9 @@ class AscendSimRecipe final : public BuildRecipe {
     return compileFlags(cs);
   }
 
+  // A split-mode copy: two minutes at most (ascend::runSimTool, as in buildForSimulator).
   static Status runTool(const std::vector<std::string>& argv) {
-    ProcessOptions po;
-    po.timeout = std::chrono::minutes(2);
-    auto r = runProcess(argv, po);
-    if (!r) return std::move(r).error();
-    if (!r->succeeded()) {
-      return compileError(fmt::format("{} failed ({})\n  command: {}\n{}{}", fs::path(argv[0]).filename().string(),
-                                      r->describe(), formatCommand(argv), r->out, r->err));
-    }
-    return Status::success();
+    return ascend::runSimTool(argv, std::chrono::minutes(2));
   }
 };
 
