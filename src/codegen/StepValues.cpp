@@ -5,9 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "superkernel/codegen/Target.h"
 #include "support/Escape.h"
 
@@ -155,15 +152,6 @@ bool addQueues(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan&
     }
   }
   return anyPreload;
-}
-
-Expected<Template> readTemplateFile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return ioError(fmt::format("cannot read template {}", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ioError(fmt::format("cannot read template {}", file.string()));
-  return Template::parse(ss.str(), file.string());
 }
 
 }  // namespace sk

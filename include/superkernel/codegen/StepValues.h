@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -70,8 +69,5 @@ Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const P
 /// end's own values to each op item. Returns whether any op preloads.
 bool addQueues(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, std::string_view intSuffix,
                const std::function<void(TemplateValues& item, const PlannedOp& op)>& perOp = {});
-
-/// Reads and parses a template file; errors name the file.
-Expected<Template> readTemplateFile(const std::filesystem::path& file);
 
 }  // namespace sk

@@ -14,6 +14,7 @@
 #include "superkernel/codegen/StepValues.h"
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
+#include "superkernel/codegen/TemplateTarget.h"
 #include "target/cpu/CpuBackend.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
@@ -38,28 +39,14 @@ std::string hexFloat(double v, const char* suffix) {
   return std::string(buf) + suffix;
 }
 
-class CpuTarget final : public Target {
+// Step index checks, error context and the template file are TemplateTarget's
+// (codegen/TemplateTarget.h); this class prints the cpu runtime's source.
+class CpuTarget final : public TemplateTarget {
  public:
-  CpuTarget(Template tmpl, std::filesystem::path file) : tmpl_(std::move(tmpl)), file_(std::move(file)) {}
-
-  std::string_view name() const override { return "cpu"; }
-  std::vector<std::filesystem::path> templateFiles() const override { return {file_}; }
-
-  Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const override {
-    if (step >= plan.steps.size()) {
-      return internalError(fmt::format("step {} out of range (the plan has {})", step, plan.steps.size()));
-    }
-    const SuperKernelPlan& sk = plan.steps[step];
-    auto out = emitStep(plan, sk);
-    if (!out) return std::move(out).error().context("while generating cpu code for SuperKernel " + sk.name);
-    return out;
-  }
+  CpuTarget(Template tmpl, std::filesystem::path file) : TemplateTarget("cpu", std::move(tmpl), std::move(file)) {}
 
  private:
-  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const;
-
-  Template tmpl_;
-  std::filesystem::path file_;
+  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const override;
 };
 
 Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const {
@@ -159,7 +146,7 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   });
   v.setIf("has_preload", anyPreload);
 
-  auto text = tmpl_.render(v);
+  auto text = tmpl().render(v);
   if (!text) return std::move(text).error();
 
   GeneratedSource src;

@@ -15,6 +15,7 @@
 #include "superkernel/codegen/StepValues.h"
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
+#include "superkernel/codegen/TemplateTarget.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
 #include "target/cuda/CudaBackend.h"
@@ -24,27 +25,14 @@ namespace {
 
 std::string commentText(std::string_view s) { return escapeComment(s); }
 
-class CudaTarget final : public Target {
+// Step index checks, error context and the template file are TemplateTarget's
+// (codegen/TemplateTarget.h); this class prints the cuda runtime's source.
+class CudaTarget final : public TemplateTarget {
  public:
-  CudaTarget(Template tmpl, std::filesystem::path file) : tmpl_(std::move(tmpl)), file_(std::move(file)) {}
-
-  std::string_view name() const override { return "cuda"; }
-  std::vector<std::filesystem::path> templateFiles() const override { return {file_}; }
-
-  Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const override {
-    if (step >= plan.steps.size())
-      return internalError(fmt::format("step {} out of range (the plan has {})", step, plan.steps.size()));
-    const SuperKernelPlan& sk = plan.steps[step];
-    auto out = emitStep(plan, sk);
-    if (!out) return std::move(out).error().context("while generating cuda code for SuperKernel " + sk.name);
-    return out;
-  }
+  CudaTarget(Template tmpl, std::filesystem::path file) : TemplateTarget("cuda", std::move(tmpl), std::move(file)) {}
 
  private:
-  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const;
-
-  Template tmpl_;
-  std::filesystem::path file_;
+  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const override;
 };
 
 Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const {
@@ -147,7 +135,7 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   // uint32_t here); each op item also carries its block count.
   addQueues(v, plan, sk, "u", [](TemplateValues& ov, const PlannedOp& op) { ov.set("blocks", op.blockDim); });
 
-  auto text = tmpl_.render(v);
+  auto text = tmpl().render(v);
   if (!text) return std::move(text).error();
 
   GeneratedSource src;
