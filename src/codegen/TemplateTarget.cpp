@@ -22,6 +22,22 @@ Expected<GeneratedSource> TemplateTarget::emit(const FusionPlan& plan, size_t st
   return out;
 }
 
+Expected<GeneratedSource> TemplateTarget::renderStep(const FusionPlan& plan, const SuperKernelPlan& sk,
+                                                     const SyncLayout& layout, const TemplateValues& values,
+                                                     std::string_view extension, std::string_view language) const {
+  auto text = tmpl_.render(values);
+  if (!text) return std::move(text).error();
+
+  GeneratedSource src;
+  src.name = sk.name;
+  src.fileName = sanitizeIdentifier(sk.name) + std::string(extension);
+  src.language = std::string(language);
+  src.text = std::move(*text);
+  src.variants = layout.variants;
+  src.manifest = stepManifest(plan, sk, name_, layout);
+  return src;
+}
+
 Expected<Template> readTemplateFile(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return ioError(fmt::format("cannot read template {}", file.string()));

@@ -35,4 +35,13 @@ Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::
   return in;
 }
 
+Expected<LinkOutput> runLinkCommand(const RecipeTools& tools, const std::vector<std::string>& args,
+                                    const std::string& what) {
+  SK_ASSIGN_OR_RETURN(auto res, tools.runCompiler(args, what));
+  LinkOutput out;
+  out.command = tools.command(args);
+  out.diagnostics = res.err;
+  return out;
+}
+
 }  // namespace sk

@@ -1,11 +1,13 @@
-// The scratch files of a BuildRecipe::link (target/Backend.h) that the cpu,
-// cuda and ascend-simulator recipes write alike: where they go and how a
-// linked object is named. Shared by the back ends under src/target/ so the
-// three cannot drift apart; private to the library.
+// What the BuildRecipe::link (target/Backend.h) of the cpu, cuda and
+// ascend-simulator recipes do alike: where the scratch files go, how a
+// linked object is named, and (cpu, cuda) how the last command's result
+// becomes the LinkOutput. Shared by the back ends under src/target/ so they
+// cannot drift apart; private to the library.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -36,5 +38,10 @@ struct RunOnlyLinkInputs {
 
 /// Writes the source, the version script and the objects of `req`, in that order.
 Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName);
+
+/// Runs the link's final command (tools.runCompiler(args, what)); its argv
+/// (tools.command) and the compiler's stderr are the LinkOutput.
+Expected<LinkOutput> runLinkCommand(const RecipeTools& tools, const std::vector<std::string>& args,
+                                    const std::string& what);
 
 }  // namespace sk

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Target.h"
 #include "superkernel/codegen/Template.h"
 #include "superkernel/plan/Plan.h"
@@ -31,7 +32,12 @@ class TemplateTarget : public Target {
 
  protected:
   virtual Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const = 0;
-  const Template& tmpl() const { return tmpl_; }
+  /// The template rendered with `values` as step `sk`'s source: file
+  /// <sanitised step name><extension>, `language`, the layout's variants and
+  /// the step manifest for this target.
+  Expected<GeneratedSource> renderStep(const FusionPlan& plan, const SuperKernelPlan& sk, const SyncLayout& layout,
+                                       const TemplateValues& values, std::string_view extension,
+                                       std::string_view language) const;
 
  private:
   std::string name_;

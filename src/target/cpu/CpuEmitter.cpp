@@ -146,17 +146,7 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   });
   v.setIf("has_preload", anyPreload);
 
-  auto text = tmpl().render(v);
-  if (!text) return std::move(text).error();
-
-  GeneratedSource src;
-  src.name = sk.name;
-  src.fileName = sanitizeIdentifier(sk.name) + ".cpp";
-  src.language = "c++";
-  src.text = std::move(*text);
-  src.variants = L.variants;
-  src.manifest = stepManifest(plan, sk, "cpu", L);
-  return src;
+  return renderStep(plan, sk, L, v, ".cpp", "c++");
 }
 
 }  // namespace

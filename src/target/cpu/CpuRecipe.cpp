@@ -148,11 +148,7 @@ class CpuRecipe final : public BuildRecipe {
     tail.push_back(abiObj.string());
     // Kernels call libm (expf, sqrtf, ...); -z defs would reject them otherwise.
     tail.push_back("-lm");
-    SK_ASSIGN_OR_RETURN(auto res, tools.runCompiler(tail, "compiling and linking the SuperKernel"));
-    LinkOutput out;
-    out.command = tools.command(tail);
-    out.diagnostics = res.err;
-    return out;
+    return runLinkCommand(tools, tail, "compiling and linking the SuperKernel");
   }
 
  private:

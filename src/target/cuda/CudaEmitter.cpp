@@ -135,17 +135,7 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   // uint32_t here); each op item also carries its block count.
   addQueues(v, plan, sk, "u", [](TemplateValues& ov, const PlannedOp& op) { ov.set("blocks", op.blockDim); });
 
-  auto text = tmpl().render(v);
-  if (!text) return std::move(text).error();
-
-  GeneratedSource src;
-  src.name = sk.name;
-  src.fileName = sanitizeIdentifier(sk.name) + ".cu";
-  src.language = "cuda";
-  src.text = std::move(*text);
-  src.variants = L.variants;
-  src.manifest = stepManifest(plan, sk, "cuda", L);
-  return src;
+  return renderStep(plan, sk, L, v, ".cu", "cuda");
 }
 
 }  // namespace

@@ -128,11 +128,7 @@ class CudaRecipe final : public BuildRecipe {
     // nvcc types inputs by extension (superkernel.cu, *.o); its -x would apply to every input.
     tail.insert(tail.end(), {"-o", req.outputFile.string(), src.string()});
     for (const auto& p : objs) tail.push_back(p.string());
-    SK_ASSIGN_OR_RETURN(auto res, tools.runCompiler(tail, "compiling and device-linking the cuda SuperKernel"));
-    LinkOutput out;
-    out.command = tools.command(tail);
-    out.diagnostics = res.err;
-    return out;
+    return runLinkCommand(tools, tail, "compiling and device-linking the cuda SuperKernel");
   }
 
  private:
