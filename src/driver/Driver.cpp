@@ -19,6 +19,7 @@
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
+#include "support/BuildFiles.h"
 #include "support/Fd.h"
 #include "support/InputGrammar.h"
 #include "support/JsonText.h"
@@ -34,15 +35,6 @@ bool isHeaderExt(const fs::path& p) {
   static const char* exts[] = {".h", ".hpp", ".hh", ".hxx", ".inc", ".inl", ".cuh"};
   std::string e = p.extension().string();
   return std::any_of(std::begin(exts), std::end(exts), [&](const char* x) { return e == x; });
-}
-
-std::string joinFlags(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f;
-    s.push_back('\0');
-  }
-  return s;
 }
 
 std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.entry : v.symbol; }

@@ -17,6 +17,7 @@
 
 #include "superkernel/ascend/Simulator.h"
 #include "support/Fd.h"
+#include "support/HostMemory.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendMachine.h"
 
@@ -129,20 +130,11 @@ class AscendDevice final : public Device {
     return ascend_sim::launch(spec);
   }
 
-  Expected<void*> allocate(size_t bytes) override {
-    void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
-    if (!p) return runtimeError(fmt::format("cannot allocate {} bytes", bytes));
-    return p;
-  }
-  void release(void* buffer) override { std::free(buffer); }
-  Status upload(void* dst, const void* src, size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-    return Status::success();
-  }
-  Status download(void* dst, const void* src, size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-    return Status::success();
-  }
+  // Buffers are host memory, allocated and copied as on every host-memory device (support/HostMemory.h).
+  Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
+  void release(void* buffer) override { hostRelease(buffer); }
+  Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+  Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
 
  private:
   DeviceOptions options_;

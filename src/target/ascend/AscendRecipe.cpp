@@ -151,6 +151,17 @@ void addDefines(std::vector<std::string>& argv, const CompileStep& s) {
   }
 }
 
+// What every ascend compile ends with, device (bisheng) or simulator (host
+// C++): one copy, so a simulated object sees exactly the macros, include
+// folders and compile-options of the device build.
+void addCompileTail(std::vector<std::string>& argv, const CompileStep& s) {
+  argv.push_back("-DTILING_KEY_VAR=0");
+  for (const fs::path& d : s.includeDirs) argv.push_back("-I" + d.string());
+  addDefines(argv, s);
+  for (const std::string& e : s.extra) argv.push_back(e);
+  argv.insert(argv.end(), {"-c", s.source.string(), "-o", s.object.string()});
+}
+
 }  // namespace
 
 std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& s) {
@@ -164,11 +175,7 @@ std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const Compi
                           "-cce-aicore-long-call"})
       argv.push_back(f);
   }
-  argv.push_back("-DTILING_KEY_VAR=0");
-  for (const fs::path& d : s.includeDirs) argv.push_back("-I" + d.string());
-  addDefines(argv, s);
-  for (const std::string& e : s.extra) argv.push_back(e);
-  argv.insert(argv.end(), {"-c", s.source.string(), "-o", s.object.string()});
+  addCompileTail(argv, s);
   return argv;
 }
 
@@ -212,11 +219,7 @@ std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& sim
                                 "-fvisibility=default", "-I" + simInclude.string()};
   // The device build's arch macro, so `#if defined(__DAV_C220_CUBE__)` code takes the same branch.
   argv.push_back(s.arch == CoreArch::Cube ? "-D__DAV_C220_CUBE__" : "-D__DAV_C220_VEC__");
-  argv.push_back("-DTILING_KEY_VAR=0");
-  for (const fs::path& d : s.includeDirs) argv.push_back("-I" + d.string());
-  addDefines(argv, s);
-  for (const std::string& e : s.extra) argv.push_back(e);
-  argv.insert(argv.end(), {"-c", s.source.string(), "-o", s.object.string()});
+  addCompileTail(argv, s);
   return argv;
 }
 

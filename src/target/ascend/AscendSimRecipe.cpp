@@ -22,12 +22,14 @@
 
 #include <cctype>
 
-#include "support/Fd.h"
+#include "support/BuildFiles.h"
 #include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendRecipe.h"
+#include "target/ascend/SimBuild.h"
+#include "target/LinkFiles.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -43,25 +45,10 @@ std::string upper(std::string_view s) {
   return out;
 }
 
-std::string joinFlags(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f;
-    s.push_back('\0');
-  }
-  return s;
-}
-
 // argv of simCompileArgv without the compiler and the trailing "-c <src> -o <obj>".
 std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
   std::vector<std::string> argv = ascend::simCompileArgv("cxx", simInclude(), cs);
   return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
-}
-
-Status writeFileBytes(const fs::path& p, std::string_view bytes) {
-  std::error_code ec;
-  fs::remove(p, ec);
-  return detail::writeNewFile(p, bytes, 0644, false);
 }
 
 class AscendSimRecipe final : public BuildRecipe {
@@ -121,10 +108,9 @@ class AscendSimRecipe final : public BuildRecipe {
       return internalError(fmt::format("ascend link: the source names {} object(s), {} given", d.objects.size(),
                                        req.objects.size()));
     }
-    fs::path dir = req.outputFile.parent_path();
-    if (dir.empty()) dir = ".";
+    const fs::path dir = linkScratchDir(req);
     const fs::path src = dir / "superkernel.cpp";
-    SK_RETURN_IF_ERROR(writeFileBytes(src, req.source));
+    SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
     const fs::path skObj = dir / "superkernel.o";
     std::vector<std::string> args = superKernelFlags(*req.options);
     args.insert(args.end(), {"-c", src.string(), "-o", skObj.string()});
@@ -132,10 +118,7 @@ class AscendSimRecipe final : public BuildRecipe {
     std::vector<fs::path> objects{skObj};
     fs::path objcopy;
     for (size_t i = 0; i < req.objects.size(); ++i) {
-      const LinkObject& ob = req.objects[i];
-      if (!ob.bytes) return internalError("link: an object without bytes");
-      const fs::path p = dir / fmt::format("obj_{}_{}.o", i, ob.key.substr(0, 12));
-      SK_RETURN_IF_ERROR(writeFileBytes(p, *ob.bytes));
+      SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
       objects.push_back(p);
       for (int k = 1; k < d.split; ++k) {
         if (objcopy.empty()) {
@@ -164,16 +147,9 @@ class AscendSimRecipe final : public BuildRecipe {
     return compileFlags(cs);
   }
 
+  // A split-mode copy: two minutes at most (ascend::runSimTool, as in buildForSimulator).
   static Status runTool(const std::vector<std::string>& argv) {
-    ProcessOptions po;
-    po.timeout = std::chrono::minutes(2);
-    auto r = runProcess(argv, po);
-    if (!r) return std::move(r).error();
-    if (!r->succeeded()) {
-      return compileError(fmt::format("{} failed ({})\n  command: {}\n{}{}", fs::path(argv[0]).filename().string(),
-                                      r->describe(), formatCommand(argv), r->out, r->err));
-    }
-    return Status::success();
+    return ascend::runSimTool(argv, std::chrono::minutes(2));
   }
 };
 

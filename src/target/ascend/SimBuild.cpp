@@ -21,21 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A compile, copy or link of a simulator build: five minutes at most.
+Status run(const std::vector<std::string>& argv) { return runSimTool(argv, std::chrono::minutes(5)); }
+
 // Run every argv, `jobs` at a time; the first failure (in argv order) is the result.
-Status runAll(const std::vector<std::vector<std::string>>& all, unsigned jobs);
-
-Status run(const std::vector<std::string>& argv) {
-  ProcessOptions po;
-  po.timeout = std::chrono::minutes(5);
-  auto r = runProcess(argv, po);
-  if (!r) return std::move(r).error();
-  if (!r->succeeded()) {
-    return compileError(fmt::format("{} failed ({})\n  command: {}\n{}{}", fs::path(argv[0]).filename().string(),
-                                    r->describe(), formatCommand(argv), r->out, r->err));
-  }
-  return Status::success();
-}
-
 Status runAll(const std::vector<std::vector<std::string>>& all, unsigned jobs) {
   std::vector<Status> results(all.size());
   std::atomic<size_t> next{0};
@@ -52,6 +41,18 @@ Status runAll(const std::vector<std::vector<std::string>>& all, unsigned jobs) {
 }
 
 }  // namespace
+
+Status runSimTool(const std::vector<std::string>& argv, std::chrono::minutes timeout) {
+  ProcessOptions po;
+  po.timeout = timeout;
+  auto r = runProcess(argv, po);
+  if (!r) return std::move(r).error();
+  if (!r->succeeded()) {
+    return compileError(fmt::format("{} failed ({})\n  command: {}\n{}{}", fs::path(argv[0]).filename().string(),
+                                    r->describe(), formatCommand(argv), r->out, r->err));
+  }
+  return Status::success();
+}
 
 Expected<SimBuildConfig> defaultSimBuildConfig(const fs::path& workDir) {
   SimBuildConfig c;

@@ -6,6 +6,7 @@
 // carries the command line and the compiler's output.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -15,6 +16,12 @@
 #include "target/ascend/AscendStep.h"
 
 namespace sk::ascend {
+
+/// Runs one tool of a simulator build (compiler, llvm-objcopy) with argv and
+/// `timeout`; a failure is a Compile error carrying the tool, how it ended,
+/// the command line and its output. Shared by buildForSimulator and the
+/// ascend recipe's link, which run the same tools.
+Status runSimTool(const std::vector<std::string>& argv, std::chrono::minutes timeout);
 
 struct SimBuildConfig {
   std::filesystem::path cxx;         // host C++ compiler (clang++)

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "superkernel/cpu/superkernel_rt.h"
+#include "support/HostMemory.h"
 #include "target/cpu/LoadedLibrary.h"
 
 namespace sk {
@@ -74,20 +75,11 @@ class CpuDevice final : public Device {
     return runtimeError(std::move(msg));
   }
 
-  Expected<void*> allocate(size_t bytes) override {
-    void* p = std::aligned_alloc(64, (std::max<size_t>(bytes, 1) + 63) / 64 * 64);
-    if (!p) return runtimeError(fmt::format("cannot allocate {} bytes", bytes));
-    return p;
-  }
-  void release(void* buffer) override { std::free(buffer); }
-  Status upload(void* dst, const void* src, size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-    return Status::success();
-  }
-  Status download(void* dst, const void* src, size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-    return Status::success();
-  }
+  // Buffers are host memory, allocated and copied as on every host-memory device (support/HostMemory.h).
+  Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
+  void release(void* buffer) override { hostRelease(buffer); }
+  Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+  Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
 
   Status setProfiling(bool on) override {
     executor_->setProfiling(on);

@@ -9,12 +9,12 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
+#include "superkernel/codegen/StepValues.h"
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
+#include "superkernel/codegen/TemplateTarget.h"
 #include "target/cpu/CpuBackend.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
@@ -39,64 +39,26 @@ std::string hexFloat(double v, const char* suffix) {
   return std::string(buf) + suffix;
 }
 
-class CpuTarget final : public Target {
+// Step index checks, error context and the template file are TemplateTarget's
+// (codegen/TemplateTarget.h); this class prints the cpu runtime's source.
+class CpuTarget final : public TemplateTarget {
  public:
-  CpuTarget(Template tmpl, std::filesystem::path file) : tmpl_(std::move(tmpl)), file_(std::move(file)) {}
-
-  std::string_view name() const override { return "cpu"; }
-  std::vector<std::filesystem::path> templateFiles() const override { return {file_}; }
-
-  Expected<GeneratedSource> emit(const FusionPlan& plan, size_t step) const override {
-    if (step >= plan.steps.size()) {
-      return internalError(fmt::format("step {} out of range (the plan has {})", step, plan.steps.size()));
-    }
-    const SuperKernelPlan& sk = plan.steps[step];
-    auto out = emitStep(plan, sk);
-    if (!out) return std::move(out).error().context("while generating cpu code for SuperKernel " + sk.name);
-    return out;
-  }
+  CpuTarget(Template tmpl, std::filesystem::path file) : TemplateTarget("cpu", std::move(tmpl), std::move(file)) {}
 
  private:
-  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const;
-
-  Template tmpl_;
-  std::filesystem::path file_;
+  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const override;
 };
-
-std::string formatRanges(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
-  std::string s;
-  for (size_t b = 0; b < ranges.size(); ++b) {
-    if (b) s += (b % 8 == 0) ? ",\n    " : ", ";
-    // An empty range is written {1, 0} so the wait loop does not run.
-    if (ranges[b].first > ranges[b].second) {
-      s += "{1, 0}";
-    } else {
-      s += fmt::format("{{{}, {}}}", ranges[b].first, ranges[b].second);
-    }
-  }
-  return s;
-}
 
 Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const {
   SK_ASSIGN_OR_RETURN(SyncLayout L, layoutSync(plan, sk));
   const size_t n = sk.ops.size();
   const Options& opt = sk.options;
+  // Labels: an unfused step's text names its kernel, not its op (codegen/StepValues.h).
+  auto opLabel = [&](const PlannedOp& op) { return stepOpLabel(plan, sk, op); };
 
-  // An unfused step's text names its kernel, not its op: the 61 layers of a
-  // decode stack then share one shared object per distinct op instead of
-  // compiling 1,525 (the text is the cache key; the step keeps its name in
-  // the manifest and traces).
-  auto opLabel = [&](const PlannedOp& op) {
-    return sk.fused ? op.name : plan.variants[op.variant].decl.name;
-  };
-  const std::string skLabel = sk.fused || sk.ops.empty() ? sk.name : "unfused " + opLabel(sk.ops[0]);
-
+  // What cpu and cuda print alike (codegen/StepValues.h), then the cpu runtime's own values.
   TemplateValues v;
-  v.set("name", commentText(skLabel));
-  v.set("num_ops", static_cast<uint64_t>(n));
-  v.set("num_queues", static_cast<uint64_t>(sk.queues.size()));
-  v.set("num_cores", sk.numCores);
-  v.set("num_buffers", static_cast<uint64_t>(sk.buffers.size()));
+  setStepCounts(v, plan, sk);
   v.set("func_attr", opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "");
   // The driver compiles this file with -falign-functions=<func-align>; an explicit attribute keeps the
   // per-op call thunks at the usual 16 (clang applies -falign-functions only to functions without one).
@@ -113,23 +75,10 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     tv.set("id", static_cast<uint64_t>(t));
     tv.set("size", sk.ops[ft.consumer].blockDim);
     tv.set("comment", commentText(fmt::format("{} <- {}", sk.ops[ft.consumer].name, sk.ops[ft.producer].name)));
-    tv.set("entries", formatRanges(*ft.ranges));
+    tv.set("entries", formatFlagRanges(*ft.ranges));
   }
 
-  v.list("kernels");
-  for (uint32_t vi : L.variants) {
-    const KernelVariant& var = plan.variants[vi];
-    auto& k = v.add("kernels");
-    k.set("symbol", var.symbol);
-    k.list("params");
-    for (const ParamDecl& p : var.decl.params) {
-      auto& pi = k.add("params");
-      std::string type = cpuCType(p.dtype);
-      if (p.kind == ParamKind::Buffer) type = (p.access == Access::Read ? "const " : "") + type + "*";
-      pi.set("ctype", type);
-      pi.set("pname", "/*" + sanitizeIdentifier(p.name) + "*/");
-    }
-  }
+  addKernelDecls(v, plan, L);
 
   v.setIf("has_waits", L.anyWaits());
   v.setIf("has_barriers", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.barrierBefore; }));
@@ -146,30 +95,15 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   for (size_t i = 0; i < n; ++i) {
     const PlannedOp& op = sk.ops[i];
     const KernelVariant& var = plan.variants[op.variant];
-    auto& of = v.add("op_fns");
-    of.set("op", static_cast<uint64_t>(i));
-    of.set("op_name", commentText(opLabel(op)));
-    of.set("symbol", var.symbol);
-    of.set("blocks", op.blockDim);
-    std::string comment;
-    if (op.earlyStart) comment += "; early start";
-    if (op.kernelSync) comment += "; kernel_sync";
-    of.set("comment", comment);
+    auto& of = addOpFn(v, plan, sk, L, i);
     // Its waits: one constant entry per producer, read by the shared sk_op_wait.
-    of.list("waits_summary");
     of.list("wait_list");
     std::string waitsPtr = "nullptr";
     if (!L.waits[i].empty()) {
-      std::string summary;
       auto& wl = of.add("wait_list");
       wl.list("waits");
       for (const SyncWait& wt : L.waits[i]) {
-        const Edge& e = *wt.edge;
-        const PlannedOp& p = sk.ops[e.producer];
-        if (!summary.empty()) summary += ", ";
-        summary += fmt::format("{} ({}, {} on {})", p.name, syncKindName(e.sync), depKindName(e.dep), e.buffer);
-        std::string what = cString(fmt::format("{} <- {} ({}, {} on {})", op.name, p.name, syncKindName(e.sync),
-                                               depKindName(e.dep), e.buffer));
+        std::string what = cString(op.name + " <- " + describeWait(sk, *wt.edge));
         std::string entry;
         switch (wt.kind) {
           case SyncWait::Kind::Counter:
@@ -184,7 +118,6 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
         }
         wl.add("waits").set("entry", entry);
       }
-      of.add("waits_summary").set("summary", commentText(summary));
       waitsPtr = fmt::format("sk_waits_op{}", i);
     }
     std::string head = fmt::format("{{{}, {}, {}, {}, sk_call_op{}, {}, {},", i, op.blockDim,
@@ -201,81 +134,19 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     const size_t indent = fmt::format("const sk_op_desc sk_op{} = {{", i).size();
     of.set("desc", head + "\n" + std::string(indent, ' ') + tail);
     if (op.kernelSync) v.add("ksync_fns").set("ksync", L.kernelSyncOf[i]);
-    bool usesBuf = false;
-    of.list("args");
-    for (size_t a = 0; a < op.args.size(); ++a) {
-      const BoundArg& arg = op.args[a];
-      const ParamDecl& decl = var.decl.params[a];
-      std::string text;
-      if (arg.kind == ParamKind::Buffer) {
-        usesBuf = true;
-        text = fmt::format("static_cast<{}{}*>(buf[{}])", decl.access == Access::Read ? "const " : "",
-                           cpuCType(decl.dtype), arg.buffer);
-        if (arg.offset) text += fmt::format(" + {}", arg.offset);
-      } else {
-        auto lit = cpuScalarLiteral(arg.scalar, decl.dtype);
-        if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, decl.name));
-        text = *lit;
-      }
-      of.add("args").set("arg", text);
-    }
+    auto usesBuf = addCallArgs(of, var, op, "buf");
+    if (!usesBuf) return std::move(usesBuf).error();
     // An op without buffer arguments leaves the parameter unnamed (-Wunused-parameter).
-    of.set("buf_param", usesBuf ? "buf" : "/*buf*/");
+    of.set("buf_param", *usesBuf ? "buf" : "/*buf*/");
   }
 
-  bool anyPreload = false;
-  v.list("queues");
-  for (size_t q = 0; q < sk.queues.size(); ++q) {
-    const Queue& qu = sk.queues[q];
-    auto& qv = v.add("queues");
-    qv.set("q", static_cast<uint64_t>(q));
-    qv.set("stream", qu.stream);
-    qv.set("first", qu.firstCore);
-    qv.set("end", qu.firstCore + qu.numCores);
-    qv.set("cores", qu.numCores);
-    qv.set("core_test", qu.firstCore == 0 ? fmt::format("core < {}", qu.numCores)
-                                          : fmt::format("core >= {} && core < {}", qu.firstCore,
-                                                        qu.firstCore + qu.numCores));
-    uint64_t barriers = 0;
-    for (uint32_t i : qu.ops) barriers += sk.ops[i].barrierBefore ? 1 : 0;
-    qv.set("barriers_per_launch", barriers);
-    qv.setIf("queue_has_barriers", barriers > 0);
-    qv.list("ops");
-    uint64_t k = 0;
-    for (uint32_t i : qu.ops) {
-      const PlannedOp& op = sk.ops[i];
-      auto& ov = qv.add("ops");
-      ov.set("op", i);
-      ov.set("op_name", commentText(opLabel(op)));
-      ov.set("barrier_what", cString("barrier before " + opLabel(op)));
-      ov.list("barrier");
-      if (op.barrierBefore) ov.add("barrier").set("k", ++k);
-      ov.list("preload");
-      if (op.preloadVariant >= 0) {
-        const KernelVariant& pv = plan.variants[static_cast<size_t>(op.preloadVariant)];
-        uint64_t bytes = preloadBytes(opt.preloadCode, pv.codeBytes);
-        if (bytes > 0) {
-          anyPreload = true;
-          auto& p = ov.add("preload");
-          p.set("preload_symbol", pv.symbol);
-          p.set("preload_bytes", bytes);
-        }
-      }
-    }
-  }
+  // Per queue, cpu adds what its barrier wait reports when it times out.
+  const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
+    ov.set("barrier_what", cString("barrier before " + opLabel(op)));
+  });
   v.setIf("has_preload", anyPreload);
 
-  auto text = tmpl_.render(v);
-  if (!text) return std::move(text).error();
-
-  GeneratedSource src;
-  src.name = sk.name;
-  src.fileName = sanitizeIdentifier(sk.name) + ".cpp";
-  src.language = "c++";
-  src.text = std::move(*text);
-  src.variants = L.variants;
-  src.manifest = stepManifest(plan, sk, "cpu", L);
-  return src;
+  return renderStep(plan, sk, L, v, ".cpp", "c++");
 }
 
 }  // namespace
@@ -362,12 +233,7 @@ std::string sanitizeIdentifier(std::string_view s) {
 Expected<std::shared_ptr<const Target>> makeCpuEmitter() {
   SK_RETURN_IF_ERROR(checkDataDir());
   std::filesystem::path file = dataTemplatesDir() / "cpu" / "superkernel.cpp.tmpl";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return ioError(fmt::format("cannot read template {}", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ioError(fmt::format("cannot read template {}", file.string()));
-  auto tmpl = Template::parse(ss.str(), file.string());
+  auto tmpl = readTemplateFile(file);
   if (!tmpl) return std::move(tmpl).error();
   return std::shared_ptr<const Target>(std::make_shared<CpuTarget>(std::move(*tmpl), file));
 }

@@ -25,7 +25,9 @@
 #include <fmt/format.h>
 
 #include "driver/LocalizeSymbols.h"
+#include "support/BuildFiles.h"
 #include "support/Fd.h"
+#include "target/LinkFiles.h"
 #include "superkernel/support/Paths.h"
 
 namespace sk {
@@ -33,20 +35,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kVersionScript = "{\n  global: run;\n  local: *;\n};\n";
-
 bool isCSource(const fs::path& p) { return p.extension() == ".c"; }
 
 std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.entry : v.symbol; }
-
-std::string joinFlags(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f;
-    s.push_back('\0');
-  }
-  return s;
-}
 
 // Model and feature flags of this CPU: what -march=native depends on.
 std::string hostCpuFingerprint() {
@@ -68,12 +59,6 @@ std::string hostCpuFingerprint() {
     if (seenModel && seenFlags && seenVendor) break;
   }
   return out;
-}
-
-Status writeFileBytes(const fs::path& p, std::string_view bytes) {
-  std::error_code ec;
-  fs::remove(p, ec);
-  return detail::writeNewFile(p, bytes, 0644, false);
 }
 
 class CpuRecipe final : public BuildRecipe {
@@ -131,25 +116,17 @@ class CpuRecipe final : public BuildRecipe {
 
   std::string linkKey(const Options& o, const std::string& arch) const override {
     return "link-flags\n" + joinFlags(linkFlags(o, arch)) + "\nabi-flags\n" + joinFlags(abiFlags(arch)) +
-           "\nversion-script\n" + kVersionScript;
+           "\nversion-script\n" + kRunOnlyVersionScript;
   }
 
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    fs::path dir = req.outputFile.parent_path();
-    if (dir.empty()) dir = ".";
-    fs::path src = dir / "superkernel.cpp";
-    SK_RETURN_IF_ERROR(writeFileBytes(src, req.source));
-    fs::path script = dir / "exports.map";
-    SK_RETURN_IF_ERROR(writeFileBytes(script, kVersionScript));
-    std::vector<fs::path> objs;
-    for (const LinkObject& ob : req.objects) {
-      if (!ob.bytes) return internalError("link: an object without bytes");
-      fs::path p = dir / fmt::format("obj_{}_{}.o", objs.size(), ob.key.substr(0, 12));
-      SK_RETURN_IF_ERROR(writeFileBytes(p, *ob.bytes));
-      objs.push_back(p);
-    }
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cpp"));
+    const fs::path& dir = in.dir;
+    const fs::path& src = in.source;
+    const fs::path& script = in.versionScript;
+    const std::vector<fs::path>& objs = in.objects;
     // kernel_abi.c: hidden copies of sk_wait_inputs & co. Compiled once per
     // driver: every SuperKernel links the same object, so a cold plan of N
     // steps runs the compiler N times, not 2N.
@@ -162,7 +139,7 @@ class CpuRecipe final : public BuildRecipe {
       (void)res;
       return detail::readFileBytes(obj);
     }));
-    SK_RETURN_IF_ERROR(writeFileBytes(abiObj, *abiBytes));
+    SK_RETURN_IF_ERROR(writeScratchFile(abiObj, *abiBytes));
     const Options& o = *req.options;
     std::vector<std::string> tail = linkFlags(o, tools.arch());
     tail.push_back("-Wl,--version-script=" + script.string());
@@ -171,11 +148,7 @@ class CpuRecipe final : public BuildRecipe {
     tail.push_back(abiObj.string());
     // Kernels call libm (expf, sqrtf, ...); -z defs would reject them otherwise.
     tail.push_back("-lm");
-    SK_ASSIGN_OR_RETURN(auto res, tools.runCompiler(tail, "compiling and linking the SuperKernel"));
-    LinkOutput out;
-    out.command = tools.command(tail);
-    out.diagnostics = res.err;
-    return out;
+    return runLinkCommand(tools, tail, "compiling and linking the SuperKernel");
   }
 
  private:

@@ -30,7 +30,8 @@
 #include <unistd.h>
 
 #include "superkernel/support/Paths.h"
-#include "support/Fd.h"
+#include "support/BuildFiles.h"
+#include "target/LinkFiles.h"
 #include "target/cuda/CudaBackend.h"
 #include "target/cuda/CudaRuntime.h"
 
@@ -39,24 +40,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kVersionScript = "{\n  global: run;\n  local: *;\n};\n";
-
 std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.entry : v.symbol; }
-
-std::string joinFlags(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& f : v) {
-    s += f;
-    s.push_back('\0');
-  }
-  return s;
-}
-
-Status writeFileBytes(const fs::path& p, std::string_view bytes) {
-  std::error_code ec;
-  fs::remove(p, ec);
-  return detail::writeNewFile(p, bytes, 0644, false);
-}
 
 fs::path cudaIncludeDir() { return dataRuntimeDir() / "cuda" / "include"; }
 
@@ -128,35 +112,23 @@ class CudaRecipe final : public BuildRecipe {
   Expected<uint64_t> symbolSize(std::string_view, std::string_view) const override { return uint64_t{0}; }
 
   std::string linkKey(const Options& o, const std::string& arch) const override {
-    return "link-flags\n" + joinFlags(linkFlags(o, arch, fs::path("<nvcc>"))) + "\nversion-script\n" + kVersionScript;
+    return "link-flags\n" + joinFlags(linkFlags(o, arch, fs::path("<nvcc>"))) + "\nversion-script\n" +
+           kRunOnlyVersionScript;
   }
 
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    fs::path dir = req.outputFile.parent_path();
-    if (dir.empty()) dir = ".";
-    fs::path src = dir / "superkernel.cu";
-    SK_RETURN_IF_ERROR(writeFileBytes(src, req.source));
-    fs::path script = dir / "exports.map";
-    SK_RETURN_IF_ERROR(writeFileBytes(script, kVersionScript));
-    std::vector<fs::path> objs;
-    for (const LinkObject& ob : req.objects) {
-      if (!ob.bytes) return internalError("link: an object without bytes");
-      fs::path p = dir / fmt::format("obj_{}_{}.o", objs.size(), ob.key.substr(0, 12));
-      SK_RETURN_IF_ERROR(writeFileBytes(p, *ob.bytes));
-      objs.push_back(p);
-    }
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu"));
+    const fs::path& src = in.source;
+    const fs::path& script = in.versionScript;
+    const std::vector<fs::path>& objs = in.objects;
     std::vector<std::string> tail = linkFlags(*req.options, tools.arch(), tools.toolchain().path);
     tail.push_back("-Xlinker=--version-script=" + script.string());
     // nvcc types inputs by extension (superkernel.cu, *.o); its -x would apply to every input.
     tail.insert(tail.end(), {"-o", req.outputFile.string(), src.string()});
     for (const auto& p : objs) tail.push_back(p.string());
-    SK_ASSIGN_OR_RETURN(auto res, tools.runCompiler(tail, "compiling and device-linking the cuda SuperKernel"));
-    LinkOutput out;
-    out.command = tools.command(tail);
-    out.diagnostics = res.err;
-    return out;
+    return runLinkCommand(tools, tail, "compiling and device-linking the cuda SuperKernel");
   }
 
  private:
