@@ -17,20 +17,11 @@ using tooltest::kCompile;
 using tooltest::Result;
 using tooltest::Spawn;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("sk-cuda-build-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// Scratch directories and example paths: CudaTestUtil.h.
+struct TempDir : cudatest::TempDir {
+  TempDir() : cudatest::TempDir("build") {}
 };
-
-std::string example(const char* rel) { return (fs::path(SK_SOURCE_ROOT) / "examples" / rel).string(); }
+using cudatest::example;
 
 // One fresh cache per test process (never a cache a previous run filled: every test really runs nvcc). When the
 // program runs all its tests in one process the examples share their 19 sub-kernel objects; under ctest each test

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,25 @@ inline std::string findNvcc() {
   const std::string var = ::sk::cudatest::findNvcc();                                                             \
   if (var.empty())                                                                                                \
     GTEST_SKIP() << "nvcc not found (SK_NVCC, PATH, /usr/local/cuda/bin/nvcc): the cuda compile checks need it"
+
+/// A scratch directory removed with the object; `tag` names the suite.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag) {
+    path = fs::temp_directory_path() / ("sk-cuda-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+/// An example op list of the source tree, e.g. example("decode_layer/decode_layer.json").
+inline std::string example(const char* rel) { return (fs::path(SK_SOURCE_ROOT) / "examples" / rel).string(); }
 
 inline fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "cuda" / "golden"; }
 

@@ -31,20 +31,11 @@ using tooltest::Spawn;
     if (!api_) GTEST_SKIP() << api_.error().message();                          \
   } while (0)
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("sk-cuda-gpu-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+// Scratch directories and example paths: CudaTestUtil.h.
+struct TempDir : cudatest::TempDir {
+  TempDir() : cudatest::TempDir("gpu") {}
 };
-
-std::string example(const char* rel) { return (fs::path(SK_SOURCE_ROOT) / "examples" / rel).string(); }
+using cudatest::example;
 
 Result runList(const std::string& list, const std::string& target, const TempDir& dir, std::vector<std::string> extra) {
   Spawn s;
