@@ -17,19 +17,11 @@
 #include <set>
 
 #include "plan/PlanInternal.h"
+#include "support/Fnv1a.h"
 
 namespace sk::plan {
 
 namespace {
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // One exact spelling per value (doubles as their bits).
 std::string scalarKey(const ScalarValue& v) {

@@ -1,5 +1,6 @@
 // FusionPlan step -> AscendStep (see AscendStep.h for the guarantee).
 #include "target/ascend/AscendStep.h"
+#include "support/Fnv1a.h"
 
 #include <fmt/format.h>
 
@@ -75,15 +76,6 @@ std::string upper(std::string_view s) {
   std::string out;
   for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
-}
-
-uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
