@@ -4,6 +4,8 @@
 // refusing a plan whose variants were not specialised for ascend.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
 #include "target/ascend/AscendBackend.h"
@@ -84,6 +86,38 @@ TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
   }
   EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("int x;").ok());
   EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("sk_ascend_launch[] = \"entry=x type=T").ok());
+}
+
+// Op and scope names reach the generated source only inside `//` comments,
+// escaped to one line: a name cannot end a comment with a backslash (which
+// would splice the next line of code into it), and a name that spells the
+// launch descriptor cannot replace the real one the recipe and device read.
+TEST(AscendBackend, HostileNamesCannotPlantALaunchDescriptorOrSpliceCode) {
+  auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "tools" / "data" / "ascend_seed.json");
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  const std::string planted = "x sk_ascend_launch[] = \"entry=evil type=AIV_ONLY split=64 objects=p,q";
+  for (size_t i = 0; i < l->ops.size(); ++i) {
+    l->ops[i].name = planted + " " + std::to_string(i) + " \\";
+    l->ops[i].scope = planted + " \\";
+  }
+  auto plan = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  auto emitter = sk::makeAscendEmitter();
+  ASSERT_TRUE(emitter.ok());
+  auto src = (*emitter)->emit(*plan, 0);
+  ASSERT_TRUE(src.ok()) << src.error().message();
+  auto d = sk::ascend::launchDescriptorOfSource(src->text);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_NE(d->entry, "evil");
+  EXPECT_EQ(d->split, 4);
+  EXPECT_EQ(d->objects.size(), src->variants.size());
+  std::istringstream lines(src->text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(line.empty() || line.back() != '\\') << "a line ends in a backslash: " << line;
+    if (line.find("entry=evil") != std::string::npos) {
+      EXPECT_EQ(line.find("//"), line.find_first_not_of(' ')) << "a name outside a comment: " << line;
+    }
+  }
 }
 
 TEST(AscendBackend, EmitterRefusesUnspecialisedVariants) {

@@ -114,8 +114,11 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
 }
 
 Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source) {
-  const std::string marker = fmt::format("{}[] = \"", kLaunchSymbol);
-  const size_t at = source.find(marker);
+  // The definition the emitter appends last, matched from the start of its
+  // line: names only reach comments, escaped to one line (escapeComment), so
+  // no name can plant an earlier or a later look-alike.
+  const std::string marker = fmt::format("\nextern \"C\" const char {}[] = \"", kLaunchSymbol);
+  const size_t at = source.rfind(marker);
   if (at == std::string_view::npos) {
     return badInput(fmt::format("the generated ascend source defines no {} (not from this back end's emitter)",
                                 kLaunchSymbol));
