@@ -81,8 +81,8 @@ SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t 
   (void)pos;
   (void)theta;
   const int64_t D = SKV_DIM;
-  if (D % 2 != 0) {
-    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_rope_f32: dim must be even");
+  if (D % 2 != 0 || D < 0) {
+    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_rope_f32: dim must be even and not negative");
     return;
   }
   int64_t hb, he;

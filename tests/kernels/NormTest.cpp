@@ -161,4 +161,14 @@ TEST(RowKernels, RopeOddDimIsReported) {
   EXPECT_NE(st.error().message().find("dim must be even"), std::string::npos) << st.error().message();
 }
 
+// A negative even dim passed the old "even" check and reached the angle
+// table with a huge length: it is reported like an odd one.
+TEST(RowKernels, RopeNegativeDimIsReported) {
+  std::vector<float> x(8, 1.0f), y(8, 0.0f);
+  sk::Status st = runBlocks(executor(3), 3, [&](const sk_ctx* c) { sk_rope_f32(c, x.data(), y.data(), 2, -2, 0, 1e4f); });
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("not negative"), std::string::npos) << st.error().message();
+  EXPECT_EQ(y, std::vector<float>(8, 0.0f));
+}
+
 }  // namespace
