@@ -97,8 +97,11 @@ int sk_launch(cudaStream_t stream, const sk_run_args* args) {
     memcpy(sk_last_buf, args->buffers, sizeof sk_last_buf);
     sk_have_buf = 1;
   }
-  sk_superkernel<<<40, 256, 0, stream>>>(++sk_epoch);
+  // The epoch advances only once the launch was accepted: a refused launch
+  // must not leave the next one waiting for counts this one never added.
+  sk_superkernel<<<40, 256, 0, stream>>>(sk_epoch + 1);
   if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
+  ++sk_epoch;
   sk_last_stream = stream;
   sk_have_last = 1;
   return 0;
