@@ -368,8 +368,6 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
                                                        std::string_view metadataJson) const {
   SK_RETURN_IF_ERROR(impl_->ready());
-  SK_ASSIGN_OR_RETURN(nlohmann::json metadata, detail::parseJsonText(metadataJson, "the SuperKernel's metadata"));
-  if (!metadata.is_object()) metadata = nlohmann::json{{"metadata", std::move(metadata)}};
   SK_ASSIGN_OR_RETURN(std::string key, superKernelKey(source, objects, o));
   std::atomic<bool> ran{false};
   CacheRequest req;
@@ -384,7 +382,10 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
     out.artifactName = name;
     out.command = lr.command;
     out.toolchain = impl_->tc.path.string() + " (" + impl_->tc.versionLine() + ")";
-    nlohmann::json meta = metadata;
+    // Parsed only when the entry is built: a cache hit never reads it (the
+    // hit path stays free of JSON work).
+    SK_ASSIGN_OR_RETURN(nlohmann::json meta, detail::parseJsonText(metadataJson, "the SuperKernel's metadata"));
+    if (!meta.is_object()) meta = nlohmann::json{{"metadata", std::move(meta)}};
     if (!meta.contains("object_keys")) {
       std::vector<std::string> ks;
       for (const auto& ob : objects) ks.push_back(ob.key);

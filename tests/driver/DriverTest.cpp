@@ -559,6 +559,10 @@ TEST(DriverLink, MetadataIsJsonText) {
   ASSERT_TRUE(meta["object_keys"].is_array());
   EXPECT_EQ(meta["object_keys"].size(), 2u);
   EXPECT_TRUE(meta["options"].is_string());
+  // A hit never reads the metadata (no JSON work on the cache-hit path).
+  auto hit = d.buildSuperKernel(src, *objs, Options{}, R"({"report": })");
+  ASSERT_TRUE(hit.ok()) << hit.error().message();
+  EXPECT_TRUE(hit->cached);
 }
 
 TEST(DriverLink, LinkFailureCarriesCommand) {

@@ -128,7 +128,8 @@ class Driver {
   /// `metadataJson` (JSON text, as in Cache.h; empty: {}) is stored in the
   /// manifest when this call builds (op list, plan report: what `sk-cache
   /// verify` replays); a value that is not an object is stored as
-  /// {"metadata": value}; text that is not JSON is BadInput. Without a
+  /// {"metadata": value}; text that is not JSON is BadInput when this call
+  /// builds (a cache hit never reads it). Without a
   /// cache: a private memory-only build.
   Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
                                                  const std::vector<ObjectArtifact>& objects,
