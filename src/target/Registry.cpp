@@ -1,5 +1,5 @@
 // The back-end registry: the one place that knows which targets exist. The
-// cpu and ascend (simulated) back ends are built in; registerBackend() adds
+// cpu, ascend (simulated) and cuda back ends are built in; registerBackend() adds
 // others (a test back end from its own file, a plugin).
 #include <fmt/format.h>
 
