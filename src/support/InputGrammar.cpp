@@ -51,7 +51,11 @@ constexpr std::string_view kKeywords[] = {
     "wchar_t", "while", "xor", "xor_eq", "defined", "__asm__"};
 
 constexpr std::string_view kRuntimeMacros[] = {"SK_KERNEL", "SK_EXTERN_C", "SK_ABI_VERSION",
-                                                            "SK_SERVICES_VERSION", "SK_CACHELINE"};
+                                                            "SK_SERVICES_VERSION", "SK_CACHELINE", "SK_SPIN_ITERS"};
+// Prefixes of the runtime headers' own macros (include guards, the cuda
+// runtime's tunables and enumerators): a kernel macro of such a name would
+// switch off a header or retune the runtime under the kernel.
+constexpr std::string_view kRuntimeMacroPrefixes[] = {"SUPERKERNEL_", "SK_CUDA_", "SK_WAIT_", "SK_RUN_"};
 
 // -f families that are refused, matched on the feature name with any "no-"
 // removed: they load code into the compiler (plugin, pass-plugin, use-ld,
@@ -150,6 +154,8 @@ std::string macroNameProblem(std::string_view name, std::string_view entry) {
     return "macro name " + n + " is a C/C++ keyword";
   if (startsWith(name, "sk_") || std::find(std::begin(kRuntimeMacros), std::end(kRuntimeMacros), name) != std::end(kRuntimeMacros))
     return "macro name " + n + " belongs to the superkernel runtime";
+  for (std::string_view prefix : kRuntimeMacroPrefixes)
+    if (startsWith(name, prefix)) return "macro name " + n + " belongs to the superkernel runtime";
   if (!entry.empty() && name == entry) return "macro name " + n + " is the kernel's entry (the driver renames it)";
   return {};
 }
