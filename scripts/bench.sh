@@ -85,7 +85,15 @@ run_one() {
   "$suite" --ops "$out/ops" --out "$out" ${run[@]+"${run[@]}"} ${extra[@]+"${extra[@]}"} | tee "$out/report.md"
   echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
 
-  if command -v gnuplot >/dev/null; then
+  # The plots need the boundary, decode and sweep sections: a run limited
+  # with --only to other sections has no plots (and leaves docs/img alone).
+  local missing=""
+  for csv in boundary.csv decode_decode_stack.csv decode_decode_stack_shared_weights.csv sweep.csv; do
+    [ -f "$out/$csv" ] || missing+=" $csv"
+  done
+  if [ -n "$missing" ]; then
+    echo "bench.sh: no plots (this run did not write$missing)"
+  elif command -v gnuplot >/dev/null; then
     gnuplot -e "dir='$out'; img='$img'" "$root/bench/plot.gp"
     echo "bench.sh: plots in $img"
   else
