@@ -95,6 +95,11 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target)
   if (!k.builtin.empty()) {
     SK_ASSIGN_OR_RETURN(KernelDecl b, findBuiltinKernel(k.builtin, target));
     b.name = k.name;
+    // Macros set on the referring declaration (the C++ API allows them; the
+    // op-list format has no key for them) apply over the builtin's own, as an
+    // op's macros apply over its kernel's. Dropping them silently made
+    // SK_KERNELS_BASELINE in the benchmark's baseline a no-op.
+    for (const auto& [name, value] : k.macros) b.macros[name] = value;
     return b;
   }
   if (k.sources.empty()) return k;

@@ -373,6 +373,21 @@ TEST_F(BuiltinFixture, FindBuiltin) {
   EXPECT_ERROR(j, "kernels.sc.builtin: unknown builtin kernel \"nope\" (available: scale_f32)");
 }
 
+// A builtin referenced through the C++ API keeps the macros set on the
+// referring declaration (over the builtin's own).
+TEST_F(BuiltinFixture, BuiltinKeepsTheDeclarationsMacros) {
+  KernelDecl ref;
+  ref.name = "sc";
+  ref.builtin = "scale_f32";
+  ref.macros["SK_KERNELS_BASELINE"] = "1";
+  auto k = detail::resolveKernel(ref, "cpu");
+  ASSERT_TRUE(k.ok()) << k.error().message();
+  EXPECT_EQ(k->name, "sc");
+  EXPECT_EQ(k->entry, "scale_f32");
+  ASSERT_EQ(k->macros.count("SK_KERNELS_BASELINE"), 1u);
+  EXPECT_EQ(k->macros.at("SK_KERNELS_BASELINE"), "1");
+}
+
 // The library's own builtin set must be declarations this parser accepts.
 TEST(OpList, RealBuiltinsParse) {
   fs::path real = fs::path(SK_SOURCE_ROOT) / "kernels" / "cpu";
