@@ -139,6 +139,42 @@ inline AscendStep cubeOnly(const sk::Options& options) {
   return s;
 }
 
+/// More buffers than a launch passes directly (kMaxDirectBuffers): 40 buffers x0..x39 of 48 floats on the
+/// vector cores, op i adds x0 to x[i] into x[i+1]; block counts alternate 4 and 3 (so every edge is a sync
+/// point) and op 5 reads both inputs at a byte offset into the table's entries.
+inline AscendStep wide(const sk::Options& options) {
+  AscendStep s;
+  s.name = "wide";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAiv1_0;
+  s.blockDim = 4;
+  constexpr uint32_t kBuffers = 40;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (uint32_t i = 0; i < kBuffers; ++i) n.push_back("x" + std::to_string(i));
+    return n;
+  }();
+  for (uint32_t i = 0; i < kBuffers; ++i) s.buffers.push_back(buffer(names[i].c_str(), sk::DType::F32, 48, i));
+  // An object per (size, block count): inside a SuperKernel an object is compiled for its op's block count.
+  s.objects = {object("add.cpp", "sk_add_f32", "sk_add_f32__vw0", Pool::Vector, {{"SK_N", "48"}}),
+               object("add.cpp", "sk_add_f32", "sk_add_f32__vw1", Pool::Vector, {{"SK_N", "48"}}),
+               object("add.cpp", "sk_add_f32", "sk_add_f32__vw2", Pool::Vector, {{"SK_N", "32"}})};
+  static const std::vector<std::string> opNames = [] {
+    std::vector<std::string> n;
+    for (uint32_t i = 0; i + 1 < kBuffers; ++i) n.push_back("add" + std::to_string(i));
+    return n;
+  }();
+  for (uint32_t i = 0; i + 1 < kBuffers; ++i) {
+    const uint64_t off = i == 5 ? 64 : 0;
+    s.ops.push_back(op(opNames[i].c_str(), i == 5 ? 2 : i % 2, i % 2 ? 3 : 4, Pool::Vector,
+                       {{static_cast<int>(i), off}, {0, off}, {static_cast<int>(i + 1), 0}}));
+    if (i > 0) s.edges.push_back(edge(i - 1, i, false, opNames[i] + " <- " + opNames[i - 1] + " (RAW on x" +
+                                                           std::to_string(i) + ")"));
+  }
+  return s;
+}
+
 /// The unfused step of op i of `s`: its one sub-kernel, launched alone (AIV_ONLY / AIC_ONLY).
 inline AscendStep unfused(const AscendStep& s, size_t i) {
   AscendStep u;

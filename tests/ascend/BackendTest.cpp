@@ -60,6 +60,11 @@ TEST(AscendBackend, LaunchDescriptorRoundTrips) {
   EXPECT_EQ(p->entry, d.entry);
   EXPECT_EQ(p->objects, d.objects);
   EXPECT_EQ(p->split, 4);
+  EXPECT_FALSE(p->bufferTable);
+  d.bufferTable = true;
+  auto t = sk::ascend::parseLaunchDescriptor(sk::ascend::formatLaunchDescriptor(d));
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_TRUE(t->bufferTable);
 
   LaunchDescriptor u;
   u.entry = "add__v1_s2";
@@ -73,12 +78,27 @@ TEST(AscendBackend, LaunchDescriptorRoundTrips) {
   EXPECT_EQ(q->args, u.args);
 }
 
+// A fused launch's GM arguments: the buffers, or the address of a table of theirs; the profile buffer last.
+TEST(AscendBackend, FusedLaunchArgumentsPassBuffersOrTheirTable) {
+  int a = 0, b = 0, prof = 0;
+  void* bufs[] = {&a, &b};
+  std::vector<uint64_t> table;
+  const std::vector<void*> direct = sk::ascend::fusedLaunchArguments(false, bufs, 2, table, &prof);
+  EXPECT_EQ(direct, (std::vector<void*>{&a, &b, &prof}));
+  EXPECT_TRUE(table.empty());
+  const std::vector<void*> viaTable = sk::ascend::fusedLaunchArguments(true, bufs, 2, table, nullptr);
+  ASSERT_EQ(viaTable.size(), 1u);
+  EXPECT_EQ(viaTable[0], table.data());
+  EXPECT_EQ(table, (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(&a), reinterpret_cast<uintptr_t>(&b)}));
+}
+
 TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
   for (const char* bad : {"", "entry=x", "type=AIV_ONLY", "entry=1x type=AIV_ONLY", "entry=x type=T block_dim=0",
                           "entry=x type=T block_dim=99999", "entry=x type=T split=65", "entry=x type=T buffers=-1",
                           "entry=x type=T colour=red", "entry=x type=T noequals", "entry=x type=T buffers=1 args=1:0",
                           "entry=x type=T buffers=2 args=0", "entry=x type=T objects=a;b",
-                          "entry=x type=T block_dim=18446744073709551616"}) {
+                          "entry=x type=T block_dim=18446744073709551616", "entry=x type=T table=2",
+                          "entry=x type=T table="}) {
     SCOPED_TRACE(bad);
     auto p = sk::ascend::parseLaunchDescriptor(bad);
     ASSERT_FALSE(p.ok());

@@ -15,6 +15,7 @@
 #include "AscendTestSteps.h"
 #include "WorkDir.h"
 #include "superkernel/ascend/Simulator.h"
+#include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendEmitter.h"
 #include "target/ascend/SimBuild.h"
 
@@ -102,15 +103,16 @@ sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, 
   spec.enter = mod->enter();
   spec.name = s.name;
   spec.watchdog = std::chrono::milliseconds(5000);
+  std::vector<uint8_t> prof;
+  std::vector<uint64_t> table;
   if (src) {
-    for (auto& b : bufs) spec.args.push_back(b.data());
+    std::vector<void*> ptrs;
+    for (auto& b : bufs) ptrs.push_back(b.data());
+    if (src->profileBytes) prof.assign(src->profileBytes, 0xff);
+    spec.args = sk::ascend::fusedLaunchArguments(src->bufferTable, ptrs.data(), static_cast<uint32_t>(ptrs.size()),
+                                                 table, src->profileBytes ? prof.data() : nullptr);
   } else {
     for (const AscendArg& a : s.ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
-  }
-  std::vector<uint8_t> prof;
-  if (src && src->profileBytes) {
-    prof.assign(src->profileBytes, 0xff);
-    spec.args.push_back(prof.data());
   }
   sk::Status st = sk::ascend_sim::launch(spec);
   if (profile) *profile = std::move(prof);
@@ -167,6 +169,8 @@ const Case kCases[] = {
     {"cube_only_early_start_2.cpp", cubeOnly, "split-mode=1:early-start=2", 1},
     {"chain_stream_fusion.cpp", chain, "stream-fusion=1:split-mode=2:profiling=1", 2},
     {"vector_only_stream_fusion.cpp", vectorOnly, "stream-fusion=1:split-mode=1", 2},
+    {"wide_buffer_table.cpp", wide, "split-mode=1:preload-code=none", 38},
+    {"wide_buffer_table_stream_fusion.cpp", wide, "stream-fusion=1:split-mode=2", 38},
 };
 
 // One test for all cases (one process: the unfused references are built once per step).

@@ -53,6 +53,7 @@ bool isIdentifier(std::string_view s) {
 std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
   std::string s = fmt::format("entry={} type={} block_dim={} buffers={} profile_bytes={} split={}", d.entry, d.type,
                               d.blockDim, d.buffers, d.profileBytes, d.split);
+  if (d.bufferTable) s += " table=1";
   if (!d.objects.empty()) {
     s += " objects=";
     for (size_t i = 0; i < d.objects.size(); ++i) s += (i ? "," : "") + d.objects[i];
@@ -89,6 +90,9 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
       if (!parseNumber(v, &d.profileBytes) || d.profileBytes > (uint64_t{1} << 32)) return bad("profile_bytes");
     } else if (k == "split") {
       if (!parseNumber(v, &d.split) || d.split < 1 || d.split > 64) return bad("split not in 1..64");
+    } else if (k == "table") {
+      if (v != "0" && v != "1") return bad("table is 0 or 1");
+      d.bufferTable = v == "1";
     } else if (k == "objects") {
       for (std::string_view o : split(v, ',')) {
         if (!isIdentifier(o)) return bad("an object symbol is not an identifier");
@@ -111,6 +115,20 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
   for (const auto& [b, off] : d.args)
     if (b >= d.buffers) return bad(fmt::format("argument buffer {} of {}", b, d.buffers));
   return d;
+}
+
+std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
+                                        std::vector<uint64_t>& table, void* profile) {
+  std::vector<void*> args;
+  if (bufferTable) {
+    table.resize(n);
+    for (uint32_t b = 0; b < n; ++b) table[b] = reinterpret_cast<uintptr_t>(buffers[b]);
+    args.push_back(table.data());
+  } else {
+    args.assign(buffers, buffers + n);
+  }
+  if (profile) args.push_back(profile);
+  return args;
 }
 
 Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source) {

@@ -30,10 +30,17 @@ struct LaunchDescriptor {
   uint32_t buffers = 0;         // run()'s buffer count (the step's buffers, manifest order)
   uint64_t profileBytes = 0;    // fused with profiling=1: an extra GM buffer appended by the device
   int split = 1;                // split-mode copies of every object (fused)
+  bool bufferTable = false;     // fused: the entry takes one GM table of the buffers' addresses (table=1)
   std::vector<std::string> objects;  // object symbols, in GeneratedSource::variants order
   /// Unfused: the sub-kernel's parameters as (buffer index, byte offset); empty: buffers in order.
   std::vector<std::pair<uint32_t, uint64_t>> args;
 };
+
+/// The GM arguments of a fused SuperKernel's entry: the `n` buffers one by
+/// one, or (bufferTable) the address of `table`, filled with theirs; then
+/// `profile` when it is not null. `table` must outlive the launch.
+std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
+                                        std::vector<uint64_t>& table, void* profile);
 
 /// The symbol holding the descriptor in generated code.
 constexpr const char* kLaunchSymbol = "sk_ascend_launch";

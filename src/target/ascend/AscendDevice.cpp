@@ -113,12 +113,11 @@ class AscendDevice final : public Device {
     spec.name = tLaunchLabel.empty() ? d.entry : tLaunchLabel;
     if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
     std::vector<uint8_t> profile;
+    std::vector<uint64_t> table;
     if (d.args.empty()) {
-      spec.args.assign(buffers, buffers + numBuffers);
-      if (d.profileBytes) {
-        profile.assign(d.profileBytes, 0);  // records are written and dropped: no trace on this device yet
-        spec.args.push_back(profile.data());
-      }
+      if (d.profileBytes) profile.assign(d.profileBytes, 0);  // records are written and dropped: no trace yet
+      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, table,
+                                               d.profileBytes ? profile.data() : nullptr);
     } else {
       for (const auto& [b, offset] : d.args) spec.args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
     }

@@ -85,6 +85,11 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
 
   AscendSource out;
   out.entry = ascendEntryName(s.name);
+  out.bufferTable = s.buffers.size() > kMaxDirectBuffers;
+  // How the code names buffer b: a parameter, or its entry of the GM table.
+  auto buf = [&](size_t b) {
+    return out.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
+  };
   out.type = s.type;
   out.blockDim = s.blockDim;
   out.splitMode = split;
@@ -184,11 +189,26 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     w.line(0, "}");
   }
 
-  // The entry: one GM_ADDR per buffer of the step (manifest order), then the profile buffer.
+  if (out.bufferTable) {
+    w.blank();
+    w.line(0, fmt::format("// The step's {} buffers come as one GM table of 64-bit addresses (manifest order): more",
+                          s.buffers.size()));
+    w.line(0, fmt::format("// than {} would not fit a launch's parameters.", kMaxDirectBuffers));
+    w.line(0, "__aicore__ inline GM_ADDR SkBuffer(GM_ADDR table, uint32_t b) {");
+    w.line(1, "return reinterpret_cast<GM_ADDR>(reinterpret_cast<__gm__ uint64_t*>(table)[b]);");
+    w.line(0, "}");
+  }
+
+  // The entry: one GM_ADDR per buffer of the step (manifest order) or the table of them, then the
+  // profile buffer.
   std::string params;
-  for (size_t b = 0; b < s.buffers.size(); ++b) {
-    if (b) params += ", ";
-    params += fmt::format("GM_ADDR b{}", b);
+  if (out.bufferTable) {
+    params = "GM_ADDR sk_buffers";
+  } else {
+    for (size_t b = 0; b < s.buffers.size(); ++b) {
+      if (b) params += ", ";
+      params += fmt::format("GM_ADDR b{}", b);
+    }
   }
   if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
   if (params.empty()) params = "void";
@@ -309,8 +329,8 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       std::string args;
       for (size_t a = 0; a < cur.args.size(); ++a) {
         if (a) args += ", ";
-        args += cur.args[a].byteOffset ? fmt::format("b{} + {}", cur.args[a].buffer, cur.args[a].byteOffset)
-                                       : fmt::format("b{}", cur.args[a].buffer);
+        args += cur.args[a].byteOffset ? fmt::format("{} + {}", buf(cur.args[a].buffer), cur.args[a].byteOffset)
+                                       : buf(cur.args[a].buffer);
       }
       return fmt::format("{}({});", sym, args);
     });
@@ -335,10 +355,14 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     });
   }
 
-  std::string callArgs;
-  for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
-  std::string progParams;
-  for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+  std::string callArgs, progParams;
+  if (out.bufferTable) {
+    callArgs = "sk_buffers";
+    progParams = "GM_ADDR sk_buffers";
+  } else {
+    for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
+    for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+  }
   if (separate) {
     for (Pool p : {Pool::Cube, Pool::Vector}) {
       if (!(present & bit(p))) continue;

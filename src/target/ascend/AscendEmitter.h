@@ -20,6 +20,8 @@
 //    them only on the pool's cores that do not run it (and always places a
 //    sync point right after / before it); early-start 2: the SuperKernel does
 //    both for every core; early-start 0: a full SyncAll of the task type;
+//  - more than kMaxDirectBuffers buffers: the entry takes one GM table of
+//    their addresses and each call reads its arguments from it;
 //  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
 //    alignment; profiling: a begin/end record per op and sync point per core
 //    into an extra GM buffer (the entry's last parameter);
@@ -39,8 +41,17 @@
 
 namespace sk::ascend {
 
+/// Buffers a SuperKernel takes as parameters; a step with more takes one GM
+/// table of their 64-bit addresses instead (AscendSource::bufferTable). A
+/// decode stack has thousands of buffers: no launch passes that many
+/// parameters (the simulator passes at most 64, like a fixed-size argument
+/// area on the device).
+constexpr size_t kMaxDirectBuffers = 32;
+
 struct AscendSource {
   std::string entry;  // the SuperKernel's global symbol
+  /// The entry's first parameter is the GM table of the step's buffers (sk_buffers), not one per buffer.
+  bool bufferTable = false;
   std::string text;
   KernelType type = KernelType::MixAic1_2;
   uint32_t blockDim = 1;

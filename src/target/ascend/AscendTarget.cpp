@@ -76,6 +76,7 @@ class AscendTarget final : public Target {
       d.entry = src.entry;
       d.profileBytes = src.profileBytes;
       d.split = src.splitMode;
+      d.bufferTable = src.bufferTable;
       g.text = std::move(src.text) + descriptorLine(d);
     } else {
       const ascend::AscendOp& op = step.ops.at(0);

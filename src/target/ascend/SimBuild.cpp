@@ -98,6 +98,12 @@ Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, c
     std::vector<uint32_t> blocksOf(step.objects.size(), 0);
     std::vector<bool> ownEarly(step.objects.size(), false);
     for (const AscendOp& op : step.ops) {
+      // Inside a SuperKernel an object is compiled for one block count (__SUPER_KERNEL_STATIC_BLOCK_NUM__):
+      // ops with different counts need different objects (makeAscendStep keys them so).
+      if (step.fused && used[op.object] && blocksOf[op.object] != op.blockDim) {
+        return internalError(fmt::format("object {} is used with {} and {} blocks", step.objects[op.object].symbol,
+                                         blocksOf[op.object], op.blockDim));
+      }
       used[op.object] = true;
       blocksOf[op.object] = op.blockDim;
       ownEarly[op.object] = ownEarly[op.object] || op.ownEarlyStart;
