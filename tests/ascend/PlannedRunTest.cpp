@@ -4,6 +4,10 @@
 // launch per op): outputs equal bit for bit, for every option mix below. The
 // example uses only builtin kernels, so it runs on the ascend builtins as is.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
 
 #include "superkernel/frontend/OpList.h"
 #include "SessionRun.h"
@@ -30,6 +34,52 @@ TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
     auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, text, *reference);
     EXPECT_GE(rc.fusedSteps, 1u) << text;
   }
+}
+
+// profiling=1 on ascend: Session::runProfiled gives a Chrome/Perfetto trace
+// with one named track per simulated core that ran, every op of the layer as
+// slices, and the sync points as waits; a plan without profiling is refused.
+TEST(AscendPlannedRun, ProfiledRunTracesEveryOpOnItsCores) {
+  const sk::OpList list = decodeLayer();
+  auto session = sktest::ascend::ascendSession(2);  // 2 cube, 4 vector cores
+  ASSERT_TRUE(session);
+  sk::CompileRequest req;
+  req.target = "ascend";
+  req.options = "profiling=1:split-mode=1";
+  auto plan = session->compile(list, req);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  auto bufs = sk::BufferSet::create(list);
+  ASSERT_TRUE(bufs.ok());
+  auto trace = session->runProfiled(*plan, *bufs);
+  ASSERT_TRUE(trace.ok()) << trace.error().message();
+  const nlohmann::json j = nlohmann::json::parse(*trace, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  std::map<int, std::string> tracks;
+  std::set<int> busy;
+  std::set<std::string> ops;
+  size_t waits = 0;
+  for (const nlohmann::json& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["ts"].get<double>(), 0);
+    EXPECT_GE(e["dur"].get<double>(), 0);
+    EXPECT_FALSE(e["args"].contains("unfinished"));
+    busy.insert(e["tid"].get<int>());
+    if (e["cat"] == "wait") ++waits;
+    else ops.insert(e["name"].get<std::string>());
+  }
+  std::set<std::string> names;
+  for (const auto& [tid, name] : tracks) names.insert(name);
+  for (const char* core : {"cube 0", "cube 1", "vector 0", "vector 3"}) EXPECT_TRUE(names.count(core)) << core;
+  for (const auto& [tid, name] : tracks) EXPECT_TRUE(busy.count(tid)) << name << " has no slices";
+  for (const sk::Op& op : list.ops) EXPECT_TRUE(ops.count(op.name)) << op.name;
+  EXPECT_GT(waits, 0u);
+
+  sk::CompileRequest plain;
+  plain.target = "ascend";
+  auto unprofiled = session->compile(list, plain);
+  ASSERT_TRUE(unprofiled.ok());
+  EXPECT_FALSE(session->runProfiled(*unprofiled, *bufs).ok());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -122,9 +123,12 @@ class Executor {
   std::vector<TraceEvent> takeTrace();
 
   /// Names for trace slices: launch -> op names (set by whoever launches).
-  /// Chrome/Perfetto trace JSON: one track (tid) per worker, ops and waits as slices.
+  /// Chrome/Perfetto trace JSON: one track (tid) per worker, ops and waits as
+  /// slices. A track is called "worker N" unless trackNames names it (other
+  /// devices' cores: "cube 0", "vector 3").
   static std::string traceToJson(const std::vector<TraceEvent>& events,
-                                 const std::vector<std::vector<std::string>>& opNamesByLaunch);
+                                 const std::vector<std::vector<std::string>>& opNamesByLaunch,
+                                 const std::map<uint32_t, std::string>& trackNames = {});
 
   struct Impl;
 

@@ -41,7 +41,8 @@ nlohmann::json slice(std::string name, const char* cat, const TraceEvent& b, uin
 }  // namespace
 
 std::string Executor::traceToJson(const std::vector<TraceEvent>& input,
-                                  const std::vector<std::vector<std::string>>& opNamesByLaunch) {
+                                  const std::vector<std::vector<std::string>>& opNamesByLaunch,
+                                  const std::map<uint32_t, std::string>& trackNames) {
   std::vector<TraceEvent> events = input;
   std::stable_sort(events.begin(), events.end(),
                    [](const TraceEvent& a, const TraceEvent& b) { return a.ns < b.ns; });
@@ -78,7 +79,7 @@ std::string Executor::traceToJson(const std::vector<TraceEvent>& input,
   out.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 0}, {"args", {{"name", "superkernel"}}}});
   for (uint32_t w : workers) {
     out.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", w},
-                   {"args", {{"name", "worker " + std::to_string(w)}}}});
+                   {"args", {{"name", trackNames.count(w) ? trackNames.at(w) : "worker " + std::to_string(w)}}}});
     out.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", w},
                    {"args", {{"sort_index", w}}}});
   }

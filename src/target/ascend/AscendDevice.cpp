@@ -4,9 +4,17 @@
 // emitter put in it and makes one ascend_sim::launch (task type, block dim,
 // GM arguments). Buffers are host memory: the simulator's cores are host
 // threads, GM is the process's memory.
+//
+// Profiling: a SuperKernel compiled with profiling=1 writes 16-byte records
+// {op, kind, cycle} per core into an extra GM buffer (AscendEmitter.h); while
+// profiling is on, run() turns each launch's records into TraceEvents, one
+// track per core ("cube c", "vector v"), and takeTrace() exports them with
+// the cpu target's trace writer. The simulator's cycle is nanoseconds since
+// the launch began, placed on the host clock at the launch.
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -14,8 +22,10 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "superkernel/ascend/Simulator.h"
+#include "superkernel/runtime/Executor.h"
 #include "support/Fd.h"
 #include "support/HostMemory.h"
 #include "target/ascend/AscendBackend.h"
@@ -61,6 +71,46 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
   SK_ASSIGN_OR_RETURN(void* entry, module.entry(d->entry));
   return std::shared_ptr<const LoadedKernel>(
       std::make_shared<AscendKernel>(std::move(fd), std::move(module), std::move(*d), entry, type));
+}
+
+// Trace tracks: cube core c is tid c, vector core v is tid kVectorTrack + v.
+constexpr uint32_t kVectorTrack = 1024;
+
+// The records of one profiled launch (AscendEmitter.h: per core `slots`
+// records of 16 bytes; slots the core did not write keep the 0xff fill, an
+// unknown kind that ends its list).
+void collectRecords(const std::vector<uint8_t>& profile, ascend_sim::TaskType type, uint32_t blockDim,
+                    uint64_t launchNs, uint32_t launch, std::vector<TraceEvent>& out,
+                    std::map<uint32_t, std::string>& tracks) {
+  const uint32_t nAic = ascend_sim::aicCount(type, blockDim);
+  const uint32_t cores = nAic + ascend_sim::aivCount(type, blockDim);
+  if (cores == 0 || profile.size() % (static_cast<size_t>(cores) * 16) != 0) {
+    spdlog::warn("ascend profiling: {} bytes of records do not divide among {} cores; launch {} dropped",
+                   profile.size(), cores, launch);
+    return;
+  }
+  const size_t slots = profile.size() / (static_cast<size_t>(cores) * 16);
+  for (uint32_t core = 0; core < cores; ++core) {
+    const bool cube = core < nAic;
+    const uint32_t tid = cube ? core : kVectorTrack + (core - nAic);
+    tracks.emplace(tid, cube ? fmt::format("cube {}", core) : fmt::format("vector {}", core - nAic));
+    for (size_t r = 0; r < slots; ++r) {
+      const uint8_t* rec = profile.data() + (core * slots + r) * 16;
+      uint32_t id, kind;
+      uint64_t cycle;
+      std::memcpy(&id, rec, 4);
+      std::memcpy(&kind, rec + 4, 4);
+      std::memcpy(&cycle, rec + 8, 8);
+      if (kind > SK_PROF_WAIT_END) break;
+      out.push_back(TraceEvent{tid, core, kind, id, launch, launchNs + cycle});
+    }
+  }
+}
+
+uint64_t steadyNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // What the next launch on this thread is called in errors (Session::run sets it around each run() on the
@@ -112,10 +162,14 @@ class AscendDevice final : public Device {
     spec.enter = k->module().enter();
     spec.name = tLaunchLabel.empty() ? d.entry : tLaunchLabel;
     if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
+    std::lock_guard<std::mutex> g(runMu_);  // the simulator runs one launch at a time
+    const uint32_t launch = launches_;
+    if (profiling_) ++launches_;  // launch i = the i-th run() since profiling was switched on
+    const bool record = profiling_ && d.profileBytes;
     std::vector<uint8_t> profile;
     std::vector<uint64_t> table;
     if (d.args.empty()) {
-      if (d.profileBytes) profile.assign(d.profileBytes, 0);  // records are written and dropped: no trace yet
+      if (d.profileBytes) profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
       spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, table,
                                                d.profileBytes ? profile.data() : nullptr);
     } else {
@@ -125,8 +179,29 @@ class AscendDevice final : public Device {
       return badInput(fmt::format("ascend run: {} arguments (the simulator takes at most {})", spec.args.size(),
                                   ascend_sim::kMaxArgs));
     }
-    std::lock_guard<std::mutex> g(runMu_);  // the simulator runs one launch at a time
-    return ascend_sim::launch(spec);
+    const uint64_t launchNs = steadyNs();
+    Status st = ascend_sim::launch(spec);
+    // A failed launch's records are kept: its unfinished slices show where it stopped.
+    if (record) collectRecords(profile, spec.type, spec.blockDim, launchNs, launch, events_, tracks_);
+    return st;
+  }
+
+  Status setProfiling(bool on) override {
+    std::lock_guard<std::mutex> g(runMu_);
+    profiling_ = on;
+    if (on) {  // launch numbering restarts here
+      events_.clear();
+      launches_ = 0;
+    }
+    return Status::success();
+  }
+
+  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
+    std::lock_guard<std::mutex> g(runMu_);
+    std::string json = Executor::traceToJson(events_, opNamesByLaunch, tracks_);
+    events_.clear();
+    launches_ = 0;
+    return json;
   }
 
   // Buffers are host memory, allocated and copied as on every host-memory device (support/HostMemory.h).
@@ -140,6 +215,11 @@ class AscendDevice final : public Device {
   MachineModel machine_;
   std::mutex mu_, runMu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
+  // Profiling state, guarded by runMu_.
+  bool profiling_ = false;
+  uint32_t launches_ = 0;
+  std::vector<TraceEvent> events_;
+  std::map<uint32_t, std::string> tracks_;
 };
 
 }  // namespace

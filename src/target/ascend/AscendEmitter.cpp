@@ -169,8 +169,9 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
 
   if (opt.profiling) {
     w.blank();
-    w.line(0, "// Profiling: per core, 16-byte records {op or sync point, kind (0 op begin, 1 op end, 2 wait begin,");
-    w.line(0, "// 3 wait end), cycle}; cube cores first, then vector cores, each a slice of sk_profile.");
+    w.line(0, "// Profiling: per core, 16-byte records {op index (of a wait: the op about to wait), kind (0 op begin,");
+    w.line(0, "// 1 op end, 2 wait begin, 3 wait end), cycle}; cube cores first, then vector cores, each a slice of");
+    w.line(0, "// sk_profile.");
     w.line(0, "__BLOCK_LOCAL__ __gm__ uint8_t* sk_prof_base;");
     w.line(0, "__BLOCK_LOCAL__ uint32_t sk_prof_next;");
     w.line(0, "__aicore__ inline void SkProfInit(GM_ADDR profile) {");
@@ -271,18 +272,17 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     for (Writer* pw : programs()) fullSync(*pw, s.type, 1);
   };
 
-  uint32_t syncId = 0;
   for (size_t c = 0; c < n; ++c) {
     const AscendOp& cur = s.ops[c];
     const SyncPoint& sp = syncBefore[c];
     if (sp.pools != 0) {
-      const uint32_t id = static_cast<uint32_t>(n) + syncId++;
       const int cfg = (devType(sp.pools) << 2) | devType(bit(cur.pool));
       blankAll();
       common(1, fmt::format("// sync before {}: {} -> {} (early-start config {})", escapeComment(cur.name),
                             devTypeName(devType(sp.pools)), devTypeName(devType(bit(cur.pool))), cfg));
       for (const std::string& why : sp.why) common(1, "//   " + escapeComment(why));
-      if (opt.profiling) common(1, fmt::format("SkProf({}, 2);", id));
+      // A wait's records carry the op about to wait (as the cpu target's do).
+      if (opt.profiling) common(1, fmt::format("SkProf({}, 2);", c));
       if (opt.earlyStart == 0) {
         fullSyncAll();
       } else {
@@ -315,7 +315,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
           });
         }
       }
-      if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", id));
+      if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", c));
     }
 
     blankAll();

@@ -8,8 +8,9 @@ extern "C" __global__ __aicore__ void sk_add_f32__vt2(GM_ADDR, GM_ADDR, GM_ADDR)
 extern "C" __global__ __aicore__ void sk_copy_f32__vt3(GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_swiglu_f32__vt4(GM_ADDR, GM_ADDR, GM_ADDR);
 
-// Profiling: per core, 16-byte records {op or sync point, kind (0 op begin, 1 op end, 2 wait begin,
-// 3 wait end), cycle}; cube cores first, then vector cores, each a slice of sk_profile.
+// Profiling: per core, 16-byte records {op index (of a wait: the op about to wait), kind (0 op begin,
+// 1 op end, 2 wait begin, 3 wait end), cycle}; cube cores first, then vector cores, each a slice of
+// sk_profile.
 __BLOCK_LOCAL__ __gm__ uint8_t* sk_prof_base;
 __BLOCK_LOCAL__ uint32_t sk_prof_next;
 __aicore__ inline void SkProfInit(GM_ADDR profile) {
@@ -51,7 +52,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
 
   // sync before proj: vector -> cube (early-start config 4)
   //   proj <- norm (RAW on h)
-  SkProf(5, 2);
+  SkProf(1, 2);
   if ASCEND_IS_AIV {
     AscendC::SetNextTaskStartImpl();
   }
@@ -64,7 +65,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   if ASCEND_IS_AIV {
     AscendC::WaitPreTaskEndImpl<4>();
   }
-  SkProf(5, 3);
+  SkProf(1, 3);
 
   // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   if ASCEND_IS_AIV {
@@ -83,7 +84,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   // sync before add: cube -> vector (early-start config 1)
   //   add <- proj (RAW on y)
   //   proj signals early start itself
-  SkProf(6, 2);
+  SkProf(2, 2);
   if ASCEND_IS_AIC {
     if (get_block_idx() >= 8) {
       AscendC::SetNextTaskStartImpl();
@@ -96,7 +97,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   if ASCEND_IS_AIV {
     AscendC::WaitPreTaskEndImpl<1>();
   }
-  SkProf(6, 3);
+  SkProf(2, 3);
 
   // op 2: add = sk_add_f32__vt2 x 16 block(s) on vector cores
   if ASCEND_IS_AIV {

@@ -14,8 +14,9 @@ extern "C" __global__ __aicore__ void sk_copy_f32__vt3_split1(GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_swiglu_f32__vt4(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_swiglu_f32__vt4_split1(GM_ADDR, GM_ADDR, GM_ADDR);
 
-// Profiling: per core, 16-byte records {op or sync point, kind (0 op begin, 1 op end, 2 wait begin,
-// 3 wait end), cycle}; cube cores first, then vector cores, each a slice of sk_profile.
+// Profiling: per core, 16-byte records {op index (of a wait: the op about to wait), kind (0 op begin,
+// 1 op end, 2 wait begin, 3 wait end), cycle}; cube cores first, then vector cores, each a slice of
+// sk_profile.
 __BLOCK_LOCAL__ __gm__ uint8_t* sk_prof_base;
 __BLOCK_LOCAL__ uint32_t sk_prof_next;
 __aicore__ inline void SkProfInit(GM_ADDR profile) {
@@ -48,12 +49,12 @@ __aicore__ inline void sk_ascend_chain_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
 
   // sync before proj: vector -> cube (early-start config 4)
   //   proj <- norm (RAW on h)
-  SkProf(5, 2);
+  SkProf(1, 2);
   g_super_kernel_early_start_config = 4;
   if (get_block_idx() >= 8) {
     AscendC::WaitPreTaskEndImpl<4>();
   }
-  SkProf(5, 3);
+  SkProf(1, 3);
 
   // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   SkProf(1, 0);
@@ -70,13 +71,13 @@ __aicore__ inline void sk_ascend_chain_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
   // sync before add: cube -> vector (early-start config 1)
   //   add <- proj (RAW on y)
   //   proj signals early start itself
-  SkProf(6, 2);
+  SkProf(2, 2);
   if (get_block_idx() >= 8) {
     AscendC::SetNextTaskStartImpl();
   }
   g_super_kernel_early_start_config = 1;
   AscendC::WaitPreTaskEndImpl<1>();
-  SkProf(6, 3);
+  SkProf(2, 3);
 
   // op 2: add = sk_add_f32__vt2 x 16 block(s) on vector cores
   SkProf(2, 0);
@@ -115,11 +116,11 @@ __aicore__ inline void sk_ascend_chain_aiv(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
 
   // sync before proj: vector -> cube (early-start config 4)
   //   proj <- norm (RAW on h)
-  SkProf(5, 2);
+  SkProf(1, 2);
   AscendC::SetNextTaskStartImpl();
   g_super_kernel_early_start_config = 4;
   AscendC::WaitPreTaskEndImpl<4>();
-  SkProf(5, 3);
+  SkProf(1, 3);
 
   // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   if (AscendC::GetBlockIdx() < 16) {
@@ -136,10 +137,10 @@ __aicore__ inline void sk_ascend_chain_aiv(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
   // sync before add: cube -> vector (early-start config 1)
   //   add <- proj (RAW on y)
   //   proj signals early start itself
-  SkProf(6, 2);
+  SkProf(2, 2);
   g_super_kernel_early_start_config = 1;
   AscendC::WaitPreTaskEndImpl<1>();
-  SkProf(6, 3);
+  SkProf(2, 3);
 
   // op 2: add = sk_add_f32__vt2 x 16 block(s) on vector cores
   if (AscendC::GetBlockIdx() < 16) {
