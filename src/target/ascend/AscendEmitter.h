@@ -20,6 +20,11 @@
 //    them only on the pool's cores that do not run it (and always places a
 //    sync point right after / before it); early-start 2: the SuperKernel does
 //    both for every core; early-start 0: a full SyncAll of the task type;
+//  - feed-sync-all: a kernel_sync op (its kernel calls SyncAll<true>, a
+//    barrier over every vector core of the launch) on fewer vector cores than
+//    the SuperKernel has: the others call SyncAll<true> as many times as the
+//    kernel declares ("sync_all_calls"), right after the op's call; with
+//    feed-sync-all=0 such an op is BadInput (it would hang);
 //  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
 //    alignment; profiling: a begin/end record per op and sync point per core
 //    into an extra GM buffer (the entry's last parameter);
