@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superkernel/frontend/Graph.h"
 #include "superkernel/frontend/OpList.h"
 
 namespace sk {
@@ -61,6 +62,32 @@ TEST(SyncAllCalls, BadValuesAreClearErrors) {
     EXPECT_EQ(l.error().kind(), ErrorKind::BadInput) << c.extra;
     EXPECT_NE(l.error().message().find(c.expect), std::string::npos) << c.extra << ": " << l.error().message();
   }
+}
+
+// A declaration built through the C++ API skips the parser: the validator checks the same rules.
+TEST(SyncAllCalls, GraphApiChecksTheSameRules) {
+  Graph g("ascend");
+  g.setBaseDir(std::filesystem::path(SK_SOURCE_ROOT) / "tests/plan/data");
+  KernelDecl k;
+  k.name = "k";
+  k.source = "kernels/k.cpp";
+  k.entry = "ksync";
+  k.params = {{"x", ParamKind::Buffer, DType::F32, Access::ReadWrite, Partition::All}};
+  k.syncAllCalls = 2;
+  Status st = g.addKernel(k);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("kernels.k.sync_all_calls: only a kernel that syncs its own blocks"),
+            std::string::npos)
+      << st.error().message();
+  k.kernelSync = true;
+  k.syncAllCalls = 70000;
+  st = g.addKernel(k);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("kernels.k.sync_all_calls: integer 70000 out of range 1..65535"),
+            std::string::npos)
+      << st.error().message();
+  k.syncAllCalls = 2;
+  EXPECT_TRUE(g.addKernel(k).ok());
 }
 
 }  // namespace
