@@ -259,7 +259,7 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   }
   SK_RETURN_IF_ERROR(r.onlyKeys(
       j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "block_dim_invariant",
-                 "threads", "shared_bytes", "params", "macros"}));
+                 "threads", "shared_bytes", "sync_all_calls", "params", "macros"}));
   if (j.contains("source") && j.contains("sources"))
     return r.err(path, "give \"source\" or \"sources\" (one per target), not both");
   for (const char* req : {"entry", "params"})
@@ -306,6 +306,18 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   if (j.contains("shared_bytes")) {
     SK_ASSIGN_OR_RETURN(int64_t b, r.integer(j["shared_bytes"], path + ".shared_bytes", 0, 232448));
     k.sharedBytes = static_cast<uint32_t>(b);
+  }
+  // ascend: how many times one launch calls AscendC::SyncAll (feed-sync-all
+  // repeats it on the cores outside the op's blocks). Only a kernel_sync
+  // kernel syncs its blocks, so only one may say how often.
+  if (j.contains("sync_all_calls")) {
+    SK_ASSIGN_OR_RETURN(int64_t c, r.integer(j["sync_all_calls"], path + ".sync_all_calls", 1, 65535));
+    if (!k.kernelSync) {
+      return r.err(path + ".sync_all_calls",
+                   "only a kernel that syncs its own blocks declares how often it calls SyncAll; add "
+                   "\"kernel_sync\": true or drop \"sync_all_calls\"");
+    }
+    k.syncAllCalls = static_cast<uint32_t>(c);
   }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());

@@ -86,6 +86,13 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
     if (!seen.insert(k.params[i].name).second) return err(l, pp, "duplicate parameter " + quote(k.params[i].name));
   }
   if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
+  // ascend's SyncAll count, as the parser checks it (a declaration built through the C++ API skips the parser).
+  if (k.syncAllCalls > 65535)
+    return err(l, where + ".sync_all_calls", "integer " + std::to_string(k.syncAllCalls) + " out of range 1..65535");
+  if (k.syncAllCalls > 0 && !k.kernelSync)
+    return err(l, where + ".sync_all_calls",
+               "only a kernel that syncs its own blocks declares how often it calls SyncAll; add "
+               "\"kernel_sync\": true or drop \"sync_all_calls\"");
   SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits, k.entry));
   if (k.source.empty() && k.sourcePath.empty()) return err(l, where + ".source", "missing source");
   std::error_code ec;

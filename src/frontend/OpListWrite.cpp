@@ -32,6 +32,7 @@ ojson writeKernelObject(const KernelDecl& k) {
   if (k.blockDimInvariant) j["block_dim_invariant"] = true;
   if (k.threads) j["threads"] = k.threads;
   if (k.sharedBytes) j["shared_bytes"] = k.sharedBytes;
+  if (k.syncAllCalls) j["sync_all_calls"] = k.syncAllCalls;
   ojson params = ojson::array();
   for (const auto& p : k.params) {
     ojson pj = ojson::object();

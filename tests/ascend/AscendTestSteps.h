@@ -175,6 +175,66 @@ inline AscendStep wide(const sk::Options& options) {
   return s;
 }
 
+/// Ascend C test kernels (tests/ascend/data/kernels): ports of the session tests' kernels, and sync_sum.
+inline std::filesystem::path testKernelsDir() {
+  return std::filesystem::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
+}
+
+/// sync_sum (tests/ascend/data/kernels/sync_sum.cpp: SyncAll twice per launch, kernel_sync) on 3 blocks
+/// between two wider vector ops: add (6 blocks) -> sync_sum (3 blocks; its SyncAll is a barrier over all 6
+/// vector cores, so 3 cores must feed it) -> add (6 blocks). MIX_AIV_1_0 on 6 vector cores.
+/// Buffers: 0 a[60] 1 b[60] 2 s[60] 3 partial[8] 4 t[60] 5 u[60].
+inline AscendStep feedVector(const sk::Options& options) {
+  AscendStep s;
+  s.name = "feed";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAiv1_0;
+  s.blockDim = 6;
+  s.buffers = {buffer("a", sk::DType::F32, 60, 0), buffer("b", sk::DType::F32, 60, 1),
+               buffer("s", sk::DType::F32, 60, 2), buffer("partial", sk::DType::F32, 8, 3),
+               buffer("t", sk::DType::F32, 60, 4), buffer("u", sk::DType::F32, 60, 5)};
+  s.objects = {object("add.cpp", "sk_add_f32", "sk_add_f32__vf0", Pool::Vector, {{"SK_N", "60"}}),
+               object("sync_sum.cpp", "fx_sync_sum", "fx_sync_sum__vf1", Pool::Vector, {{"SK_N", "60"}})};
+  s.objects[1].source = testKernelsDir() / "sync_sum.cpp";
+  s.ops = {op("sum", 0, 6, Pool::Vector, {{0, 0}, {1, 0}, {2, 0}}),
+           op("reduce", 1, 3, Pool::Vector, {{2, 0}, {3, 0}, {4, 0}}),
+           op("tail", 0, 6, Pool::Vector, {{4, 0}, {1, 0}, {5, 0}})};
+  s.ops[1].kernelSync = true;
+  s.ops[1].syncAllCalls = 2;
+  s.edges = {edge(0, 1, false, "reduce <- sum (RAW on s)"), edge(1, 2, false, "tail <- reduce (RAW on t)")};
+  return s;
+}
+
+/// Cube and vector cores (MIX_AIC_1_2 on 2 AI Cores: 2 cube, 4 vector cores): a cube projection, then
+/// sync_sum on 3 of the 4 vector cores over its output (1 core feeds it), then a vector add on all 4.
+/// Buffers: 0 W[40x16 f32] 1 x[16] 2 y[40] 3 partial[8] 4 t[40] 5 u[40].
+inline AscendStep feedMix(const sk::Options& options) {
+  AscendStep s;
+  s.name = "feedmix";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAic1_2;
+  s.blockDim = 2;
+  s.buffers = {buffer("W", sk::DType::F32, 40 * 16, 0), buffer("x", sk::DType::F32, 16, 1),
+               buffer("y", sk::DType::F32, 40, 2),      buffer("partial", sk::DType::F32, 8, 3),
+               buffer("t", sk::DType::F32, 40, 4),      buffer("u", sk::DType::F32, 40, 5)};
+  s.objects = {object("gemv.cpp", "sk_gemv_f32", "sk_gemv_f32__vm0", Pool::Cube, {{"SK_ROWS", "40"}, {"SK_COLS", "16"}},
+                      true),
+               object("sync_sum.cpp", "fx_sync_sum", "fx_sync_sum__vm1", Pool::Vector, {{"SK_N", "40"}}),
+               object("add.cpp", "sk_add_f32", "sk_add_f32__vm2", Pool::Vector, {{"SK_N", "40"}})};
+  s.objects[1].source = testKernelsDir() / "sync_sum.cpp";
+  s.ops = {op("proj", 0, 2, Pool::Cube, {{0, 0}, {1, 0}, {2, 0}}),
+           op("reduce", 1, 3, Pool::Vector, {{2, 0}, {3, 0}, {4, 0}}),
+           op("tail", 2, 4, Pool::Vector, {{4, 0}, {2, 0}, {5, 0}})};
+  s.ops[0].ownEarlyStart = options.earlyStart == 1;
+  s.ops[1].kernelSync = true;
+  s.ops[1].syncAllCalls = 2;
+  s.edges = {edge(0, 1, false, "reduce <- proj (RAW on y)"), edge(1, 2, false, "tail <- reduce (RAW on t)"),
+             edge(0, 2, false, "tail <- proj (RAW on y)")};
+  return s;
+}
+
 /// The unfused step of op i of `s`: its one sub-kernel, launched alone (AIV_ONLY / AIC_ONLY).
 inline AscendStep unfused(const AscendStep& s, size_t i) {
   AscendStep u;

@@ -171,6 +171,10 @@ const Case kCases[] = {
     {"vector_only_stream_fusion.cpp", vectorOnly, "stream-fusion=1:split-mode=1", 2},
     {"wide_buffer_table.cpp", wide, "split-mode=1:preload-code=none", 38},
     {"wide_buffer_table_stream_fusion.cpp", wide, "stream-fusion=1:split-mode=2", 38},
+    // feed-sync-all: a kernel_sync op (SyncAll twice per launch) on fewer vector cores than the SuperKernel.
+    {"feed_sync_all.cpp", feedVector, "feed-sync-all=1:split-mode=2", 2},
+    {"feed_sync_all_mix.cpp", feedMix, "feed-sync-all=1:split-mode=1", 3},
+    {"feed_sync_all_stream_fusion.cpp", feedMix, "feed-sync-all=1:stream-fusion=1:split-mode=1:early-start=2", 2},
 };
 
 // One test for all cases (one process: the unfused references are built once per step).
@@ -236,6 +240,66 @@ TEST(AscendEmitter, RemovingOneFlagIsCaught) {
                 m.find("g_super_kernel_early_start_config was not set") != std::string::npos)
         << m;
   }
+}
+
+// The feeding SyncAll calls taken out of correct generated code, or one call short: the op's cores wait for
+// a SyncAll round the other cores never join, and the simulator reports the hang (never a silent pass).
+TEST(AscendEmitter, MissingFeedSyncAllIsCaught) {
+  const AscendStep step = feedVector(options("feed-sync-all=1:split-mode=1"));
+  auto src = sk::ascend::emitAscend(step);
+  ASSERT_TRUE(src.ok()) << src.error().message();
+  const std::string feed = "      for (int32_t i = 0; i < 2; ++i) {\n        AscendC::SyncAll<true>();\n      }\n";
+  ASSERT_NE(src->text.find(feed), std::string::npos) << src->text;
+  struct Cut {
+    const char* what;
+    std::string replacement;
+  };
+  for (const Cut& cut : {Cut{"no feeding", ""}, Cut{"one SyncAll short", "      AscendC::SyncAll<true>();\n"}}) {
+    SCOPED_TRACE(cut.what);
+    sk::ascend::AscendSource broken = *src;
+    broken.text.replace(broken.text.find(feed), feed.size(), cut.replacement);
+    Buffers bufs = initialBuffers(step);
+    sk::Status st = runStep(step, &broken, bufs, workDir("broken_feed"));
+    ASSERT_FALSE(st.ok()) << "the SuperKernel without its feeding SyncAll passed";
+    const std::string& m = st.error().message();
+    EXPECT_NE(m.find("deadlock"), std::string::npos) << m;
+    EXPECT_NE(m.find("feed-sync-all"), std::string::npos) << "the deadlock report names the likely cause: " << m;
+  }
+}
+
+// feed-sync-all=0 and a kernel_sync op narrower than its pool: it would hang, so it is bad input naming the
+// option. An op on every vector core needs no feeding: generated (and run) without any, whatever the option.
+TEST(AscendEmitter, KernelSyncWithoutFeedSyncAll) {
+  auto off = sk::ascend::emitAscend(feedVector(options("split-mode=1")));
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(off.error().message().find("op reduce syncs its own blocks (kernel_sync)"), std::string::npos)
+      << off.error().message();
+  EXPECT_NE(off.error().message().find("set feed-sync-all=1"), std::string::npos) << off.error().message();
+
+  for (const char* opts : {"split-mode=1", "split-mode=1:feed-sync-all=1"}) {
+    SCOPED_TRACE(opts);
+    AscendStep wide = feedVector(options(opts));
+    wide.name = "feedwide";
+    wide.ops[1].blockDim = 6;  // every vector core runs a block: SyncAll is a barrier among them already
+    auto src = sk::ascend::emitAscend(wide);
+    ASSERT_TRUE(src.ok()) << src.error().message();
+    EXPECT_EQ(src->text.find("feed-sync-all"), std::string::npos);
+    EXPECT_EQ(src->text.find("SyncAll<true>"), std::string::npos);
+    Buffers fused = initialBuffers(wide);
+    sk::Status st = runStep(wide, &*src, fused, workDir("feedwide"));
+    ASSERT_TRUE(st.ok()) << st.error().message();
+    const Buffers ref = reference(wide);
+    for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << wide.buffers[b].name;
+  }
+
+  AscendStep cube = cubeOnly(options("feed-sync-all=1"));
+  cube.ops[1].kernelSync = true;
+  cube.ops[1].syncAllCalls = 1;
+  auto c = sk::ascend::emitAscend(cube);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("cube sub-kernel cannot sync its own blocks"), std::string::npos)
+      << c.error().message();
 }
 
 TEST(AscendEmitter, RejectsWhatItCannotGenerate) {

@@ -4,9 +4,10 @@
 // early-start kernel) planned by the real planner, generated for ascend and
 // run in the simulator, against the same list planned unfused. The list's
 // kernels are swapped for their Ascend C ports in tests/ascend/data/kernels
-// (`scale` runs on cube cores, so the scenarios cross core types); the
-// kernel_sync scope is left out: ascend rejects kernel_sync without
-// feed-sync-all (see AscendStep.h), which has its own test.
+// (`scale` runs on cube cores, so the scenarios cross core types). The
+// kernel_sync scope's ks_sum calls AscendC::SyncAll once per launch on one
+// block of a wider SuperKernel, so every fused run sets feed-sync-all=1 (the
+// other vector cores feed its SyncAll); without it the step is bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,12 +26,11 @@ sk::OpList ascendScenarios() {
   EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message());
   if (!l.ok()) return {};
   sk::OpList list = std::move(*l);
-  std::erase_if(list.ops, [](const sk::Op& op) { return op.name == "ksync_2" || op.name == "ksync_3"; });
-  std::erase_if(list.kernels, [](const sk::KernelDecl& k) { return k.name == "ks_sum"; });
   const fs::path ports = fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
   for (sk::KernelDecl& k : list.kernels) {
     k.sourcePath = ports / fs::path(k.source).filename();
     k.coreType = k.name == "scale" ? sk::CoreType::Cube : sk::CoreType::Vector;
+    if (k.name == "ks_sum") k.syncAllCalls = 1;  // the ascend port's declaration: one SyncAll per launch
   }
   return list;
 }
@@ -45,8 +45,9 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
     uint32_t aiCores;
   };
   std::unique_ptr<sk::BufferSet> reference;
-  for (Config c : {Config{"early-start=0:preload-code=none", 1}, Config{"early-start=1:preload-code=per-func", 2},
-                   Config{"early-start=2:preload-code=max:split-mode=1", 4}}) {
+  for (Config c : {Config{"early-start=0:preload-code=none:feed-sync-all=1", 1},
+                   Config{"early-start=1:preload-code=per-func:feed-sync-all=1", 2},
+                   Config{"early-start=2:preload-code=max:split-mode=1:feed-sync-all=1", 4}}) {
     SCOPED_TRACE(c.options);
     auto session = sktest::ascend::ascendSession(c.aiCores);
     ASSERT_TRUE(session);
@@ -58,6 +59,23 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
 }
 
 TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {
+  // feed-sync-all=0 (the default, as in the reference): ks_sum on 1 block of a wider SuperKernel would hang,
+  // so compiling the list is bad input that names the option.
+  const sk::OpList list = ascendScenarios();
+  auto session = sktest::ascend::ascendSession(2);
+  ASSERT_TRUE(session);
+  sk::CompileRequest req;
+  req.target = "ascend";
+  auto plan = session->compile(list, req);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(plan.error().message().find("op ksync_2 syncs its own blocks (kernel_sync)"), std::string::npos)
+      << plan.error().message();
+  EXPECT_NE(plan.error().message().find("set feed-sync-all=1"), std::string::npos) << plan.error().message();
+}
+
+TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
+  // The scenarios' own (cpu) declaration of ks_sum says kernel_sync but not how often it calls SyncAll.
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "session" / "data" / "scenarios.json");
   ASSERT_TRUE(l.ok());
   auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
@@ -67,7 +85,10 @@ TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {
     auto step = sk::ascend::makeAscendStep(*plan, i, SK_ASCEND_KERNELS_DIR);
     if (step.ok()) continue;
     seen = true;
-    EXPECT_NE(step.error().message().find("kernel ks_sum syncs its own blocks (kernel_sync)"), std::string::npos)
+    EXPECT_EQ(step.error().kind(), sk::ErrorKind::BadInput);
+    EXPECT_NE(step.error().message().find("kernel ks_sum syncs its own blocks (kernel_sync) but does not declare how "
+                                          "many times one launch calls AscendC::SyncAll; add \"sync_all_calls\": N"),
+              std::string::npos)
         << step.error().message();
   }
   EXPECT_TRUE(seen);

@@ -169,3 +169,41 @@ extern "C" __global__ __aicore__ void sim_preload(GM_ADDR params) {
   if (Param(params, 1)) f = static_cast<const char*>(f) + 1;
   preload(f, Param(params, 0));
 }
+
+// A sub-kernel's SyncAll inside a wider launch (feed-sync-all). params: [0] B, the vector cores that run the
+// "sub-kernel" (GetBlockIdx() < B), [1] 1: the other vector cores feed its SyncAll, [2] 1: SyncAll<true>
+// (vector cores only), 0: SyncAll<false> (every cube core calls it too). Twice, in round r: the sub-kernel's
+// cores write data[64 r + b] = (r + 1)(b + 1), sync, and store the sum of the round's B values in out[64 r + b].
+extern "C" __global__ __aicore__ void sim_syncall_some(GM_ADDR data, GM_ADDR out, GM_ADDR params) {
+  const int64_t blocks = Param(params, 0), feed = Param(params, 1), aivOnly = Param(params, 2);
+  auto sync = [&] {
+    if (aivOnly) {
+      AscendC::SyncAll<true>();
+    } else {
+      AscendC::SyncAll<false>();
+    }
+  };
+  if (ASCEND_IS_AIC) {
+    if (!aivOnly) {
+      sync();
+      sync();
+    }
+    return;
+  }
+  const int64_t b = AscendC::GetBlockIdx();
+  if (b >= blocks) {
+    if (feed) {
+      sync();
+      sync();
+    }
+    return;
+  }
+  for (int round = 0; round < 2; ++round) {
+    __gm__ int64_t* slots = I64(data) + round * 64;  // a slot per round: no core overwrites what another reads
+    slots[b] = (round + 1) * (b + 1);
+    sync();
+    int64_t sum = 0;
+    for (int64_t k = 0; k < blocks; ++k) sum += slots[k];
+    reinterpret_cast<__gm__ int64_t*>(out)[round * 64 + b] = sum;
+  }
+}

@@ -27,6 +27,7 @@ void sim_declares_mix12(uint8_t*);
 void sim_gm_notify(uint8_t*, uint8_t*, uint8_t*);
 void sim_trap(uint8_t*);
 void sim_preload(uint8_t*);
+void sim_syncall_some(uint8_t*, uint8_t*, uint8_t*);
 }
 
 namespace {
@@ -183,6 +184,32 @@ TEST(AscendSim, CounterOverflowIsCaught) {
 TEST(AscendSim, AllCoreSyncOnSomeCoresOnlyIsCaught) {
   const std::string e = errorOf(spec(sim_mode0_partial, TaskType::AivOnly, 4, {nullptr}));
   EXPECT_NE(e.find("AIV 0 made 1 mode-0 set(s) of flag 7 that not every vector core matched"), std::string::npos) << e;
+}
+
+// SyncAll is a barrier over every core of the launch (feed-sync-all's premise): a "sub-kernel" on 3 of the
+// 4 vector cores syncs correctly when the fourth feeds its SyncAll, and hangs -- reported as a deadlock that
+// names the likely cause -- when it does not. Vector-only SyncAll<true>, and SyncAll<false> with cube cores.
+TEST(AscendSim, SyncAllIsABarrierOverEveryCoreOfTheLaunch) {
+  struct Case {
+    TaskType type;
+    uint32_t blockDim;  // 4 vector cores either way
+    int64_t aivOnly;
+  };
+  for (Case c : {Case{TaskType::MixAiv1_0, 4, 1}, Case{TaskType::AivOnly, 4, 1}, Case{TaskType::MixAic1_2, 2, 1},
+                 Case{TaskType::MixAic1_2, 2, 0}}) {
+    SCOPED_TRACE(::testing::Message() << sk::ascend_sim::taskTypeName(c.type) << " SyncAll<" << (c.aivOnly ? "true" : "false")
+                                      << ">");
+    std::vector<int64_t> data(128, 0), out(128, -1), fed{3, 1, c.aivOnly}, unfed{3, 0, c.aivOnly};
+    ASSERT_EQ(errorOf(spec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), fed.data()})), "<ok>");
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t b = 0; b < 3; ++b) EXPECT_EQ(out[r * 64 + b], (r + 1) * 6) << "round " << r << " core " << b;
+    const std::string e = errorOf(spec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), unfed.data()}));
+    EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
+    EXPECT_NE(e.find("feed-sync-all"), std::string::npos) << e;
+    EXPECT_NE(e.find("AIV 3" + std::string(c.type == TaskType::MixAic1_2 ? " (AI Core 1.1)" : "") + " finished"),
+              std::string::npos)
+        << e;
+  }
 }
 
 TEST(AscendSim, MisusesAreErrors) {

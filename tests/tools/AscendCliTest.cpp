@@ -93,31 +93,53 @@ TEST(AscendCli, AnOpListNamingAscendCompiles) {
   EXPECT_THAT(text, HasSubstr("sk_ascend_launch[] = \"entry=sk_ascend_sk1 type=MIX_AIV_1_0"));
 }
 
-TEST(AscendCli, KernelSyncIsAClearError) {
-  // kernel_sync needs feed-sync-all on ascend, which is not generated yet: a bad-input error, not a hang.
+// A kernel_sync kernel (tests/ascend/data/kernels/sync_sum.cpp: SyncAll twice per launch) on 3 blocks of a
+// SuperKernel on 8 vector cores: its SyncAll is a barrier over all of them.
+std::string kernelSyncList(bool declareCalls) {
+  const std::string src = (sourceRoot() / "tests/ascend/data/kernels/sync_sum.cpp").string();
+  return std::string(R"({"format": "superkernel.oplist", "version": 1, "target": "ascend", "arch": "native",
+  "kernels": {"add": {"builtin": "add_f32"},
+    "ss": {"source": ")") + src + R"(", "entry": "fx_sync_sum", "core_type": "vector", "kernel_sync": true, )" +
+         (declareCalls ? R"("sync_all_calls": 2, )" : "") + R"("params": [
+      {"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "all"},
+      {"name": "partial", "kind": "buffer", "dtype": "f32", "access": "readwrite", "partition": "all"},
+      {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
+      {"name": "n", "kind": "scalar", "dtype": "i64"}]}},
+  "buffers": {"a": {"dtype": "f32", "shape": [256], "init": "random"}, "b": {"dtype": "f32", "shape": [256], "init": "ones"},
+    "s": {"dtype": "f32", "shape": [256]}, "partial": {"dtype": "f32", "shape": [8]},
+    "t": {"dtype": "f32", "shape": [256]}, "u": {"dtype": "f32", "shape": [256]}},
+  "ops": [{"name": "add_0", "kernel": "add", "block_dim": 8, "scope": "sk", "args": {"x": "a", "y": "b", "z": "s", "n": 256}},
+    {"name": "reduce", "kernel": "ss", "block_dim": 3, "scope": "sk", "args": {"x": "s", "partial": "partial", "y": "t", "n": 256}},
+    {"name": "add_1", "kernel": "add", "block_dim": 8, "scope": "sk", "args": {"x": "t", "y": "b", "z": "u", "n": 256}}]})";
+}
+
+TEST(AscendCli, KernelSyncWithFeedSyncAllFusedEqualsUnfused) {
+  // feed-sync-all=1: the 5 vector cores outside the op's blocks call SyncAll twice at the op.
+  TempDir dir, cache;
+  std::ofstream(dir / "list.json") << kernelSyncList(true);
+  expectIdentical(cache, dir / "list.json", "feed-sync-all=1");
+  expectIdentical(cache, dir / "list.json", "feed-sync-all=1:stream-fusion=1:early-start=0:split-mode=1");
+}
+
+TEST(AscendCli, KernelSyncWithoutFeedSyncAllIsAClearError) {
+  // feed-sync-all=0 (the default): the fused op would hang, so it is bad input (exit 2) that names the option.
   TempDir dir;
-  std::string list = readFile(dataFile("ascend_seed.json"));
-  const std::string from = "\"kernels\": {";
-  ASSERT_NE(list.find(from), std::string::npos);
-  list.replace(list.find(from), from.size(),
-               "\"kernels\": {\"ks\": {\"source\": \"ks.cpp\", \"entry\": \"ks\", \"kernel_sync\": true, "
-               "\"params\": [{\"name\": \"x\", \"kind\": \"buffer\", \"dtype\": \"f32\", \"access\": \"readwrite\", "
-               "\"partition\": \"all\"}]},");
-  const std::string ops = "\"ops\": [";
-  list.replace(list.find(ops), ops.size(),
-               "\"ops\": [{\"name\": \"ks_0\", \"kernel\": \"ks\", \"block_dim\": 2, \"scope\": \"sk1\", "
-               "\"args\": {\"x\": \"y\"}},");
-  {
-    std::ofstream(dir / "list.json") << list;
-    std::ofstream(dir / "ks.cpp") << "#include \"kernel_operator.h\"\n"
-                                     "extern \"C\" __global__ __aicore__ void ks(GM_ADDR x) { (void)x; }\n";
-  }
+  std::ofstream(dir / "list.json") << kernelSyncList(true);
   Spawn s;
   s.argv = {kCompile, dir / "list.json", "--cache-dir", dir / "cache"};
   s.env = ascendEnv();
   Result r = run(s);
   EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("kernel_sync"));
+  EXPECT_THAT(r.err, HasSubstr("op reduce syncs its own blocks (kernel_sync)"));
+  EXPECT_THAT(r.err, HasSubstr("set feed-sync-all=1"));
+
+  // A kernel_sync kernel that does not say how often it calls SyncAll cannot be fed: exit 2 naming the key.
+  std::ofstream(dir / "list.json") << kernelSyncList(false);
+  s.argv = {kCompile, dir / "list.json", "--cache-dir", dir / "cache", "--options", "feed-sync-all=1"};
+  r = run(s);
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("kernel ss syncs its own blocks (kernel_sync) but does not declare"));
+  EXPECT_THAT(r.err, HasSubstr("\"sync_all_calls\": N"));
 }
 
 TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {

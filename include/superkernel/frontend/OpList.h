@@ -82,6 +82,11 @@ struct KernelDecl {
   /// shared memory it needs per CTA (sk_ctx::smem). Other targets ignore both.
   uint32_t threads = 0;
   uint32_t sharedBytes = 0;
+  /// ascend (docs/ASCEND.md): "sync_all_calls", how many times one launch of
+  /// a kernel_sync kernel calls AscendC::SyncAll (0: not declared). With
+  /// feed-sync-all the SuperKernel's cores outside the op's blocks call SyncAll
+  /// that many times too. Other targets ignore it.
+  uint32_t syncAllCalls = 0;
   std::vector<ParamDecl> params;
   std::map<std::string, std::string> macros;
 

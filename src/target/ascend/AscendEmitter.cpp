@@ -52,6 +52,52 @@ void fullSync(Writer& w, KernelType type, int indent) {
   }
 }
 
+// feed-sync-all. A kernel_sync op calls AscendC::SyncAll<true> (`syncAllCalls` times per launch): a barrier
+// over every vector core of the launch, which inside a SuperKernel is every vector core of the SuperKernel,
+// not only the op's blocks. The cores of its pool that run no block of it must call SyncAll as often, at
+// the same place in program order, or the op's cores wait forever. How many: 0 when the op covers its pool.
+uint32_t coresToFeed(const AscendStep& s, const AscendOp& op) {
+  return op.kernelSync ? s.poolCores(op.pool) - std::min(op.blockDim, s.poolCores(op.pool)) : 0;
+}
+
+Status checkFeedSyncAll(const AscendStep& s) {
+  for (const AscendOp& op : s.ops) {
+    if (!op.kernelSync) continue;
+    if (op.pool != Pool::Vector) {
+      return badInput(fmt::format("op {}: a cube sub-kernel cannot sync its own blocks (kernel_sync) on ascend",
+                                  op.name));
+    }
+    const uint32_t feed = coresToFeed(s, op);
+    if (feed == 0) continue;  // its blocks are every vector core: SyncAll is a barrier among them already
+    if (op.syncAllCalls == 0) {
+      return internalError(fmt::format("op {}: kernel_sync without a SyncAll count", op.name));
+    }
+    if (!s.options.feedSyncAll) {
+      return badInput(fmt::format(
+          "op {} syncs its own blocks (kernel_sync): its AscendC::SyncAll is a barrier over all {} vector cores of "
+          "SuperKernel {}, but it runs on {} of them, so it would wait forever for the other {}; set "
+          "feed-sync-all=1 (those cores then call SyncAll {} time(s) at the op) or give the op {} blocks",
+          op.name, s.poolCores(op.pool), s.name, op.blockDim, feed, op.syncAllCalls, s.poolCores(op.pool)));
+    }
+  }
+  return Status::success();
+}
+
+// The feeding calls of a kernel_sync op, on the vector cores that run no block of it.
+void feedSyncAllCalls(Writer& w, int indent, const AscendOp& op) {
+  w.line(indent, fmt::format("if (AscendC::GetBlockIdx() >= {}) {{", op.blockDim));
+  w.line(indent + 1, fmt::format("// feed-sync-all: {} calls SyncAll {} time(s), a barrier over every vector core",
+                                 escapeComment(op.name), op.syncAllCalls));
+  if (op.syncAllCalls == 1) {
+    w.line(indent + 1, "AscendC::SyncAll<true>();");
+  } else {
+    w.line(indent + 1, fmt::format("for (int32_t i = 0; i < {}; ++i) {{", op.syncAllCalls));
+    w.line(indent + 2, "AscendC::SyncAll<true>();");
+    w.line(indent + 1, "}");
+  }
+  w.line(indent, "}");
+}
+
 }  // namespace
 
 std::string ascendEntryName(const std::string& stepName) { return "sk_ascend_" + sanitizeIdentifier(stepName); }
@@ -82,6 +128,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
                                        s.poolCores(op.pool), poolName(op.pool)));
     }
   }
+  SK_RETURN_IF_ERROR(checkFeedSyncAll(s));
 
   AscendSource out;
   out.entry = ascendEntryName(s.name);
@@ -334,6 +381,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       }
       return fmt::format("{}({});", sym, args);
     });
+    if (coresToFeed(s, cur) > 0) forPool(cur.pool, [&](Writer& pw, int indent) { feedSyncAllCalls(pw, indent, cur); });
     if (opt.profiling) common(1, fmt::format("SkProf({}, 1);", c));
     if (opt.debugSyncAll && c + 1 < n) {
       common(1, "// debug-sync-all");

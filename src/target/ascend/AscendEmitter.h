@@ -22,6 +22,11 @@
 //    both for every core; early-start 0: a full SyncAll of the task type;
 //  - more than kMaxDirectBuffers buffers: the entry takes one GM table of
 //    their addresses and each call reads its arguments from it;
+//  - feed-sync-all: a kernel_sync op (its kernel calls SyncAll<true>, a
+//    barrier over every vector core of the launch) on fewer vector cores than
+//    the SuperKernel has: the others call SyncAll<true> as many times as the
+//    kernel declares ("sync_all_calls"), right after the op's call; with
+//    feed-sync-all=0 such an op is BadInput (it would hang);
 //  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
 //    alignment; profiling: a begin/end record per op and sync point per core
 //    into an extra GM buffer (the entry's last parameter);

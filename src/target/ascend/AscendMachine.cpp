@@ -14,10 +14,6 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // cores fetching the same sub-kernel spread over four instruction lines.
   m.defaultSplitMode = 4;
   m.staticArguments = true;
-  m.inapplicable = {
-      {"feed-sync-all", "the ascend back end does not generate it yet: kernels that sync their own blocks "
-                        "(kernel_sync) are rejected"},
-  };
   m.coreOwner = "ascend device";
   m.coreNoun = "cores";
   return m;

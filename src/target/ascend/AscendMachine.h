@@ -15,8 +15,8 @@ namespace sk::ascend {
 constexpr uint32_t kSimulatorAiCores = 8;
 
 /// Pools {Cube, aiCores} and {Vector, 2 * aiCores}; defaultSplitMode 4;
-/// scalars and block counts are compile-time (staticArguments); feed-sync-all
-/// is reported as not applicable until it is generated.
+/// scalars and block counts are compile-time (staticArguments). Every option
+/// applies (feed-sync-all: kernel_sync ops, see AscendEmitter.h).
 MachineModel ascendMachineModel(uint32_t aiCores = kSimulatorAiCores);
 
 /// split-mode when the options leave it unset (ascendMachineModel().defaultSplitMode).

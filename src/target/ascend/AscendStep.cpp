@@ -111,12 +111,25 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
                                   "cube or vector sub-kernels for now",
                                   op.name, v.decl.name));
     }
-    if (v.decl.kernelSync) {
-      return badInput(fmt::format("op {}: kernel {} syncs its own blocks (kernel_sync); on ascend that needs "
-                                  "feed-sync-all, which this back end does not generate yet",
+    // kernel_sync on ascend: the kernel calls AscendC::SyncAll<true>, the barrier over all vector cores of
+    // its launch. Alone (AIV_ONLY) those are its blocks; in a SuperKernel the emitter makes the other vector
+    // cores call it as often (feed-sync-all), so the SuperKernel must know how often.
+    if (v.decl.kernelSync && decl->coreType == "cube") {
+      return badInput(fmt::format("op {}: kernel {} is a cube sub-kernel that syncs its own blocks (kernel_sync); "
+                                  "a cube core launched alone (AIC_ONLY) has no SyncAll (its barrier waits for "
+                                  "vector cores), so on ascend only vector sub-kernels may declare kernel_sync",
+                                  op.name, v.decl.name));
+    }
+    if (v.decl.kernelSync && sk.fused && v.decl.syncAllCalls == 0) {
+      return badInput(fmt::format("op {}: kernel {} syncs its own blocks (kernel_sync) but does not declare how "
+                                  "many times one launch calls AscendC::SyncAll; add \"sync_all_calls\": N to its "
+                                  "declaration (a SuperKernel with feed-sync-all=1 makes its other vector cores "
+                                  "call SyncAll N times)",
                                   op.name, v.decl.name));
     }
     AscendOp a;
+    a.kernelSync = v.decl.kernelSync;
+    a.syncAllCalls = v.decl.syncAllCalls;
     a.name = op.name;
     a.blockDim = op.blockDim;
     a.stream = op.stream;

@@ -60,6 +60,12 @@ struct AscendOp {
   /// WaitPreTaskEnd are honoured (the SuperKernel completes them for the
   /// pool's other cores).
   bool ownEarlyStart = false;
+  /// The kernel syncs its own blocks (kernel_sync): it calls AscendC::SyncAll<true>, the barrier over
+  /// every vector core of the launch, `syncAllCalls` times per launch (its declaration's
+  /// "sync_all_calls"; vector sub-kernels only). Inside a SuperKernel wider than the op, the pool's
+  /// other cores must call it as often (feed-sync-all).
+  bool kernelSync = false;
+  uint32_t syncAllCalls = 0;
 };
 
 struct AscendEdge {
@@ -86,8 +92,10 @@ struct AscendStep {
 };
 
 /// The ascend view of plan.steps[step]. BadInput: a kernel with no Ascend C
-/// source, a mix sub-kernel, kernel_sync (needs feed-sync-all, not yet), an
-/// op with more blocks than any launch can give its pool.
+/// source, a mix sub-kernel, a cube kernel_sync sub-kernel (SyncAll needs
+/// vector cores), a kernel_sync op in a SuperKernel whose kernel does not
+/// declare "sync_all_calls", an op with more blocks than any launch can give
+/// its pool.
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step, const std::filesystem::path& ascendKernelsDir);
 
 }  // namespace sk::ascend

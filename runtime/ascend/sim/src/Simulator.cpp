@@ -123,7 +123,25 @@ void checkDeadlock(Launch& L) {
     if (c.state != State::Waiting || c.count[c.waitingOn] != 0) return;
     anyWaiting = true;
   }
-  if (anyWaiting) fail(L, "deadlock: every unfinished core waits on a flag no core can set any more: " + describeStates(L));
+  if (!anyWaiting) return;
+  std::string hint;
+  // A wait on a library all-core flag (SyncAll's, or a sync point's) while some cores already left the
+  // kernel: a barrier over every core of the launch that not every core calls, the way a sub-kernel's
+  // SyncAll hangs in a SuperKernel wider than its blocks when nothing feeds it.
+  uint32_t done = 0;
+  bool allCoreFlag = false;
+  for (const Core& c : L.cores) {
+    done += c.state == State::Done;
+    allCoreFlag = allCoreFlag || (c.state == State::Waiting && c.waitingOn >= 11 && c.waitingOn <= 14);
+  }
+  if (done > 0 && allCoreFlag) {
+    hint = fmt::format(" (an all-core sync that {} finished core(s) never took part in: SyncAll is a barrier over "
+                       "every core of the launch, so a sub-kernel calling it on fewer blocks than the SuperKernel "
+                       "has cores needs the other cores to call it too, feed-sync-all)",
+                       done);
+  }
+  fail(L, "deadlock: every unfinished core waits on a flag no core can set any more" + hint + ": " +
+              describeStates(L));
 }
 
 // Which pipes each core type has (a cube core has no vector unit; a vector core no cube, L1 or fixpipe).
