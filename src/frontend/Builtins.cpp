@@ -108,7 +108,8 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target)
     std::string have;
     for (const auto& [t, s] : k.sources) have += (have.empty() ? "" : ", ") + t;
     return badInput("kernel " + quote(k.name) + " has no source for target " + std::string(target) +
-                    " (it has: " + have + ")");
+                    " (it has: " + have + "); declare one with \"sources\": {\"" + std::string(target) +
+                    "\": \"<file>\"}");
   }
   KernelDecl r = k;
   r.source = it->second;

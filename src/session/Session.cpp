@@ -169,7 +169,19 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
 
   CompiledPlan cp;
   cp.list = list;
-  if (!request.target.empty()) cp.list.target = request.target;
+  if (!request.target.empty() && request.target != list.target) {
+    // A plain "source" is written for the op list's own target (its headers,
+    // its language): compiled for another one it would only fail inside that
+    // target's compiler. It counts as that target's entry of "sources", so a
+    // kernel with no source for the requested target is one clear error when
+    // the plan resolves its kernels.
+    for (KernelDecl& k : cp.list.kernels) {
+      if (!k.builtin.empty() || !k.sources.empty()) continue;
+      k.sources[list.target] = k.source;
+      k.sourcePaths[list.target] = k.sourcePath;
+    }
+    cp.list.target = request.target;
+  }
   auto opts = mergeOptions({list.options, im.options.options, request.options});
   if (!opts) return std::move(opts).error().context(what + ": options");
   cp.options = *opts;

@@ -26,6 +26,7 @@ sk::OpList ascendScenarios() {
   EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message());
   if (!l.ok()) return {};
   sk::OpList list = std::move(*l);
+  list.target = "ascend";  // the kernels' plain sources below are the ascend ports
   const fs::path ports = fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
   for (sk::KernelDecl& k : list.kernels) {
     k.sourcePath = ports / fs::path(k.source).filename();

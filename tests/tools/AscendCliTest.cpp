@@ -142,6 +142,21 @@ TEST(AscendCli, KernelSyncWithoutFeedSyncAllIsAClearError) {
   EXPECT_THAT(r.err, HasSubstr("\"sync_all_calls\": N"));
 }
 
+// A kernel with a plain "source" (written for the op list's target, cpu) compiled with --target ascend or
+// cuda: one clear bad-input error naming the kernel and "sources" (exit 2), before any compiler runs, not a
+// failure inside the other target's compiler (exit 3).
+TEST(AscendCli, ACpuSourceForAnotherTargetIsBadInput) {
+  TempDir cache;
+  for (const char* target : {"ascend", "cuda"}) {
+    SCOPED_TRACE(target);
+    Result r = run({kCompile, dataFile("mismatch.json"), "--target", target, "--cache-dir", cache.path().string()});
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_THAT(r.err, HasSubstr(std::string("has no source for target ") + target + " (it has: cpu)"));
+    EXPECT_THAT(r.err, HasSubstr("\"sources\""));
+    EXPECT_THAT(r.all(), Not(HasSubstr("command:")));
+  }
+}
+
 TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {
   // A failing simulated launch (trap() on a core) is exit 4 with the simulator's message, never a pass.
   TempDir dir;
