@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -34,6 +35,14 @@ std::string Toolchain::identity() const {
 }
 
 std::string Toolchain::versionLine() const {
+  // The first line that names a version: clang and gcc put it first, nvcc
+  // after a banner and a copyright ("Cuda compilation tools, release 13.0").
+  for (size_t at = 0; at < version.size();) {
+    const size_t end = std::min(version.find('\n', at), version.size());
+    const std::string line = version.substr(at, end - at);
+    if (line.find("version") != std::string::npos || line.find("release") != std::string::npos) return line;
+    at = end + 1;
+  }
   return version.substr(0, version.find('\n'));
 }
 

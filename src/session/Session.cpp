@@ -131,6 +131,10 @@ Expected<Device*> Session::device(std::string_view target) {
   return t->device.get();
 }
 const Toolchain& Session::toolchain() const { return impl_->cpu->toolchain; }
+Expected<const Toolchain*> Session::toolchain(std::string_view target) {
+  SK_ASSIGN_OR_RETURN(TargetState * t, impl_->target(target));
+  return &t->toolchain;
+}
 const std::shared_ptr<Cache>& Session::cache() const { return impl_->cache; }
 const SessionOptions& Session::options() const { return impl_->options; }
 

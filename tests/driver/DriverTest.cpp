@@ -121,6 +121,20 @@ Toolchain toolchainOrSkip(const std::string& compiler, std::vector<std::string> 
 // ---------------------------------------------------------------------------
 // processes
 
+// The version shown in reports: clang's first line, nvcc's release line after its banner, else line one.
+TEST(DriverToolchain, VersionLineNamesTheVersion) {
+  Toolchain t;
+  t.version = "Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\n";
+  EXPECT_EQ(t.versionLine(), "Debian clang version 14.0.6");
+  t.version = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\n"
+              "Built on Wed_Aug_20\nCuda compilation tools, release 13.0, V13.0.88\n";
+  EXPECT_EQ(t.versionLine(), "Cuda compilation tools, release 13.0, V13.0.88");
+  t.version = "g++ (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022 Free Software Foundation, Inc.\n";
+  EXPECT_EQ(t.versionLine(), "g++ (Debian 12.2.0-14) 12.2.0");
+  t.version = "";
+  EXPECT_EQ(t.versionLine(), "");
+}
+
 TEST(DriverProcess, CapturesOutputAndExitCode) {
   auto r = runProcess({"sh", "-c", "echo out; echo err >&2; exit 3"});
   ASSERT_TRUE(r.ok());

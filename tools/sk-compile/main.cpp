@@ -226,8 +226,9 @@ std::string renderText(const json& rep) {
   // No compiler line when none was looked for (--plan-only) or found.
   const std::string compiler = rep.contains("compiler") ? rep["compiler"]["version"].get<std::string>()
                                                         : std::string("no compiler used");
-  s += fmt::format("  target {} (arch {}), {} workers, {}\n", rep["target"].get<std::string>(),
-                   rep["arch"].get<std::string>(), rep["workers"].get<uint32_t>(), compiler);
+  const std::string cores = rep.value("core_noun", std::string("workers"));
+  s += fmt::format("  target {} (arch {}), {} {}, {}\n", rep["target"].get<std::string>(), rep["arch"].get<std::string>(),
+                   rep["workers"].get<uint32_t>(), cores, compiler);
   s += fmt::format("  options {}\n", rep["options"].get<std::string>());
   const json& p = rep["plan"];
   s += fmt::format("\nFusion: {} -> {} ({}, {}), {}\n", plural(p["ops_before"].get<uint32_t>(), "op"),
@@ -289,9 +290,10 @@ std::string renderText(const json& rep) {
     if (r.contains("fused_seconds")) {
       // Say exactly what was measured: the numbers are medians of samples,
       // each the median run of a batch (bench/suite.cpp's method).
-      s += fmt::format(", {} workers\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
+      s += fmt::format(", {} {}\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
                        "runs; median and min-max over the samples\n",
-                       rep["workers"].get<uint32_t>(), r["repeat"].get<int>(), r["batch_ms"].get<double>(),
+                       rep["workers"].get<uint32_t>(), rep.value("core_noun", std::string("workers")),
+                       r["repeat"].get<int>(), r["batch_ms"].get<double>(),
                        r["warmups"].get<int>());
       Table rt({"", "median", "min", "max", "runs/sample", "launches"}, "lrrrrr");
       rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()),
@@ -422,10 +424,14 @@ class Compiler {
     auto session = Session::create(so);
     if (!session) return failure(std::move(session).error());
     Session& ss = **session;
-    auto device = ss.device("cpu");
-    if (!device) return failure(std::move(device).error());
+    // The planned target's device and compiler (nvcc for cuda; the simulator's host compiler for ascend).
+    auto device = ss.device(planned.list.target);
+    if (!device) return failure(std::move(device).error().context(list->origin));
+    auto toolchain = ss.toolchain(planned.list.target);
+    if (!toolchain) return failure(std::move(toolchain).error().context(list->origin));
     rep_["workers"] = (*device)->machine().totalCores();
-    rep_["compiler"] = json{{"path", ss.toolchain().path.string()}, {"version", ss.toolchain().versionLine()}};
+    rep_["core_noun"] = (*device)->machine().coreNoun;  // "workers" on cpu, "CTAs" / "cores" elsewhere
+    rep_["compiler"] = json{{"path", (*toolchain)->path.string()}, {"version", (*toolchain)->versionLine()}};
     const auto& cache = ss.cache();
     rep_["cache_dir"] = cache->root().string();
     if (cache->usingPrivateFallback()) {

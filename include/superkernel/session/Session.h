@@ -133,6 +133,8 @@ class Session {
   Expected<Device*> device(std::string_view target = "cpu");
   /// The cpu target's toolchain.
   const Toolchain& toolchain() const;
+  /// The toolchain `target` compiles with (set up on first use, like device()).
+  Expected<const Toolchain*> toolchain(std::string_view target);
   const std::shared_ptr<Cache>& cache() const;
   const SessionOptions& options() const;
 
