@@ -2,7 +2,8 @@
 // cudaGetDeviceCount finds no device. UNVERIFIED until run on a GPU machine
 // (scripts/gpu-check.sh).
 //  - fused equals unfused bit for bit (sk-compile --run compares every buffer)
-//    for the decode layer and the decode stack, under several option mixes;
+//    for the decode layer, the decode stack and the cpu end-to-end scenarios
+//    (their kernels ported to cuda), under several option mixes;
 //  - the cuda results match the cpu target's within a stated tolerance
 //    (|cuda - cpu| <= 1e-3 + 1e-3 |cpu| per f32 element; integer buffers exactly):
 //    reductions sum in another order on each target.
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cuda/CudaScenarios.h"
 #include "cuda/CudaTestUtil.h"
 #include "target/cuda/CudaRuntime.h"
 #include "tools/ToolTestUtil.h"
@@ -72,6 +74,24 @@ INSTANTIATE_TEST_SUITE_P(
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       return name;
     });
+
+// The cpu end-to-end scenarios with their kernels ported to cuda (CudaScenarios.h): fused equals unfused bit
+// for bit under the option mixes of CudaScenarios.EveryPlannerScenarioCompiles.
+TEST(CudaGpu, EveryPlannerScenarioFusedEqualsUnfused) {
+  SK_REQUIRE_GPU();
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  const std::string list = cudatest::writeCudaScenarios(dir.path);
+  ASSERT_FALSE(list.empty());
+  for (const char* options : {"", "early-start=0:stream-fusion=1", "early-start=2:debug-sync-all=1"}) {
+    SCOPED_TRACE(options);
+    std::vector<std::string> extra = {"--repeat", "1"};
+    if (*options) extra.insert(extra.end(), {"--options", options});
+    Result r = runList(list, "cuda", dir, extra);
+    EXPECT_EQ(r.code, 0) << r.all();
+    EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
+  }
+}
 
 TEST(CudaGpu, DecodeLayerMatchesCpuWithinTolerance) {
   SK_REQUIRE_GPU();
