@@ -224,4 +224,72 @@ static inline skv_f skv_exp(skv_f x) {
   return y;
 }
 
+// ---- many horizontal sums at once -----------------------------------------
+// skv_hsum_many(v) returns the vector whose lane j is skv_hsum(v[j]), bit for
+// bit: each fold step adds the same lane pairs as skv_hsum's tree (lane i +
+// lane i + m/2 inside a segment of m lanes), only several sums share one
+// register. A fold of a and b keeps a's segments then b's, each halved, so
+// folding neighbours keeps the slots in order. SKV_W sums cost SKV_W - 1
+// folds (two shuffles and an add each) instead of SKV_W scalar trees.
+// SKV_FOLD_X/Y(m) list the lanes of (a, b) whose index mod m is below /
+// at least m / 2.
+#if SKV_W == 16
+#define SKV_FOLD_X16 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define SKV_FOLD_Y16 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define SKV_FOLD_X8 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27
+#define SKV_FOLD_Y8 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31
+#define SKV_FOLD_X4 0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29
+#define SKV_FOLD_Y4 2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31
+#define SKV_FOLD_X2 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define SKV_FOLD_Y2 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#elif SKV_W == 8
+#define SKV_FOLD_X8 0, 1, 2, 3, 8, 9, 10, 11
+#define SKV_FOLD_Y8 4, 5, 6, 7, 12, 13, 14, 15
+#define SKV_FOLD_X4 0, 1, 4, 5, 8, 9, 12, 13
+#define SKV_FOLD_Y4 2, 3, 6, 7, 10, 11, 14, 15
+#define SKV_FOLD_X2 0, 2, 4, 6, 8, 10, 12, 14
+#define SKV_FOLD_Y2 1, 3, 5, 7, 9, 11, 13, 15
+#else
+#define SKV_FOLD_X4 0, 1, 4, 5
+#define SKV_FOLD_Y4 2, 3, 6, 7
+#define SKV_FOLD_X2 0, 2, 4, 6
+#define SKV_FOLD_Y2 1, 3, 5, 7
+#endif
+#define SKV_FOLD(a, b, m) \
+  (__builtin_shufflevector((a), (b), SKV_FOLD_X##m) + __builtin_shufflevector((a), (b), SKV_FOLD_Y##m))
+
+static inline skv_f skv_hsum_many(const skv_f* v) {
+#if SKV_W == 16
+  skv_f u[8], w[4];
+  for (int j = 0; j < 8; ++j) u[j] = SKV_FOLD(v[2 * j], v[2 * j + 1], 16);
+  for (int j = 0; j < 4; ++j) w[j] = SKV_FOLD(u[2 * j], u[2 * j + 1], 8);
+  return SKV_FOLD(SKV_FOLD(w[0], w[1], 4), SKV_FOLD(w[2], w[3], 4), 2);
+#elif SKV_W == 8
+  skv_f u[4];
+  for (int j = 0; j < 4; ++j) u[j] = SKV_FOLD(v[2 * j], v[2 * j + 1], 8);
+  return SKV_FOLD(SKV_FOLD(u[0], u[1], 4), SKV_FOLD(u[2], u[3], 4), 2);
+#else
+  return SKV_FOLD(SKV_FOLD(v[0], v[1], 4), SKV_FOLD(v[2], v[3], 4), 2);
+#endif
+}
+
+// skv_dot_f32 before its lane sum: returns the vector V and sets *tail so that
+// skv_dot_f32(w, x, n) == skv_hsum(V) + *tail bit for bit (same statements,
+// same order; kernels batch the lane sums with skv_hsum_many).
+static inline skv_f skv_dotv_f32(const float* w, const float* x, int64_t n, float* tail_out) {
+  skv_f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+  int64_t i = 0;
+  for (; i + 4 * SKV_W <= n; i += 4 * SKV_W) {
+    a0 += SKV_LD_F32(w, i) * skv_load(x + i);
+    a1 += SKV_LD_F32(w, i + SKV_W) * skv_load(x + i + SKV_W);
+    a2 += SKV_LD_F32(w, i + 2 * SKV_W) * skv_load(x + i + 2 * SKV_W);
+    a3 += SKV_LD_F32(w, i + 3 * SKV_W) * skv_load(x + i + 3 * SKV_W);
+  }
+  for (; i + SKV_W <= n; i += SKV_W) a0 += SKV_LD_F32(w, i) * skv_load(x + i);
+  float tail = 0.0f;
+  for (; i < n; ++i) tail += SKV_ONE_F32(w, i) * x[i];
+  *tail_out = tail;
+  return (a0 + a1) + (a2 + a3);
+}
+
 #endif
