@@ -34,6 +34,11 @@
 #define SKV_SCALE scale
 #endif
 
+// K rows prefetched ahead of the batch being computed (rows are kv_heads *
+// dim floats apart and a head reads only its part of each: measured +7% on
+// one worker at the benchmark's shape).
+#define SKV_SC_PF_ROWS 16
+
 SK_KERNEL void sk_attn_scores_f32(const sk_ctx* ctx, const float* q, const float* k, float* s, int64_t heads,
                                   int64_t kv_heads, int64_t seq, int64_t dim, float scale) {
   (void)heads;
@@ -83,6 +88,8 @@ SK_KERNEL void sk_attn_scores_f32(const sk_ctx* ctx, const float* q, const float
       for (; t + SKV_W <= t1; t += SKV_W) {
         skv_f v[SKV_W], tails;
         for (int j = 0; j < SKV_W; ++j) {
+          const int64_t tp = t + j + SKV_SC_PF_ROWS < T ? t + j + SKV_SC_PF_ROWS : t + j;
+          for (int64_t c = 0; c < D; c += 16) __builtin_prefetch(kh + tp * KVH * D + c);
           float tl;
           v[j] = skv_dotv_f32(kh + (t + j) * KVH * D, qh, D, &tl);
           tails[j] = tl;

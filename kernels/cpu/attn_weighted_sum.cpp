@@ -30,6 +30,10 @@
 // Heads per register tile, and vectors of columns per head (accumulators:
 // SKV_WS_HEADS * SKV_WS_COLS registers; AVX-512 has 32, AVX2 / SSE 16).
 #define SKV_WS_HEADS 4
+// v rows prefetched ahead: v's rows are kv_heads * dim floats apart and a tile
+// reads only its own part of each, a pattern the hardware prefetcher follows
+// less far (measured +12% on one worker at the benchmark's shape).
+#define SKV_WS_PF_ROWS 16
 #if SKV_W == 16
 #define SKV_WS_COLS 4
 #else
@@ -46,6 +50,8 @@ static inline void sk_wsum_tile(const float* p, int64_t T, const float* v, int64
     skv_f acc[NH][SKV_WS_COLS] = {};
     for (int64_t t = 0; t < T; ++t) {
       skv_f vv[SKV_WS_COLS];
+      const int64_t tp = t + SKV_WS_PF_ROWS < T ? t + SKV_WS_PF_ROWS : t;
+      for (int c = 0; c < SKV_WS_COLS * SKV_W; c += 16) __builtin_prefetch(v + tp * vs + d + c);
       for (int c = 0; c < SKV_WS_COLS; ++c) vv[c] = skv_load(v + t * vs + d + c * SKV_W);
       for (int n = 0; n < NH; ++n) {
         const skv_f pt = skv_splat(p[n * T + t]);
