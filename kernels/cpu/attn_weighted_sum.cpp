@@ -30,15 +30,15 @@
 // Heads per register tile, and vectors of columns per head (accumulators:
 // SKV_WS_HEADS * SKV_WS_COLS registers; AVX-512 has 32, AVX2 / SSE 16).
 #define SKV_WS_HEADS 4
-// v rows prefetched ahead: v's rows are kv_heads * dim floats apart and a tile
-// reads only its own part of each, a pattern the hardware prefetcher follows
-// less far (measured +12% on one worker at the benchmark's shape).
-#define SKV_WS_PF_ROWS 16
 #if SKV_W == 16
 #define SKV_WS_COLS 4
 #else
 #define SKV_WS_COLS 2
 #endif
+// v rows prefetched ahead: v's rows are kv_heads * dim floats apart and a tile
+// reads only its own part of each, a pattern the hardware prefetcher follows
+// less far (measured +12% on one worker at the benchmark's shape).
+#define SKV_WS_PF_ROWS 16
 
 // o[n, d] = sum_t p[n, t] * v[t, d] for heads n < NH (p rows T apart, o rows
 // od apart) and d in [d0, d1); v rows are vs floats apart.

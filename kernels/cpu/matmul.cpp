@@ -29,7 +29,6 @@
 #define SKV_N n
 #endif
 
-
 #if defined(SK_WEIGHT_BF16)
 #define SK_MATMUL_ENTRY sk_matmul_bf16w
 #define SK_MATMUL_LOAD skv_load_bf16
@@ -98,7 +97,8 @@ static inline void sk_mm_rows(const float* a, int64_t K, const sk_weight_t* b, i
       const sk_weight_t* br = b + kk * N + jc;
       for (int r = 0; r < NR; ++r) {
         const skv_f av = skv_splat(a[r * K + kk]);
-        for (int64_t j = 0; j < wv; j += SKV_W) skv_store(acc[r] + j, skv_load(acc[r] + j) + av * SK_MATMUL_LOAD(br + j));
+        for (int64_t j = 0; j < wv; j += SKV_W)
+          skv_store(acc[r] + j, skv_load(acc[r] + j) + av * SK_MATMUL_LOAD(br + j));
         for (int64_t j = wv; j < w; ++j) acc[r][j] += a[r * K + kk] * sk_w(br[j]);
       }
     }

@@ -10,8 +10,11 @@
 // Determinism: every reduction has a fixed shape (4 vector accumulators over
 // the main loop, one vector over the remainder, a scalar tail, then a fixed
 // pairwise tree over lanes), which depends only on n and the vector width,
-// never on block_dim, workers or timing. Results are identical run to run
+// never on block_dim, workers or timing; skv_hsum_many (several lane sums in
+// one register) adds exactly the lane pairs skv_hsum adds, so a result does
+// not depend on whether it was batched. Results are identical run to run
 // and for any block split; they differ (by rounding) between -march levels.
+// Software prefetch (SKV_PREFETCH) changes timing only, never a result.
 //
 // -DSK_KERNELS_BASELINE=1 (a kernel macro: "macros": {"SK_KERNELS_BASELINE": "1"})
 // selects the previous scalar kernels instead; the benchmark keeps them as
