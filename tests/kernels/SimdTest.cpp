@@ -254,7 +254,10 @@ TEST(Simd, MatmulAllWeightFormatsEveryWidth) {
   };
   for (const Arch& a : arches()) {
     if (!a.supported) continue;
-    for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}, S{2, 64, 2100}, S{1, 32, 4200}}) {
+    // {5, 33, 1100}: a group of 4 rows plus one, a column chunk boundary, and
+    // an odd k (the k loop's single-step tail; not a q8_0 shape).
+    for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}, S{2, 64, 2100}, S{1, 32, 4200},
+                S{5, 33, 1100}}) {
       SCOPED_TRACE(std::string(a.name) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
                    " n=" + std::to_string(s.n));
       const int64_t M = s.m, K = s.k, N = s.n;
@@ -283,6 +286,7 @@ TEST(Simd, MatmulAllWeightFormatsEveryWidth) {
       ref(widen(Bh, fromF16), false, &want, &tol);
       c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_f16w(x, A.data(), Bh.data(), o, M, K, N); });
       EXPECT_TRUE(within(c, want, tol)) << "f16";
+      if (K % 32 != 0) continue;
       std::vector<double> deq;
       auto Wq = randomQ8(N, K, 44, &deq);  // [N, K]: the linear layout
       ref(deq, true, &want, &tol);
