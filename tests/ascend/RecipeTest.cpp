@@ -46,6 +46,17 @@ EnvLookup envOf(std::map<std::string, std::string> vars) {
   };
 }
 
+// Scalars become SK_<NAME> defines after the macros; a macro of the same name wins (as on cpu, where a kernel
+// reads SK_ROWS before its rows argument), so the two never clash.
+TEST(AscendRecipe, ObjectDefinesLetAShapeMacroWinOverItsScalar) {
+  const auto d = objectDefines({{"SK_ROWS", "4"}, {"SK_WEIGHT_BF16", "1"}},
+                               {{"rows", "INT64_C(8)"}, {"cols", "INT64_C(64)"}, {"eps", "1e-06f"}});
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"SK_ROWS", "4"}, {"SK_WEIGHT_BF16", "1"}, {"SK_COLS", "INT64_C(64)"}, {"SK_EPS", "1e-06f"}};
+  EXPECT_EQ(d, want);
+  EXPECT_TRUE(objectDefines({}, {}).empty());
+}
+
 TEST(AscendRecipe, Names) {
   EXPECT_STREQ(coreArchName(CoreArch::Cube), "dav-c220-cube");
   EXPECT_STREQ(coreArchName(CoreArch::Vec), "dav-c220-vec");

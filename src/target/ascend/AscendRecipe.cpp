@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <set>
 
@@ -212,6 +213,20 @@ std::vector<std::string> splitCopyArgv(const fs::path& objcopy, const fs::path& 
                                        std::string_view symbol, int k) {
   return {objcopy.string(), "--redefine-sym", fmt::format("{}={}", symbol, splitSymbol(symbol, k)), input.string(),
           output.string()};
+}
+
+std::vector<std::pair<std::string, std::string>> objectDefines(
+    const std::vector<std::pair<std::string, std::string>>& macros,
+    const std::vector<std::pair<std::string, std::string>>& scalars) {
+  std::vector<std::pair<std::string, std::string>> out = macros;
+  std::set<std::string> defined;
+  for (const auto& [name, value] : macros) defined.insert(name);
+  for (const auto& [param, literal] : scalars) {
+    std::string name = "SK_";
+    for (char c : param) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (defined.insert(name).second) out.emplace_back(std::move(name), literal);
+  }
+  return out;
 }
 
 std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& simInclude, const CompileStep& s) {

@@ -103,6 +103,16 @@ std::string splitSymbol(std::string_view symbol, int k);
 std::vector<std::string> splitCopyArgv(const std::filesystem::path& objcopy, const std::filesystem::path& input,
                                        const std::filesystem::path& output, std::string_view symbol, int k);
 
+/// The -D list of an ascend object before its entry rename: the variant's
+/// macros, then each static scalar parameter as SK_<NAME>=<literal> (name
+/// upper-cased) unless a macro already defines that name. A shape macro
+/// wins, as on cpu, where a kernel reads SK_ROWS before its rows argument;
+/// defining both would clash, and the scalar, defined last, would silently
+/// win on ascend only. `scalars`: (parameter name, C literal) in order.
+std::vector<std::pair<std::string, std::string>> objectDefines(
+    const std::vector<std::pair<std::string, std::string>>& macros,
+    const std::vector<std::pair<std::string, std::string>>& scalars);
+
 /// The same sources built for the simulator with the host compiler: C++17,
 /// -fPIC, exceptions (the simulator unwinds failed cores), the simulator's
 /// kernel_operator.h first on the include path, and the device build's

@@ -39,12 +39,6 @@ namespace {
 fs::path simInclude() { return dataRuntimeDir() / "ascend" / "sim" / "include"; }
 fs::path kernelHeader() { return dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"; }
 
-std::string upper(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // argv of simCompileArgv without the compiler and the trailing "-c <src> -o <obj>".
 std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
   std::vector<std::string> argv = ascend::simCompileArgv("cxx", simInclude(), cs);
@@ -71,15 +65,16 @@ class AscendSimRecipe final : public BuildRecipe {
   std::vector<std::string> objectFlags(const KernelVariant& v, const Options& o, const std::string&) const override {
     ascend::CompileStep cs;
     cs.arch = v.decl.coreType == CoreType::Cube ? ascend::CoreArch::Cube : ascend::CoreArch::Vec;
-    for (const auto& [k, val] : v.macros) cs.defines.emplace_back(k, val);
+    std::vector<std::pair<std::string, std::string>> scalars;
     size_t next = 0;
     for (const ParamDecl& p : v.decl.params) {
       if (p.kind != ParamKind::Scalar) continue;
       if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
       auto lit = cpuScalarLiteral(v.staticScalars[next++], p.dtype);
       // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
-      cs.defines.emplace_back("SK_" + upper(p.name), lit ? *lit : "sk_unrepresentable_scalar");
+      scalars.emplace_back(p.name, lit ? *lit : "sk_unrepresentable_scalar");
     }
+    cs.defines = ascend::objectDefines({v.macros.begin(), v.macros.end()}, scalars);
     if (!v.decl.entry.empty() && !v.symbol.empty()) cs.defines.emplace_back(v.decl.entry, v.symbol);
     cs.subKernel = v.staticBlocks > 0;
     cs.blockNum = v.staticBlocks;

@@ -72,12 +72,6 @@ Expected<AscendDecl> ascendDecl(const KernelDecl& d, const fs::path& dir) {
   return a;
 }
 
-std::string upper(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
   for (size_t b = 0; b < ranges.size(); ++b) {
     const auto [lo, hi] = ranges[b];
@@ -136,8 +130,9 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     a.pool = decl->coreType == "cube" ? Pool::Cube : Pool::Vector;
     (a.pool == Pool::Cube ? maxCube : maxVec) = std::max(a.pool == Pool::Cube ? maxCube : maxVec, op.blockDim);
 
-    // The object: the variant's macros, then the op's scalars as SK_<NAME>, then the entry rename.
-    std::vector<std::pair<std::string, std::string>> defines(v.macros.begin(), v.macros.end());
+    // The object: the variant's macros, then the op's scalars as SK_<NAME> (objectDefines), then the entry
+    // rename.
+    std::vector<std::pair<std::string, std::string>> scalarLiterals;
     std::string scalars;
     if (op.args.size() != v.decl.params.size()) return internalError(fmt::format("op {}: argument count", op.name));
     for (size_t i = 0; i < op.args.size(); ++i) {
@@ -146,7 +141,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
       if (p.kind == ParamKind::Scalar) {
         auto lit = cpuScalarLiteral(arg.scalar, p.dtype);
         if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, p.name));
-        defines.emplace_back("SK_" + upper(p.name), *lit);
+        scalarLiterals.emplace_back(p.name, *lit);
         scalars += p.name + "=" + *lit + ";";
       } else {
         if (arg.buffer < 0 || static_cast<size_t>(arg.buffer) >= sk.buffers.size()) {
@@ -167,6 +162,8 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     const std::string symbol = v.specialised || scalars.empty()
                                    ? v.symbol
                                    : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
+    std::vector<std::pair<std::string, std::string>> defines =
+        objectDefines({v.macros.begin(), v.macros.end()}, scalarLiterals);
     defines.emplace_back(decl->entry, symbol);
     auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
     if (inserted) {
