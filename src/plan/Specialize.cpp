@@ -9,7 +9,8 @@
 // early-start=1, the kernel declares it). Two ops share a specialised variant
 // iff their base variant and all of these are equal; its symbol is the base
 // symbol plus "_s" and 8 hex digits of a hash of them, distinct within the
-// plan (checked). Runs after coarsenBlocks (block counts are final) and
+// plan (two different specialisations whose hashes collide get "_1", "_2",
+// ... appended to the second one's symbol). Runs after coarsenBlocks (block counts are final) and
 // before schedulePreload (which compares variants). dropUnusedVariants then
 // removes the base variants no op references and renumbers every index.
 #include <cstdio>
@@ -33,6 +34,11 @@ std::string scalarKey(const ScalarValue& v) {
   return "d" + std::to_string(bits);
 }
 
+bool sameSpecialisation(const KernelVariant& a, const KernelVariant& b) {
+  return a.macros == b.macros && a.decl.name == b.decl.name && a.staticScalars == b.staticScalars &&
+         a.staticBlocks == b.staticBlocks && a.ownEarlyStart == b.ownEarlyStart;
+}
+
 }  // namespace
 
 Status specializeVariants(PlanContext& ctx, SuperKernelPlan& sk) {
@@ -54,17 +60,21 @@ Status specializeVariants(PlanContext& ctx, SuperKernelPlan& sk) {
     key += "blocks=" + std::to_string(v.staticBlocks) + ";own_early_start=" + (v.ownEarlyStart ? "1" : "0");
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08llx", static_cast<unsigned long long>(fnv1a(key) & 0xffffffffull));
-    v.symbol = base.symbol + "_s" + hex;
-    // Reuse an equal specialisation (same symbol => same key, checked).
+    // Reuse an equal specialisation. Two different ones whose 32-bit hashes
+    // collide get the next free suffix ("_s<hash>_1", ...): rare, and then
+    // only the symbol differs, never which object an op runs.
     int found = -1;
-    for (size_t i = 0; i < ctx.plan.variants.size(); ++i) {
-      const KernelVariant& o = ctx.plan.variants[i];
-      if (!o.specialised || o.symbol != v.symbol) continue;
-      if (o.macros != v.macros || o.decl.name != v.decl.name || o.staticScalars != v.staticScalars ||
-          o.staticBlocks != v.staticBlocks || o.ownEarlyStart != v.ownEarlyStart)
-        return internalError("specialised variant symbol collision on " + v.symbol);
-      found = static_cast<int>(i);
-      break;
+    for (uint32_t probe = 0; found < 0; ++probe) {
+      v.symbol = base.symbol + "_s" + hex + (probe ? "_" + std::to_string(probe) : std::string());
+      bool taken = false;
+      for (size_t i = 0; i < ctx.plan.variants.size(); ++i) {
+        const KernelVariant& o = ctx.plan.variants[i];
+        if (!o.specialised || o.symbol != v.symbol) continue;
+        taken = true;
+        if (sameSpecialisation(o, v)) found = static_cast<int>(i);
+        break;
+      }
+      if (!taken) break;
     }
     if (found < 0) {
       found = static_cast<int>(ctx.plan.variants.size());
