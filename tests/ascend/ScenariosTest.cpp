@@ -8,9 +8,13 @@
 // kernel_sync scope's ks_sum calls AscendC::SyncAll once per launch on one
 // block of a wider SuperKernel, so every fused run sets feed-sync-all=1 (the
 // other vector cores feed its SyncAll); without it the step is bad input.
+// Configurations: the cpu suite's 9 (early-start x preload-code x workers
+// as a Latin square), its worker counts as AI Cores.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
@@ -39,23 +43,27 @@ sk::OpList ascendScenarios() {
 TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
   const sk::OpList list = ascendScenarios();
   ASSERT_FALSE(list.ops.empty());
-  // The cpu suite's early-start x preload pairs (its Latin square's diagonal); its worker counts become the
-  // device's AI Cores (cube pool N, vector pool 2N).
-  struct Config {
-    const char* options;
-    uint32_t aiCores;
-  };
+  // The cpu suite's 9 configurations (tests/session/EndToEndTest.cpp: early-start {0,1,2} x preload-code
+  // {none, per-func, max} x workers {1,2,4} as a Latin square); its worker counts become the device's AI
+  // Cores (cube pool N, vector pool 2N). One session per AI Core count, one reference run.
+  const char* preloads[] = {"none", "per-func", "max"};
+  const uint32_t aiCores[] = {1, 2, 4};
+  std::map<uint32_t, std::unique_ptr<sk::Session>> sessions;
   std::unique_ptr<sk::BufferSet> reference;
-  for (Config c : {Config{"early-start=0:preload-code=none:feed-sync-all=1", 1},
-                   Config{"early-start=1:preload-code=per-func:feed-sync-all=1", 2},
-                   Config{"early-start=2:preload-code=max:split-mode=1:feed-sync-all=1", 4}}) {
-    SCOPED_TRACE(c.options);
-    auto session = sktest::ascend::ascendSession(c.aiCores);
-    ASSERT_TRUE(session);
-    if (!reference) reference = sktest::ascend::referenceRun(*session, list);
-    ASSERT_TRUE(reference);
-    auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, c.options, *reference);
-    EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
+  for (int es = 0; es < 3; ++es) {
+    for (int p = 0; p < 3; ++p) {
+      const uint32_t cores = aiCores[(es + p) % 3];
+      const std::string options =
+          "early-start=" + std::to_string(es) + ":preload-code=" + preloads[p] + ":feed-sync-all=1";
+      SCOPED_TRACE(options + " on " + std::to_string(cores) + " AI Core(s)");
+      auto& session = sessions[cores];
+      if (!session) session = sktest::ascend::ascendSession(cores);
+      ASSERT_TRUE(session);
+      if (!reference) reference = sktest::ascend::referenceRun(*session, list);
+      ASSERT_TRUE(reference);
+      auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, options, *reference);
+      EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
+    }
   }
 }
 
