@@ -166,11 +166,11 @@ class AscendDevice final : public Device {
     const uint32_t launch = launches_;
     if (profiling_) ++launches_;  // launch i = the i-th run() since profiling was switched on
     const bool record = profiling_ && d.profileBytes;
-    std::vector<uint8_t> profile;
-    std::vector<uint64_t> table;
+    // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
+    std::vector<uint8_t>& profile = profileScratch_;
     if (d.args.empty()) {
       if (d.profileBytes) profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
-      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, table,
+      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, tableScratch_,
                                                d.profileBytes ? profile.data() : nullptr);
     } else {
       for (const auto& [b, offset] : d.args) spec.args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
@@ -215,7 +215,9 @@ class AscendDevice final : public Device {
   MachineModel machine_;
   std::mutex mu_, runMu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
-  // Profiling state, guarded by runMu_.
+  // Launch scratch and profiling state, guarded by runMu_.
+  std::vector<uint8_t> profileScratch_;
+  std::vector<uint64_t> tableScratch_;
   bool profiling_ = false;
   uint32_t launches_ = 0;
   std::vector<TraceEvent> events_;
