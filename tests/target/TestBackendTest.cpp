@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/Timing.h"
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/superkernel.h"
 
@@ -180,10 +181,15 @@ class TestDevice final : public Device {
   }
   Status download(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
+    ++downloads;
+    return Status::success();
+  }
+  Status synchronize(void*) override {
+    ++syncs;
     return Status::success();
   }
 
-  static inline int loads = 0, runs = 0, uploads = 0;
+  static inline int loads = 0, runs = 0, uploads = 0, downloads = 0, syncs = 0;
 
  private:
   MachineModel machine_;
@@ -283,6 +289,41 @@ TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {
   EXPECT_FALSE(diff->has_value());
   // The cpu device was not involved: it has no artifact for this target.
   EXPECT_GE(TestDevice::runs, 3);
+}
+
+// sk-compile --run's timer on a device with its own memory: the buffers are
+// uploaded once per side, never downloaded while timing, and every timed run
+// ends with Device::synchronize (so an asynchronous device's work is timed).
+TEST(TestBackend, TimingKeepsBuffersOnTheDeviceAndWaitsForEachRun) {
+  auto list = parseOpList(kTwoOps, "two_ops.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  Session& s = session();
+  auto fused = s.compile(*list);
+  ASSERT_TRUE(fused.ok()) << fused.error().message();
+  CompileRequest reference;
+  reference.fuse = false;
+  auto unfused = s.compile(*list, reference);
+  ASSERT_TRUE(unfused.ok()) << unfused.error().message();
+  auto a = BufferSet::create(*list);
+  auto b = BufferSet::create(*list);
+  ASSERT_TRUE(a.ok() && b.ok());
+  tools::TimingConfig cfg;
+  cfg.warmups = 1;
+  cfg.samples = 2;
+  cfg.sampleMs = 1;
+  cfg.settleMs = 0;
+  const int uploads0 = TestDevice::uploads, downloads0 = TestDevice::downloads, runs0 = TestDevice::runs,
+            syncs0 = TestDevice::syncs;
+  auto t = tools::timeRuns(s, *fused, *a, *unfused, *b, cfg);
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_EQ(TestDevice::uploads - uploads0, static_cast<int>(2 * list->buffers.size()));
+  EXPECT_EQ(TestDevice::downloads - downloads0, 0);
+  // One synchronize per plan run: with F fused runs (1 launch each) and U unfused runs (2 launches each),
+  // syncs = F + U and launches = F + 2U. Each side runs at least 1 warm-up + 1 probe + 2 x (1 + 1) times.
+  const int launches = TestDevice::runs - runs0, syncs = TestDevice::syncs - syncs0;
+  const int unfusedRuns = launches - syncs, fusedRuns = 2 * syncs - launches;
+  EXPECT_GE(fusedRuns, 6) << launches << " launches, " << syncs << " synchronize calls";
+  EXPECT_GE(unfusedRuns, 6) << launches << " launches, " << syncs << " synchronize calls";
 }
 
 TEST(TestBackend, KernelWithoutASourceForTheTargetIsAClearError) {

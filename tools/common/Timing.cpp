@@ -21,17 +21,51 @@ Summary summarize(std::vector<double> v) {
 namespace {
 using Clock = std::chrono::steady_clock;
 
+// The memory a timed run uses. On a host-memory device: the BufferSet's own.
+// On a device with its own memory (cuda): copies allocated and uploaded once
+// here, because Session::run(plan, BufferSet&) allocates, uploads and
+// downloads every buffer around each run, and a timed run must be the plan's
+// launches and the wait for them, not the transfers.
+class RunMemory {
+ public:
+  RunMemory(Device& dev, BufferSet& buffers) : dev_(dev), buffers_(buffers) {}
+  RunMemory(const RunMemory&) = delete;
+  RunMemory& operator=(const RunMemory&) = delete;
+  ~RunMemory() {
+    for (void* p : owned_)
+      if (p) dev_.release(p);
+  }
+  Status prepare() {
+    if (dev_.hostMemory()) return Status::success();
+    owned_.assign(buffers_.size(), nullptr);
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      SK_ASSIGN_OR_RETURN(owned_[i], dev_.allocate(buffers_.bytes(i)));
+      SK_RETURN_IF_ERROR(dev_.upload(owned_[i], buffers_.data(i), buffers_.bytes(i)));
+    }
+    return Status::success();
+  }
+  void* const* pointers() { return dev_.hostMemory() ? buffers_.pointers() : owned_.data(); }
+  size_t size() const { return buffers_.size(); }
+
+ private:
+  Device& dev_;
+  BufferSet& buffers_;
+  std::vector<void*> owned_;
+};
+
 struct Side {
   CompiledPlan* plan;
-  BufferSet* buffers;
+  RunMemory* memory;
   const char* name;
   long batch = 1;
   std::vector<double>* samples;
 };
 
 Expected<double> once(Session& session, Side& s) {
+  Device& dev = *s.plan->device;
   const auto t0 = Clock::now();
-  Status st = session.run(*s.plan, *s.buffers);
+  Status st = session.run(*s.plan, s.memory->pointers(), s.memory->size());
+  if (st) st = dev.synchronize(dev.defaultStream());
   const auto t1 = Clock::now();
   if (!st) return Error(st.error()).context(std::string(s.name) + " run (timing)");
   return std::chrono::duration<double>(t1 - t0).count();
@@ -42,8 +76,12 @@ Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fuse
                           BufferSet& unfusedBuffers, const TimingConfig& cfg) {
   Timing t;
   t.warmups = cfg.warmups;
-  Side sides[2] = {{&fused, &fusedBuffers, "fused", 1, &t.fusedSeconds},
-                   {&unfused, &unfusedBuffers, "unfused", 1, &t.unfusedSeconds}};
+  if (!fused.device || !unfused.device) return badInput("timing: the plans were not compiled by a session");
+  RunMemory fusedMemory(*fused.device, fusedBuffers), unfusedMemory(*unfused.device, unfusedBuffers);
+  SK_RETURN_IF_ERROR(fusedMemory.prepare());
+  SK_RETURN_IF_ERROR(unfusedMemory.prepare());
+  Side sides[2] = {{&fused, &fusedMemory, "fused", 1, &t.fusedSeconds},
+                   {&unfused, &unfusedMemory, "unfused", 1, &t.unfusedSeconds}};
   // Warm up, then size each side's batch to ~sampleMs from a short probe.
   for (Side& s : sides) {
     for (int i = 0; i < cfg.warmups; ++i) SK_RETURN_IF_ERROR(once(session, s));

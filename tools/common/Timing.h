@@ -6,13 +6,18 @@
 // samples alternate fused/unfused with the starting side rotating and a short
 // sleep before each (so the other side's spinning workers are asleep); the
 // result is the median of the samples with their min-max, and the speedup is
-// computed per sample pair (taken moments apart), then summarized.
+// computed per sample pair (taken moments apart), then summarized. On a
+// device with its own memory (cuda) the buffers are uploaded once before the
+// runs, and each timed run ends with Device::synchronize: it times the
+// launches and the wait for them, never the transfers (host timer; CUDA
+// events are not used yet).
 #pragma once
 
 #include <vector>
 
 #include "superkernel/session/BufferSet.h"
 #include "superkernel/session/Session.h"
+#include "superkernel/target/Backend.h"
 #include "superkernel/support/Error.h"
 
 namespace sk::tools {

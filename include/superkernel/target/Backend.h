@@ -162,6 +162,16 @@ class Device {
     (void)opNames;
   }
 
+  /// Wait until the work run() enqueued on `stream` is complete; a launch
+  /// that failed on the device reports here. Devices whose run() returns
+  /// when the work is done (cpu, the ascend simulator) have nothing to wait
+  /// for. Timers call it so that a timed run includes the work, not only its
+  /// enqueueing.
+  virtual Status synchronize(void* stream) {
+    (void)stream;
+    return Status::success();
+  }
+
   /// true: buffers are plain host memory (run() takes host pointers).
   virtual bool hostMemory() const { return true; }
   virtual Expected<void*> allocate(size_t bytes) = 0;
