@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <vector>
@@ -40,6 +41,17 @@ ASC(moe_expert_slot, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 ASC(moe_gate, uint8_t*, uint8_t*, uint8_t*);
 ASC(moe_gate_sig, uint8_t*, uint8_t*, uint8_t*);
 ASC(moe_combine, uint8_t*, uint8_t*, uint8_t*);
+ASC(mul, uint8_t*, uint8_t*, uint8_t*);
+ASC(scale, uint8_t*, uint8_t*);
+ASC(concat, uint8_t*, uint8_t*, uint8_t*);
+ASC(transpose, uint8_t*, uint8_t*);
+ASC(reduce_mean, uint8_t*, uint8_t*);
+ASC(cast_f32_f16, uint8_t*, uint8_t*);
+ASC(cast_f16_f32, uint8_t*, uint8_t*);
+ASC(cast_f32_bf16, uint8_t*, uint8_t*);
+ASC(cast_bf16_f32, uint8_t*, uint8_t*);
+ASC(matmul, uint8_t*, uint8_t*, uint8_t*);
+ASC(matmul_bf16w, uint8_t*, uint8_t*, uint8_t*);
 
 // The cpu builtins (scalars are ignored: the static shapes are compiled in).
 void cpu_add(const sk_ctx*, const float*, const float*, float*, int64_t);
@@ -60,6 +72,17 @@ void cpu_moe_expert_slot(const sk_ctx*, const float*, const float*, const int32_
 void cpu_moe_gate(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t, int32_t);
 void cpu_moe_gate_sig(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t, int32_t);
 void cpu_moe_combine(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t);
+void cpu_mul(const sk_ctx*, const float*, const float*, float*, int64_t);
+void cpu_scale(const sk_ctx*, const float*, float*, float, int64_t);
+void cpu_concat(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, int64_t);
+void cpu_transpose(const sk_ctx*, const float*, float*, int64_t, int64_t);
+void cpu_reduce_mean(const sk_ctx*, const float*, float*, int64_t, int64_t);
+void cpu_cast_f32_f16(const sk_ctx*, const float*, uint16_t*, int64_t);
+void cpu_cast_f16_f32(const sk_ctx*, const uint16_t*, float*, int64_t);
+void cpu_cast_f32_bf16(const sk_ctx*, const float*, uint16_t*, int64_t);
+void cpu_cast_bf16_f32(const sk_ctx*, const uint16_t*, float*, int64_t);
+void cpu_matmul(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, int64_t);
+void cpu_matmul_bf16w(const sk_ctx*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t);
 }
 
 namespace {
@@ -127,6 +150,12 @@ std::vector<Case> cases() {
   auto bf16 = [](std::vector<Buf>& b) {
     for (uint32_t& w : b[0].w) w = (w & 0xffff0000u) | (w >> 16);
   };
+  // The f32 -> f16 / bf16 casts see every kind of float, not only [-1, 1]: half of the words are random
+  // bit patterns (NaN, inf, f32 subnormals, values past 65504, half subnormals).
+  auto anyBits = [](std::vector<Buf>& b) {
+    std::mt19937 gen(99);
+    for (size_t i = 0; i < b[0].w.size(); i += 2) b[0].w[i] = static_cast<uint32_t>(gen());
+  };
   auto idx = [](std::vector<Buf>& b) {  // expert indices in range for moe_expert
     b[2].as<int32_t>()[0] = 3;
     b[2].as<int32_t>()[1] = 1;
@@ -191,6 +220,41 @@ std::vector<Case> cases() {
        [](const sk_ctx* c, std::vector<Buf>& b) {
          cpu_moe_combine(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
        }},
+      {"mul_f32", TaskType::AivOnly, {1000, 1000, 1000}, {2}, fn(asc_mul),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_mul(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0); }},
+      {"scale_f32", TaskType::AivOnly, {1000, 1000}, {1}, fn(asc_scale),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_scale(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
+      {"concat_f32", TaskType::AivOnly, {15, 21, 36}, {2}, fn(asc_concat),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_concat(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0);
+       }},
+      {"transpose_f32", TaskType::AivOnly, {63, 63}, {1}, fn(asc_transpose),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_transpose(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
+      {"reduce_mean_f32", TaskType::AivOnly, {165, 5}, {1}, fn(asc_reduce_mean),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_reduce_mean(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
+      {"cast_f32_f16", TaskType::AivOnly, {1000, 500}, {1}, fn(asc_cast_f32_f16),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f32_f16(c, b[0].as<float>(), b[1].as<uint16_t>(), 0); },
+       anyBits},
+      {"cast_f16_f32", TaskType::AivOnly, {500, 1000}, {1}, fn(asc_cast_f16_f32),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f16_f32(c, b[0].as<uint16_t>(), b[1].as<float>(), 0); },
+       anyBits},
+      {"cast_f32_bf16", TaskType::AivOnly, {1000, 500}, {1}, fn(asc_cast_f32_bf16),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f32_bf16(c, b[0].as<float>(), b[1].as<uint16_t>(), 0); },
+       anyBits},
+      {"cast_bf16_f32", TaskType::AivOnly, {500, 1000}, {1}, fn(asc_cast_bf16_f32),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_bf16_f32(c, b[0].as<uint16_t>(), b[1].as<float>(), 0); },
+       anyBits},
+      {"matmul_f32", TaskType::AicOnly, {3 * 19, 19 * 11, 3 * 11}, {2}, fn(asc_matmul),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_matmul(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0);
+       }},
+      {"matmul_bf16w", TaskType::AicOnly, {3 * 19, 19 * 12 / 2, 3 * 12}, {2}, fn(asc_matmul_bf16w),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_matmul_bf16w(c, b[0].as<float>(), b[1].as<uint16_t>(), b[2].as<float>(), 0, 0, 0);
+       },
+       [](std::vector<Buf>& b) {
+         for (uint32_t& w : b[1].w) w = (w & 0xffff0000u) | (w >> 16);
+       }},
   };
 }
 
@@ -231,6 +295,66 @@ TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
   }
 }
 
+// One launch of a two-buffer (x, y) kernel compiled with n = 1000 elements, on 3 blocks.
+void launch2(void* entry, void* x, void* y) {
+  sk::ascend_sim::LaunchSpec s;
+  s.type = TaskType::AivOnly;
+  s.blockDim = 3;
+  s.entry = entry;
+  s.enter = &sk_ascend_sim_enter;
+  s.name = "cast";
+  s.args = {x, y};
+  sk::Status st = sk::ascend_sim::launch(s);
+  ASSERT_TRUE(st.ok()) << st.error().message();
+}
+
+// The f16 casts are bit arithmetic on the ascend side (no half type) and use the FPU (rintf) for half
+// subnormals on the cpu side: every half value converts alike, and so does every f32 at, between and
+// just beside two neighbouring halves (the round-to-nearest-even ties, subnormal ones included, and the
+// overflow edge at 65520).
+TEST(AscendKernels, HalfCastsAgreeWithTheCpuBuiltinOnEveryHalfAndTie) {
+  const sk_ctx one{0, 1, nullptr};
+  std::vector<uint16_t> halves(65536);
+  for (uint32_t h = 0; h < 65536; ++h) halves[h] = static_cast<uint16_t>(h);
+  std::vector<float> asc(1000), cpu(1000), all(65536);
+  for (size_t at = 0; at < halves.size(); at += 1000) {
+    std::vector<uint16_t> in(1000, 0);
+    std::copy(halves.begin() + at, halves.begin() + std::min(halves.size(), at + 1000), in.begin());
+    launch2(fn(asc_cast_f16_f32), in.data(), asc.data());
+    cpu_cast_f16_f32(&one, in.data(), cpu.data(), 0);
+    ASSERT_EQ(0, std::memcmp(asc.data(), cpu.data(), 4000)) << "halves from " << at;
+    std::copy(cpu.begin(), cpu.begin() + std::min<size_t>(1000, 65536 - at), all.begin() + at);
+  }
+  std::vector<float> floats;
+  for (uint32_t h = 0; h < 0x7c00; ++h) {  // finite positive halves and their upper neighbour
+    const float lo = all[h], hi = h + 1 < 0x7c00 ? all[h + 1] : 65536.0f;
+    const float mid = (lo + hi) / 2;  // exact: both have 11 significant bits
+    for (float f : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, hi)}) {
+      floats.push_back(f);
+      floats.push_back(-f);
+    }
+  }
+  for (float f : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min(), 1e-30f, 1e30f})
+    floats.push_back(f);
+  std::vector<uint16_t> ha(1000), hc(1000);
+  for (size_t at = 0; at < floats.size(); at += 1000) {
+    std::vector<float> in(1000, 0.0f);
+    std::copy(floats.begin() + at, floats.begin() + std::min(floats.size(), at + 1000), in.begin());
+    launch2(fn(asc_cast_f32_f16), in.data(), ha.data());
+    cpu_cast_f32_f16(&one, in.data(), hc.data(), 0);
+    for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(ha[i], hc[i]) << "f32 " << in[i] << " (element " << at + i << ")";
+  }
+  // Spot values: ties to even in the normal and subnormal range, overflow.
+  const std::pair<float, uint16_t> spots[] = {{1.0f + 0x1p-11f, 0x3c00}, {1.0f + 3 * 0x1p-11f, 0x3c02},
+                                              {0x1p-25f, 0x0000},        {3 * 0x1p-25f, 0x0002},
+                                              {65519.0f, 0x7bff},        {65520.0f, 0x7c00}};
+  std::vector<float> in(1000, 0.0f);
+  for (size_t i = 0; i < std::size(spots); ++i) in[i] = spots[i].first;
+  launch2(fn(asc_cast_f32_f16), in.data(), ha.data());
+  for (size_t i = 0; i < std::size(spots); ++i) EXPECT_EQ(ha[i], spots[i].second) << spots[i].first;
+}
+
 TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
   std::vector<float> x(60), y(60);
   sk::ascend_sim::LaunchSpec s;
@@ -264,7 +388,10 @@ TEST(AscendKernels, DeclarationsMirrorTheCpuBuiltins) {
   const char* names[] = {"add_f32",      "copy_f32",           "swiglu_f32",     "rms_norm_f32",
                          "add_rms_norm_f32", "softmax_f32",    "rope_f32",       "attn_scores_f32",
                          "attn_weighted_sum_f32", "gemv_f32",  "gemv_bf16w",     "moe_expert_gemv_f32",
-                         "moe_expert_gemv_bf16w", "moe_combine_f32", "moe_gate_topk_f32"};
+                         "moe_expert_gemv_bf16w", "moe_combine_f32", "moe_gate_topk_f32",
+                         "mul_f32",      "scale_f32",          "concat_f32",     "transpose_f32",
+                         "reduce_mean_f32", "cast_f32_f16",    "cast_f16_f32",   "cast_f32_bf16",
+                         "cast_bf16_f32", "matmul_f32",        "matmul_bf16w"};
   auto load = [](const std::string& path) {
     std::ifstream in(path);
     std::stringstream ss;

@@ -71,6 +71,17 @@ _sk_ascend_kernel_pair(moe_gate moe_gate_topk.cpp sk_moe_gate_topk_f32
 _sk_ascend_kernel_pair(moe_gate_sig moe_gate_topk.cpp sk_moe_gate_topk_f32
   "SK_ROWS=3,SK_EXPERTS=6,SK_TOPK=3,SK_SIGMOID=1,SK_NORMALIZE=0")
 _sk_ascend_kernel_pair(moe_combine moe_combine.cpp sk_moe_combine_f32 "SK_TOPK=2,SK_ROWS=8")
+_sk_ascend_kernel_pair(mul mul.cpp sk_mul_f32 "SK_N=1000")
+_sk_ascend_kernel_pair(scale scale.cpp sk_scale_f32 "SK_N=1000,SK_ALPHA=0.37f")
+_sk_ascend_kernel_pair(concat concat.cpp sk_concat_f32 "SK_ROWS=3,SK_CA=5,SK_CB=7")
+_sk_ascend_kernel_pair(transpose transpose.cpp sk_transpose_f32 "SK_ROWS=7,SK_COLS=9")
+_sk_ascend_kernel_pair(reduce_mean reduce_mean.cpp sk_reduce_mean_f32 "SK_ROWS=5,SK_COLS=33")
+_sk_ascend_kernel_pair(cast_f32_f16 cast.cpp sk_cast_f32_f16 "SK_CAST_F32_F16=1,SK_N=1000")
+_sk_ascend_kernel_pair(cast_f16_f32 cast.cpp sk_cast_f16_f32 "SK_CAST_F16_F32=1,SK_N=1000")
+_sk_ascend_kernel_pair(cast_f32_bf16 cast.cpp sk_cast_f32_bf16 "SK_CAST_F32_BF16=1,SK_N=1000")
+_sk_ascend_kernel_pair(cast_bf16_f32 cast.cpp sk_cast_bf16_f32 "SK_CAST_BF16_F32=1,SK_N=1000")
+_sk_ascend_kernel_pair(matmul matmul.cpp sk_matmul_f32 "SK_M=3,SK_K=19,SK_N=11")
+_sk_ascend_kernel_pair(matmul_bf16w matmul.cpp sk_matmul_bf16w "SK_WEIGHT_BF16=1,SK_M=3,SK_K=19,SK_N=12")
 target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
 target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
   SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")
