@@ -367,6 +367,12 @@ Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std:
 Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
                                                        std::string_view metadataJson) const {
+  return buildSuperKernel(source, objects, o, [&] { return std::string(metadataJson); });
+}
+
+Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
+                                                       const std::vector<ObjectArtifact>& objects, const Options& o,
+                                                       const std::function<std::string()>& metadataJson) const {
   SK_RETURN_IF_ERROR(impl_->ready());
   SK_ASSIGN_OR_RETURN(std::string key, superKernelKey(source, objects, o));
   std::atomic<bool> ran{false};
@@ -384,7 +390,8 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
     out.toolchain = impl_->tc.path.string() + " (" + impl_->tc.versionLine() + ")";
     // Parsed only when the entry is built: a cache hit never reads it (the
     // hit path stays free of JSON work).
-    SK_ASSIGN_OR_RETURN(nlohmann::json meta, detail::parseJsonText(metadataJson, "the SuperKernel's metadata"));
+    const std::string metaText = metadataJson ? metadataJson() : std::string("{}");
+    SK_ASSIGN_OR_RETURN(nlohmann::json meta, detail::parseJsonText(metaText, "the SuperKernel's metadata"));
     if (!meta.is_object()) meta = nlohmann::json{{"metadata", std::move(meta)}};
     if (!meta.contains("object_keys")) {
       std::vector<std::string> ks;

@@ -135,6 +135,12 @@ class Driver {
                                                  const std::vector<ObjectArtifact>& objects,
                                                  const Options& options,
                                                  std::string_view metadataJson = "{}") const;
+  /// The same, with the metadata made only when this call builds: a hit
+  /// never pays for it (a Session's metadata holds the whole op list).
+  Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
+                                                 const std::vector<ObjectArtifact>& objects,
+                                                 const Options& options,
+                                                 const std::function<std::string()>& metadataJson) const;
 
  private:
   struct Impl;
