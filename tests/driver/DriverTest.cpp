@@ -577,6 +577,15 @@ TEST(DriverLink, MetadataIsJsonText) {
   auto hit = d.buildSuperKernel(src, *objs, Options{}, R"({"report": })");
   ASSERT_TRUE(hit.ok()) << hit.error().message();
   EXPECT_TRUE(hit->cached);
+  // Nor does it make it: the producer form is not called on a hit.
+  int made = 0;
+  auto lazy = d.buildSuperKernel(src, *objs, Options{}, std::function<std::string()>([&] {
+                                   ++made;
+                                   return std::string("{}");
+                                 }));
+  ASSERT_TRUE(lazy.ok()) << lazy.error().message();
+  EXPECT_TRUE(lazy->cached);
+  EXPECT_EQ(made, 0);
 }
 
 TEST(DriverLink, LinkFailureCarriesCommand) {
