@@ -53,9 +53,11 @@ constexpr std::string_view kKeywords[] = {
 constexpr std::string_view kRuntimeMacros[] = {"SK_KERNEL", "SK_EXTERN_C", "SK_ABI_VERSION",
                                                             "SK_SERVICES_VERSION", "SK_CACHELINE", "SK_SPIN_ITERS"};
 // Prefixes of the runtime headers' own macros (include guards, the cuda
-// runtime's tunables and enumerators): a kernel macro of such a name would
-// switch off a header or retune the runtime under the kernel.
-constexpr std::string_view kRuntimeMacroPrefixes[] = {"SUPERKERNEL_", "SK_CUDA_", "SK_WAIT_", "SK_RUN_"};
+// runtime's tunables and enumerators, the ascend kernel header's guard and
+// GM cast, the simulator's switch and ABI): a kernel macro of such a name
+// would switch off a header or retune the runtime under the kernel.
+constexpr std::string_view kRuntimeMacroPrefixes[] = {"SUPERKERNEL_", "SK_CUDA_", "SK_ASCEND_", "SK_WAIT_",
+                                                      "SK_RUN_"};
 
 // -f families that are refused, matched on the feature name with any "no-"
 // removed: they load code into the compiler (plugin, pass-plugin, use-ld,

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "superkernel/frontend/OpList.h"
+#include "superkernel/target/Backend.h"
 #include "SessionRun.h"
 
 namespace fs = std::filesystem;
@@ -34,6 +35,25 @@ TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
     auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, text, *reference);
     EXPECT_GE(rc.fusedSteps, 1u) << text;
   }
+}
+
+// The device checks the buffer count a SuperKernel is run with against its launch descriptor.
+TEST(AscendPlannedRun, WrongBufferCountIsBadInput) {
+  const sk::OpList list = decodeLayer();
+  auto session = sktest::ascend::ascendSession(2);
+  ASSERT_TRUE(session);
+  sk::CompileRequest req;
+  req.target = "ascend";
+  auto plan = session->compile(list, req);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  const sk::CompiledStep& step = plan->steps.at(0);
+  std::vector<void*> ptrs(step.pointers.size() + 1, nullptr);
+  sk::Status st = plan->device->run(*step.kernel, step.numCores, nullptr, ptrs.data(),
+                                    static_cast<uint32_t>(ptrs.size()));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(st.error().message().find("buffer(s) given, the SuperKernel takes"), std::string::npos)
+      << st.error().message();
 }
 
 // profiling=1 on ascend: Session::runProfiled gives a Chrome/Perfetto trace

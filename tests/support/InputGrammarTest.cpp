@@ -36,7 +36,8 @@ TEST(InputGrammar, MacroNames) {
   EXPECT_TRUE(ok(macroNameProblem("TILE", "")));
   for (const char* bad : {"1X", "A-B", "X Y", "", "_X", "__x", "a__b", "if", "return", "defined", "and", "float",
                           "sk_ctx", "SK_KERNEL", "SK_ABI_VERSION", "SK_SPIN_ITERS", "SK_CUDA_POLL_NS", "SK_WAIT_FLAG",
-                          "SUPERKERNEL_CUDA_SYNC_CUH", "SK_RUN_NOT_CO_RESIDENT"})
+                          "SUPERKERNEL_CUDA_SYNC_CUH", "SK_RUN_NOT_CO_RESIDENT", "SK_ASCEND_KERNEL_H",
+                          "SK_ASCEND_SIMULATOR"})
     EXPECT_FALSE(ok(macroNameProblem(bad, ""))) << bad;
   EXPECT_NE(macroNameProblem("add_kernel", "add_kernel").find("the kernel's entry"), std::string::npos);
 }

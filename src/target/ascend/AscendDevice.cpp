@@ -64,6 +64,12 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
   SK_ASSIGN_OR_RETURN(void* text, module.entry(ascend::kLaunchSymbol));
   auto d = ascend::parseLaunchDescriptor(static_cast<const char*>(text));
   if (!d) return std::move(d).error().context("SuperKernel " + a.key);
+  // The entry's parameter count follows from the descriptor: checked once here, not on every run.
+  const size_t params = d->args.empty() ? (d->bufferTable ? 1 : d->buffers) + (d->profileBytes ? 1 : 0) : d->args.size();
+  if (params > ascend_sim::kMaxArgs) {
+    return badInput(fmt::format("SuperKernel {}: its entry takes {} arguments, the simulator passes at most {}", a.key,
+                                params, ascend_sim::kMaxArgs));
+  }
   ascend_sim::TaskType type;
   if (!ascend_sim::parseTaskType(d->type, &type)) {
     return runtimeError(fmt::format("SuperKernel {}: unknown task type {}", a.key, d->type));
@@ -169,15 +175,15 @@ class AscendDevice final : public Device {
     // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
     std::vector<uint8_t>& profile = profileScratch_;
     if (d.args.empty()) {
-      if (d.profileBytes) profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
+      if (record) {
+        profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
+      } else if (profile.size() < d.profileBytes) {
+        profile.resize(d.profileBytes);  // written and never read
+      }
       spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, tableScratch_,
                                                d.profileBytes ? profile.data() : nullptr);
     } else {
       for (const auto& [b, offset] : d.args) spec.args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
-    }
-    if (spec.args.size() > ascend_sim::kMaxArgs) {
-      return badInput(fmt::format("ascend run: {} arguments (the simulator takes at most {})", spec.args.size(),
-                                  ascend_sim::kMaxArgs));
     }
     const uint64_t launchNs = steadyNs();
     Status st = ascend_sim::launch(spec);

@@ -29,11 +29,21 @@ std::string taskTypeSuffix(ascend::KernelType t) {
   return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
 }
 
-std::string descriptorLine(const ascend::LaunchDescriptor& d) {
+// The descriptor is a C string literal that the recipe also reads from the
+// source text as is, so it is never escaped: it may only hold what its fields
+// are made of (identifiers, numbers, '=', ',', ':', ' '); anything else is a
+// bug upstream, refused rather than printed into the literal.
+Expected<std::string> descriptorLine(const ascend::LaunchDescriptor& d) {
+  const std::string text = ascend::formatLaunchDescriptor(d);
+  for (char c : text) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                       c == '=' || c == ',' || c == ':' || c == ' ';
+    if (!plain) return internalError(fmt::format("ascend launch descriptor \"{}\" holds a character it may not", text));
+  }
   return fmt::format(
       "\n// The launch the ascend device makes of this artifact (read back from the loaded object).\n"
       "extern \"C\" const char {}[] = \"{}\";\n",
-      ascend::kLaunchSymbol, ascend::formatLaunchDescriptor(d));
+      ascend::kLaunchSymbol, text);
 }
 
 class AscendTarget final : public Target {
@@ -77,7 +87,8 @@ class AscendTarget final : public Target {
       d.profileBytes = src.profileBytes;
       d.split = src.splitMode;
       d.bufferTable = src.bufferTable;
-      g.text = std::move(src.text) + descriptorLine(d);
+      SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
+      g.text = std::move(src.text) + line;
     } else {
       const ascend::AscendOp& op = step.ops.at(0);
       d.entry = step.objects.at(op.object).symbol;
@@ -87,7 +98,8 @@ class AscendTarget final : public Target {
           "// An unfused op: its sub-kernel {} is launched directly ({} on {} core(s)).\n"
           "#include \"kernel_operator.h\"\n",
           d.entry, d.type, d.blockDim);
-      g.text += descriptorLine(d);
+      SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
+      g.text += line;
     }
     SyncLayout layout;  // the manifest's shared part: which variants the source uses
     layout.variants = g.variants;
