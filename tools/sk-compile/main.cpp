@@ -226,6 +226,7 @@ std::string renderText(const json& rep) {
   // No compiler line when none was looked for (--plan-only) or found.
   const std::string compiler = rep.contains("compiler") ? rep["compiler"]["version"].get<std::string>()
                                                         : std::string("no compiler used");
+  // The device's word for its cores ("workers", "cores", "resident CTAs"); --plan-only makes no device.
   const std::string cores = rep.value("core_noun", std::string("workers"));
   s += fmt::format("  target {} (arch {}), {} {}, {}\n", rep["target"].get<std::string>(), rep["arch"].get<std::string>(),
                    rep["workers"].get<uint32_t>(), cores, compiler);
@@ -292,7 +293,7 @@ std::string renderText(const json& rep) {
       // each the median run of a batch (bench/suite.cpp's method).
       s += fmt::format(", {} {}\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
                        "runs; median and min-max over the samples\n",
-                       rep["workers"].get<uint32_t>(), rep.value("core_noun", std::string("workers")),
+                       rep["workers"].get<uint32_t>(), cores,
                        r["repeat"].get<int>(), r["batch_ms"].get<double>(),
                        r["warmups"].get<int>());
       Table rt({"", "median", "min", "max", "runs/sample", "launches"}, "lrrrrr");

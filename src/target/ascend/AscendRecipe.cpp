@@ -148,7 +148,6 @@ void addDefines(std::vector<std::string>& argv, const CompileStep& s) {
       argv.push_back("-D__ASCENDC_ENABLE_WAIT_PRE_TASK_END");
       argv.push_back("-D__ASCENDC_SUPERKERNEL_EARLY_START_V2");
     }
-    if (s.feedSyncAll) argv.push_back("-D__ASCENDC_SUPERKERNEL_AUTO_SYNC_ALL__");
   }
 }
 

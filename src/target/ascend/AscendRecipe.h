@@ -78,11 +78,6 @@ struct CompileStep {
   uint32_t blockNum = 0;
   /// Sub-kernel: honour its own SetNextTaskStart / WaitPreTaskEnd (early-start 1).
   bool kernelEarlyStart = false;
-  /// Sub-kernel: the reference's run-time feed-sync-all (the library's SyncAll
-  /// publishes each call on a GM workspace word the idle cores poll). Left off:
-  /// the emitter feeds the kernel's declared sync_all_calls instead, with no
-  /// workspace (docs/ASCEND.md).
-  bool feedSyncAll = false;
   /// split-mode of the SuperKernel (long calls when > 1).
   int splitMode = 1;
   /// compile-options from the option string: appended last, one argv item each.

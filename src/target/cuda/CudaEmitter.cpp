@@ -132,8 +132,8 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   v.set("num_waits", numWaits);
 
   // Per queue as on cpu, with unsigned literals in the core test (cores are
-  // uint32_t here); each op item also carries its block count.
-  addQueues(v, plan, sk, "u", [](TemplateValues& ov, const PlannedOp& op) { ov.set("blocks", op.blockDim); });
+  // uint32_t here; sk_run_op reads each op's block count from sk_ops).
+  addQueues(v, plan, sk, "u");
 
   return renderStep(plan, sk, L, v, ".cu", "cuda");
 }
