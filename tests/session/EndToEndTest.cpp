@@ -339,5 +339,21 @@ TEST(EndToEnd, GraphRunsUnscopedLaunchesNowAndScopedOnesFused) {
   EXPECT_EQ(t[100], 7.0f);
 }
 
+// A plain "source" belongs to the list's target: compiled for another target
+// (CompileRequest::target) the kernel has no source there, one bad-input
+// error naming it and "sources", before any compiler runs.
+TEST(EndToEnd, PlainSourceForAnotherTargetIsBadInput) {
+  Session& s = sessionFor(2);
+  auto cp = s.compile(list("scenarios"), {.options = "", .fuse = true, .target = "ascend"});
+  ASSERT_FALSE(cp.ok());
+  EXPECT_EQ(cp.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(cp.error().message().find("has no source for target ascend (it has: cpu); declare one with "
+                                      "\"sources\": {\"ascend\": \"<file>\"}"),
+            std::string::npos)
+      << msg(cp.error());
+  // The same list for its own target still compiles.
+  EXPECT_TRUE(s.compile(list("scenarios"), {.options = "", .fuse = true, .target = "cpu"}).ok());
+}
+
 }  // namespace
 }  // namespace sk
