@@ -71,4 +71,12 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   return sk;
 }
 
+bool launchesConflict(const PlanContext& ctx, uint32_t a, uint32_t b) {
+  Segment pair;
+  pair.ops = {a, b};
+  pair.fused = true;
+  SuperKernelPlan sk = bindSegment(ctx, pair);
+  return !requirement(sk.ops[0], sk.ops[1]).need.empty();
+}
+
 }  // namespace sk::plan

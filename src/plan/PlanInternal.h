@@ -4,8 +4,8 @@
 //
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
 //   bindSegment -> assignQueues -> coarsenBlocks -> specializeVariants -> findDependencies (+ addEventEdges)
-//   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload
-//   -> validatePlan; then dropUnusedVariants (Specialize.cpp), reportInapplicable
+//   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload -> linkSides (a fused segment's side
+//   launches, each then planned as an unfused step) -> validatePlan; then dropUnusedVariants (Specialize.cpp), reportInapplicable
 //   (Applicability.cpp) and fillReport. The machine model (PlanConfig::machine) is the only thing
 //   about the target the passes read.
 #pragma once
@@ -64,6 +64,9 @@ struct Segment {
   std::string name;
   std::string endReason;                    // "ops[5] (x): <reason>" or "end of op list"
   Options options;
+  /// Fused: launches of other streams that run beside it, each a single-op
+  /// segment, in recorded order (Segments.cpp says when; Sides.cpp links them).
+  std::vector<Segment> sides;
 };
 
 struct PlanContext {
@@ -90,6 +93,11 @@ Status buildVariants(PlanContext& ctx);
 Expected<std::vector<Segment>> formSegments(PlanContext& ctx);
 // Bind.cpp
 SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
+/// Whether list launches a and b (a recorded first) conflict: some buffer
+/// range both touch, one of them writing (the data-edge rule, Ranges.cpp).
+bool launchesConflict(const PlanContext& ctx, uint32_t a, uint32_t b);
+// Sides.cpp
+void linkSides(const PlanContext& ctx, const Segment& seg, SuperKernelPlan& sk, uint32_t firstSideStep);
 // Queues.cpp
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk);
 // Coarsen.cpp

@@ -19,7 +19,8 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   SK_RETURN_IF_ERROR(plan::buildVariants(ctx));
   SK_ASSIGN_OR_RETURN(std::vector<plan::Segment> segments, plan::formSegments(ctx));
 
-  for (const plan::Segment& seg : segments) {
+  // One step: bound, placed and synchronised (a fused segment), or one unfused op.
+  auto planStep = [&](const plan::Segment& seg) -> Expected<SuperKernelPlan> {
     SuperKernelPlan sk = plan::bindSegment(ctx, seg);
     SK_RETURN_IF_ERROR(plan::assignQueues(ctx, sk));
     plan::coarsenBlocks(ctx, sk);
@@ -32,8 +33,20 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
     }
     plan::placeBarriers(sk);
     plan::schedulePreload(sk);
+    return sk;
+  };
+  for (const plan::Segment& seg : segments) {
+    SK_ASSIGN_OR_RETURN(SuperKernelPlan sk, planStep(seg));
+    const auto stepIndex = static_cast<uint32_t>(ctx.plan.steps.size());
+    plan::linkSides(ctx, seg, sk, stepIndex + 1);
     if (Status s = validatePlan(sk); !s) return s.error().context("plan " + sk.name);
     ctx.plan.steps.push_back(std::move(sk));
+    for (const plan::Segment& side : seg.sides) {
+      SK_ASSIGN_OR_RETURN(SuperKernelPlan step, planStep(side));
+      step.besideStep = static_cast<int>(stepIndex);
+      if (Status s = validatePlan(step); !s) return s.error().context("plan " + step.name);
+      ctx.plan.steps.push_back(std::move(step));
+    }
   }
   if (config.machine.staticArguments) plan::dropUnusedVariants(ctx.plan);
   plan::reportInapplicable(ctx);

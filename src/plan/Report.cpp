@@ -37,9 +37,11 @@ void fillReport(FusionPlan& plan) {
   PlanReport& r = plan.report;
   r.launchesAfter = static_cast<uint32_t>(plan.steps.size());
   r.superKernels = 0;
+  r.sideLaunches = 0;
   r.syncs = {};
   r.splits.clear();
   for (const auto& sk : plan.steps) {
+    if (sk.besideStep >= 0) ++r.sideLaunches;
     if (sk.fused) {
       ++r.superKernels;
       r.splits.push_back(sk.name + " ended at " + sk.endReason);
@@ -55,8 +57,9 @@ void fillReport(FusionPlan& plan) {
 std::string formatPlanReport(const FusionPlan& plan) {
   const PlanReport& r = plan.report;
   std::string s;
-  s += fmt::format("plan ({} {}): {} ops -> {} launches ({} SuperKernels, {} unfused), {} variants\n", plan.target,
+  s += fmt::format("plan ({} {}): {} ops -> {} launches ({} SuperKernels, {} unfused{}), {} variants\n", plan.target,
                    plan.arch, r.opsBefore, r.launchesAfter, r.superKernels, r.launchesAfter - r.superKernels,
+                   r.sideLaunches ? fmt::format(", {} of them beside a SuperKernel", r.sideLaunches) : std::string(),
                    plan.variants.size());
   s += "syncs:";
   for (SyncKind k : {SyncKind::Local, SyncKind::Flag, SyncKind::Counter, SyncKind::Barrier, SyncKind::Event}) {
@@ -67,8 +70,9 @@ std::string formatPlanReport(const FusionPlan& plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const SuperKernelPlan& sk = plan.steps[i];
     if (!sk.fused) {
-      s += fmt::format("[{}] unfused {} (block_dim {}, {} cores): {}\n", i, sk.name,
-                       sk.ops.empty() ? 0 : sk.ops[0].blockDim, sk.numCores, sk.endReason);
+      s += fmt::format("[{}] {} {} (block_dim {}, {} cores): {}\n", i,
+                       sk.besideStep >= 0 ? fmt::format("beside [{}]:", sk.besideStep) : std::string("unfused"),
+                       sk.name, sk.ops.empty() ? 0 : sk.ops[0].blockDim, sk.numCores, sk.endReason);
       continue;
     }
     std::map<SyncKind, int> kinds;
@@ -89,6 +93,14 @@ std::string formatPlanReport(const FusionPlan& plan) {
     for (const auto& e : sk.edges)
       s += fmt::format("    {} -> {}: {} {}{}\n", sk.ops[e.producer].name, sk.ops[e.consumer].name, syncKindName(e.sync),
                        depKindName(e.dep), e.buffer.empty() ? " (event order)" : " on " + e.buffer);
+    auto names = [&](const std::vector<uint32_t>& ops) {
+      std::string n;
+      for (uint32_t o : ops) n += (n.empty() ? "" : ", ") + sk.ops[o].name;
+      return n.empty() ? std::string("nothing") : n;
+    };
+    for (const SideLaunch& side : sk.sides)
+      s += fmt::format("    side launch [{}] {} on stream {}: starts after {}; before {}\n", side.step,
+                       plan.steps.at(side.step).name, side.stream, names(side.after), names(side.before));
     s += fmt::format("    ended at {}\n", sk.endReason);
   }
   for (const auto& w : r.warnings) s += "warning: " + w + "\n";

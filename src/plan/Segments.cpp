@@ -18,6 +18,16 @@
 //   op and the reason; bypass -> a warning (PlanReport::warnings and
 //   spdlog) and the split. Scope changes, unscoped and never-fuse ops are
 //   intended ends and never warn.
+// - Side launches (MachineModel::sideLaunches, DESIGN section 5): an op
+//   that would run unfused (unscoped, never-fuse, unfusible, kernel_sync too
+//   wide) while a fused segment is open, on a stream none of the segment's
+//   ops use, does not end the segment: it becomes a side launch of it (its
+//   own single-op segment in Segment::sides), run beside the SuperKernel and
+//   ordered with it by data edges only (plan/Sides.cpp). Not when it
+//   conflicts with a side launch of another stream already there: two side
+//   streams have no way to wait for each other, so the segment ends as
+//   before. A cross-stream wait on a stream with no op in the segment ends
+//   nothing by itself; it ends the segment when an op of that stream joins.
 // - Unscoped, never-fuse and unfusible launches become single-op steps
 //   (fused = false); with PlanConfig::fuse = false every launch does.
 // - A kernel_sync op with block_dim > the machine's cores can never run: BadInput.
@@ -43,6 +53,9 @@ struct Former {
   std::map<std::string, std::pair<uint32_t, uint32_t>> lastRecord;  // event -> (stream, list index)
   std::optional<std::string> pendingEnd;    // a wait decided the open segment must end
   uint32_t pendingAt = 0;
+  // Side launches: a stream's pending end if one of its ops joins the open segment (a wait on a stream
+  // that, so far, only has side launches there).
+  std::map<uint32_t, std::string> sideStreamWaits;
 
   const OpList& list() const { return ctx.list; }
   std::string where(uint32_t i) const {
@@ -79,11 +92,11 @@ struct Former {
     open.reset();
     openStreams.clear();
     pendingEnd.reset();
+    sideStreamWaits.clear();
     return Status::success();
   }
 
-  void single(uint32_t i, const Options& o, const std::string& reason) {
-    const Op& op = list().ops[i];
+  static Segment singleSegment(const Op& op, uint32_t i, const Options& o, std::string endReason) {
     Segment s;
     s.ops = {i};
     s.firstListOp = i;
@@ -91,9 +104,28 @@ struct Former {
     s.fused = false;
     s.scope = op.scope.value_or("");
     s.name = op.name;
-    s.endReason = where(i) + ": " + reason;
+    s.endReason = std::move(endReason);
     s.options = o;
-    out.push_back(std::move(s));
+    return s;
+  }
+
+  void single(uint32_t i, const Options& o, const std::string& reason) {
+    out.push_back(singleSegment(list().ops[i], i, o, where(i) + ": " + reason));
+  }
+
+  // Op i would run unfused: with side launches, it runs beside the open segment if it may.
+  bool beside(uint32_t i, const Options& o) {
+    const Op& op = list().ops[i];
+    if (!ctx.config.machine.sideLaunches || !open || open->ops.empty() || openStreams.count(op.stream)) return false;
+    for (const Segment& side : open->sides) {
+      const uint32_t j = side.ops.at(0);
+      if (list().ops[j].stream != op.stream && launchesConflict(ctx, j, i)) return false;
+    }
+    open->sides.push_back(singleSegment(op, i, o,
+                                        where(i) + ": runs beside SuperKernel " + detail::quote(open->name) +
+                                            " on stream " + std::to_string(op.stream) +
+                                            ", ordered with it by GM notify/wait words"));
+    return true;
   }
 
   void start(uint32_t i, const std::string& scope, const Options& o) {
@@ -145,6 +177,8 @@ struct Former {
       single(i, o, "fusion disabled (unfused reference plan)");
       return Status::success();
     }
+    const bool runsUnfused = !op.scope || !op.fusible || (k.kernelSync && !kernelSyncFits(op.blockDim, coresFor(o)));
+    if (runsUnfused && beside(i, o)) return Status::success();
     if (pendingEnd) {
       bool continues = open && op.scope && *op.scope == open->scope;
       std::string reason = *pendingEnd;
@@ -186,6 +220,12 @@ struct Former {
     }
     if (open && open->scope != scope)
       SK_RETURN_IF_ERROR(close(where(i) + ": scope change to " + detail::quote(scope), false));
+    if (open) {
+      if (auto w = sideStreamWaits.find(op.stream); w != sideStreamWaits.end()) {
+        std::string reason = w->second;
+        SK_RETURN_IF_ERROR(close(reason, true));
+      }
+    }
     if (open && o.streamFusion) {
       std::string why = streamFit(i, cores);
       if (!why.empty()) SK_RETURN_IF_ERROR(close(where(i) + ": " + why, true));
@@ -211,10 +251,16 @@ struct Former {
     for (uint32_t j : open->ops)
       if (j < recAt && list().ops[j].stream == srcStream) ordersInside = true;
     if (!ordersInside) return;
+    std::string reason = where(i) + ": cross-stream wait on event " + detail::quote(op.event) + " (stream " +
+                         std::to_string(op.stream) + " waits for stream " + std::to_string(srcStream) +
+                         ") cannot be expressed inside one queue (stream-fusion=0)";
+    if (ctx.config.machine.sideLaunches && !openStreams.count(op.stream)) {
+      // Only side launches (ordered by data edges) may follow on that stream, unless one of its ops joins.
+      sideStreamWaits.emplace(op.stream, std::move(reason));
+      return;
+    }
     if (!pendingEnd) {
-      pendingEnd = where(i) + ": cross-stream wait on event " + detail::quote(op.event) + " (stream " +
-                   std::to_string(op.stream) + " waits for stream " + std::to_string(srcStream) +
-                   ") cannot be expressed inside one queue (stream-fusion=0)";
+      pendingEnd = std::move(reason);
       pendingAt = i;
     }
   }
@@ -223,7 +269,7 @@ struct Former {
 }  // namespace
 
 Expected<std::vector<Segment>> formSegments(PlanContext& ctx) {
-  Former f{ctx, {}, std::nullopt, {}, {}, {}, std::nullopt, 0};
+  Former f{ctx, {}, std::nullopt, {}, {}, {}, std::nullopt, 0, {}};
   for (uint32_t i = 0; i < ctx.list.ops.size(); ++i) {
     switch (ctx.list.ops[i].kind) {
       case Op::Kind::Launch: SK_RETURN_IF_ERROR(f.launch(i)); break;

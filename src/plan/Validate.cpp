@@ -205,9 +205,31 @@ Status checkAcyclic(const SuperKernelPlan& sk) {
 
 }  // namespace
 
+// 5. Side launches (fused only): every op they wait for or that waits for
+//    them exists, each list ascending, and every `after` op precedes every
+//    `before` op (else the SuperKernel would wait for a launch that waits
+//    for it).
+Status checkSides(const SuperKernelPlan& sk) {
+  if (!sk.fused && !sk.sides.empty()) return bad(sk, "an unfused step with side launches");
+  for (const SideLaunch& side : sk.sides) {
+    const std::string what = "side launch (step " + std::to_string(side.step) + ")";
+    for (const std::vector<uint32_t>* list : {&side.after, &side.before}) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        if ((*list)[i] >= sk.ops.size()) return bad(sk, what + " names a missing op");
+        if (i > 0 && (*list)[i - 1] >= (*list)[i]) return bad(sk, what + ": op list not ascending");
+      }
+    }
+    if (!side.after.empty() && !side.before.empty() && side.after.back() >= side.before.front())
+      return bad(sk, what + ": waits for " + opName(sk, side.after.back()) + ", which runs after " +
+                         opName(sk, side.before.front()) + " that waits for it");
+  }
+  return Status::success();
+}
+
 Status validatePlan(const SuperKernelPlan& sk) {
   SK_RETURN_IF_ERROR(checkShape(sk));
   SK_RETURN_IF_ERROR(checkEdges(sk));
+  SK_RETURN_IF_ERROR(checkSides(sk));
   return checkAcyclic(sk);
 }
 

@@ -312,6 +312,17 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     return Status::success();
   });
   if (!st) return st.error().context(what);
+  for (size_t i = 0; i < n; ++i) {
+    const SuperKernelPlan& sk = cp.plan.steps[i];
+    cp.steps[i].beside = sk.besideStep >= 0;
+    for (const SideLaunch& side : sk.sides) {
+      if (side.step >= n || cp.plan.steps[side.step].besideStep != static_cast<int>(i)) {
+        return internalError(fmt::format("{}: side launch step {} does not run beside step {}", what, side.step, i));
+      }
+      cp.steps[i].sides.push_back(side.step);
+      cp.steps[i].sideRuns.push_back(SideRun{nullptr, cp.steps[side.step].numCores, nullptr, 0, side.stream, nullptr});
+    }
+  }
   for (const CompiledStep& cs : cp.steps) {
     if (cs.cached) {
       ++cp.stats.superKernelHits;
@@ -424,11 +435,26 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
   Device& dev = *plan.device;
   void* stream = dev.defaultStream();
   // Hot path: no allocation; the argument arrays were sized at compile time.
-  for (CompiledStep& step : plan.steps) {
+  auto fill = [&](CompiledStep& step) {
     for (size_t k = 0; k < step.listBuffers.size(); ++k) step.pointers[k] = buffers[step.listBuffers[k]];
+  };
+  for (CompiledStep& step : plan.steps) {
+    if (step.beside) continue;  // runs with its SuperKernel
+    fill(step);
+    for (size_t k = 0; k < step.sides.size(); ++k) {
+      CompiledStep& side = plan.steps[step.sides[k]];
+      fill(side);
+      SideRun& r = step.sideRuns[k];  // pointers into this plan's steps (set here: a plan may have been moved)
+      r.kernel = side.kernel.get();
+      r.buffers = side.pointers.data();
+      r.numBuffers = static_cast<uint32_t>(side.pointers.size());
+      r.label = &side.label;
+    }
     dev.setLaunchContext(&step.label, &step.opNames);  // names for the launch watchdog's report
-    Status st = dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
-                        static_cast<uint32_t>(step.pointers.size()));
+    Status st = step.sides.empty() ? dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
+                                             static_cast<uint32_t>(step.pointers.size()))
+                                   : dev.runBeside(*step.kernel, step.numCores, stream, step.pointers.data(),
+                                                   static_cast<uint32_t>(step.pointers.size()), step.sideRuns);
     dev.setLaunchContext(nullptr, nullptr);
     if (!st) return st.error().context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
   }

@@ -83,6 +83,11 @@ Expected<uint64_t> BuildRecipe::symbolSize(std::string_view objectBytes, std::st
   return readSymbolSize(objectBytes, symbol);
 }
 
+Status Device::runBeside(const LoadedKernel&, uint32_t, void*, void* const*, uint32_t, const std::vector<SideRun>&) {
+  return badInput(fmt::format("target {} runs no launches beside a SuperKernel (a plan for another machine model?)",
+                              target()));
+}
+
 Status Device::setProfiling(bool on) {
   if (!on) return Status::success();
   return badInput(fmt::format("profiling is not supported on target {}", target()));

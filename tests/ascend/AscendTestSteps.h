@@ -94,6 +94,19 @@ inline AscendStep chain(const sk::Options& options) {
   return s;
 }
 
+/// chain, and beside it one launch of another stream ("tiling", stream 1) that reads proj's output y and
+/// writes r, which add reads: the cube cores notify it after proj, the vector cores wait for it before add.
+inline AscendStep chainWithSide(const sk::Options& options) {
+  AscendStep s = chain(options);
+  AscendSide side;
+  side.name = "tiling";
+  side.stream = 1;
+  side.notifyAfter[static_cast<int>(Pool::Cube)] = 1;
+  side.waitBefore[static_cast<int>(Pool::Vector)] = 2;
+  s.sides = {side};
+  return s;
+}
+
 /// Vector cores only (MIX_AIV_1_0): add -> rms_norm over the sum (all-to-all) -> add with a view offset.
 /// Buffers: 0 a[64] 1 b[64] 2 s[64] 3 w[64] 4 n[64] 5 t[32].
 inline AscendStep vectorOnly(const sk::Options& options) {

@@ -64,6 +64,15 @@ TEST(AscendBackend, LaunchDescriptorRoundTrips) {
   auto t = sk::ascend::parseLaunchDescriptor(sk::ascend::formatLaunchDescriptor(d));
   ASSERT_TRUE(t.ok()) << t.error().message();
   EXPECT_TRUE(t->bufferTable);
+  d.notifyWords = 19;
+  d.sides = {{8, 0, 8}, {18, 9, 9}};
+  auto w = sk::ascend::parseLaunchDescriptor(sk::ascend::formatLaunchDescriptor(d));
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  EXPECT_EQ(w->notifyWords, 19u);
+  ASSERT_EQ(w->sides.size(), 2u);
+  EXPECT_EQ(w->sides[1].done, 18u);
+  EXPECT_EQ(w->sides[1].first, 9u);
+  EXPECT_EQ(w->sides[1].count, 9u);
 
   LaunchDescriptor u;
   u.entry = "add__v1_s2";
@@ -77,15 +86,18 @@ TEST(AscendBackend, LaunchDescriptorRoundTrips) {
   EXPECT_EQ(q->args, u.args);
 }
 
-// A fused launch's GM arguments: the buffers, or the address of a table of theirs; the profile buffer last.
+// A fused launch's GM arguments: the buffers, or the address of a table of theirs; then the side launches'
+// notify words and the profile buffer.
 TEST(AscendBackend, FusedLaunchArgumentsPassBuffersOrTheirTable) {
-  int a = 0, b = 0, prof = 0;
+  int a = 0, b = 0, prof = 0, notify = 0;
   void* bufs[] = {&a, &b};
   std::vector<uint64_t> table;
-  const std::vector<void*> direct = sk::ascend::fusedLaunchArguments(false, bufs, 2, table, &prof);
+  const std::vector<void*> direct = sk::ascend::fusedLaunchArguments(false, bufs, 2, table, nullptr, &prof);
   EXPECT_EQ(direct, (std::vector<void*>{&a, &b, &prof}));
   EXPECT_TRUE(table.empty());
-  const std::vector<void*> viaTable = sk::ascend::fusedLaunchArguments(true, bufs, 2, table, nullptr);
+  EXPECT_EQ(sk::ascend::fusedLaunchArguments(false, bufs, 2, table, &notify, &prof),
+            (std::vector<void*>{&a, &b, &notify, &prof}));
+  const std::vector<void*> viaTable = sk::ascend::fusedLaunchArguments(true, bufs, 2, table, nullptr, nullptr);
   ASSERT_EQ(viaTable.size(), 1u);
   EXPECT_EQ(viaTable[0], table.data());
   EXPECT_EQ(table, (std::vector<uint64_t>{reinterpret_cast<uintptr_t>(&a), reinterpret_cast<uintptr_t>(&b)}));
@@ -97,7 +109,10 @@ TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
                           "entry=x type=T colour=red", "entry=x type=T noequals", "entry=x type=T buffers=1 args=1:0",
                           "entry=x type=T buffers=2 args=0", "entry=x type=T objects=a;b",
                           "entry=x type=T block_dim=18446744073709551616", "entry=x type=T table=2",
-                          "entry=x type=T table="}) {
+                          "entry=x type=T table=", "entry=x type=T notify_words=2",
+                          "entry=x type=T sides=1:0:0", "entry=x type=T notify_words=2 sides=2:0:1",
+                          "entry=x type=T notify_words=2 sides=1:0:3", "entry=x type=T notify_words=2 sides=1:0",
+                          "entry=x type=T notify_words=2 sides=1:a:0"}) {
     SCOPED_TRACE(bad);
     auto p = sk::ascend::parseLaunchDescriptor(bad);
     ASSERT_FALSE(p.ok());

@@ -5,6 +5,7 @@
 // code with one flag removed must fail, never pass.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendEmitter.h"
 #include "target/ascend/SimBuild.h"
+#include "target/ascend/SideLaunches.h"
 
 namespace fs = std::filesystem;
 using namespace sktest::ascend;
@@ -87,7 +89,7 @@ Buffers initialBuffers(const AscendStep& s) {
 
 // Build and launch one step (fused with its source, or unfused) on `bufs`.
 sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, const fs::path& work,
-                   std::vector<uint8_t>* profile = nullptr) {
+                   std::vector<uint8_t>* profile = nullptr, void* notify = nullptr) {
   auto cfg = sk::ascend::defaultSimBuildConfig(work);
   if (!cfg) return cfg.error();
   auto art = sk::ascend::buildForSimulator(s, src, *cfg);
@@ -110,7 +112,7 @@ sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, 
     for (auto& b : bufs) ptrs.push_back(b.data());
     if (src->profileBytes) prof.assign(src->profileBytes, 0xff);
     spec.args = sk::ascend::fusedLaunchArguments(src->bufferTable, ptrs.data(), static_cast<uint32_t>(ptrs.size()),
-                                                 table, src->profileBytes ? prof.data() : nullptr);
+                                                 table, notify, src->profileBytes ? prof.data() : nullptr);
   } else {
     for (const AscendArg& a : s.ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
   }
@@ -214,6 +216,92 @@ TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
         EXPECT_EQ(ends, step.ops.size()) << "core " << core;
       }
     }
+  }
+}
+
+// Side launches: chainWithSide's SuperKernel run beside a host stand-in for its side launch (r = 2 * y, from
+// proj's output y into add's input r), through the device's protocol (SideLaunches.h), the side launch held
+// back `delay` after its signal. Returns the run's status; `ok` says whether the data shows both orders:
+// r holds 2 * proj's final y (the side launch started after proj), z = y + r (add waited for it).
+struct SideRunResult {
+  sk::Status status;
+  bool ordered = false;
+};
+SideRunResult runBesideHost(const AscendStep& step, const AscendSource& src, const std::string& dir,
+                            std::chrono::milliseconds delay, bool sideFails = false) {
+  Buffers bufs = initialBuffers(step);
+  auto* y = reinterpret_cast<float*>(bufs[4].data());
+  auto* r = reinterpret_cast<float*>(bufs[5].data());
+  auto* z = reinterpret_cast<float*>(bufs[6].data());
+  std::vector<sk::ascend::SideLaunchRun> sides = {{"tiling", 1, [&]() -> sk::Status {
+                                                     if (sideFails) return sk::runtimeError("tiling failed");
+                                                     for (size_t i = 0; i < 37; ++i) r[i] = 2.0f * y[i];
+                                                     return sk::Status::success();
+                                                   }}};
+  sk::ascend::SideLaunchTiming timing;
+  timing.watchdog = std::chrono::milliseconds(3000);
+  timing.delay = delay;
+  SideRunResult out;
+  out.status = sk::ascend::runWithSideLaunches(
+      src.notifyWords, src.sides, step.name,
+      [&](void* notify) { return runStep(step, &src, bufs, workDir(dir), nullptr, notify); }, sides, timing);
+  out.ordered = true;
+  for (size_t i = 0; i < 37; ++i) out.ordered = out.ordered && r[i] == 2.0f * y[i] && z[i] == y[i] + r[i];
+  return out;
+}
+
+TEST(AscendEmitterGolden, SideLaunchesNotifyAndWaitInGm) {
+  for (const auto& [golden, opts] : {std::pair<const char*, const char*>{"side_launches.cpp", "split-mode=1"},
+                                    {"side_launches_stream_fusion.cpp", "stream-fusion=1:split-mode=2:profiling=1"}}) {
+    SCOPED_TRACE(golden);
+    const AscendStep step = chainWithSide(options(opts));
+    auto src = sk::ascend::emitAscend(step);
+    ASSERT_TRUE(src.ok()) << src.error().message();
+    checkGolden(golden, src->text);
+    // 8 cube cores' notify words, then the done word.
+    EXPECT_EQ(src->notifyWords, 9u);
+    ASSERT_EQ(src->sides.size(), 1u);
+    EXPECT_EQ(src->sides[0].first, 0u);
+    EXPECT_EQ(src->sides[0].count, 8u);
+    EXPECT_EQ(src->sides[0].done, 8u);
+    const SideRunResult r = runBesideHost(step, *src, "side", std::chrono::milliseconds(100));
+    ASSERT_TRUE(r.status.ok()) << r.status.error().message();
+    EXPECT_TRUE(r.ordered);
+  }
+}
+
+// The wait taken out: add reads r before the (held back) side launch wrote it, a wrong result. The notify
+// taken out: the side launch never gets its signal and says so (and its done word lets the SuperKernel
+// finish). A failing side launch fails the run without hanging the SuperKernel.
+TEST(AscendEmitter, BrokenSideLaunchSyncIsCaught) {
+  const AscendStep step = chainWithSide(options("split-mode=1"));
+  auto src = sk::ascend::emitAscend(step);
+  ASSERT_TRUE(src.ok()) << src.error().message();
+  auto cutLine = [&](const std::string& needle) {
+    sk::ascend::AscendSource broken = *src;
+    const size_t at = broken.text.find(needle);
+    EXPECT_NE(at, std::string::npos) << needle;
+    if (at == std::string::npos) return broken;
+    const size_t begin = broken.text.rfind('\n', at) + 1;
+    broken.text.erase(begin, broken.text.find('\n', at) + 1 - begin);
+    return broken;
+  };
+  {
+    const SideRunResult r = runBesideHost(step, cutLine("SkWaitDone(sk_notify, 8);"), "side_nowait",
+                                          std::chrono::milliseconds(200));
+    ASSERT_TRUE(r.status.ok()) << r.status.error().message();
+    EXPECT_FALSE(r.ordered) << "add read the side launch's output without waiting and still got it";
+  }
+  {
+    const SideRunResult r = runBesideHost(step, cutLine("SkNotify(sk_notify, 0 + get_block_idx());"),
+                                          "side_nonotify", std::chrono::milliseconds(0));
+    ASSERT_FALSE(r.status.ok()) << "a SuperKernel that never notifies its side launch passed";
+    EXPECT_NE(r.status.error().message().find("notify words [0, 8)"), std::string::npos) << r.status.error().message();
+  }
+  {
+    const SideRunResult r = runBesideHost(step, *src, "side", std::chrono::milliseconds(0), true);
+    ASSERT_FALSE(r.status.ok());
+    EXPECT_NE(r.status.error().message().find("tiling failed"), std::string::npos) << r.status.error().message();
   }
 }
 

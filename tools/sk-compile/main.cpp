@@ -152,6 +152,7 @@ json planJson(const CompiledPlan& cp) {
   j["launches_after"] = r.launchesAfter;
   j["superkernels"] = r.superKernels;
   j["unfused_ops"] = r.launchesAfter - r.superKernels;
+  j["side_launches"] = r.sideLaunches;
   j["variants"] = plan.variants.size();
   j["syncs"] = syncCounts(r.syncs.edges);
   j["barriers"] = r.syncs.barriers;
@@ -182,6 +183,17 @@ json planJson(const CompiledPlan& cp) {
     s["barriers"] = barriers;
     s["preload_bytes"] = pre;
     s["end_reason"] = sk.endReason;
+    if (sk.besideStep >= 0) s["beside_step"] = sk.besideStep;
+    if (!sk.sides.empty()) {
+      json sides = json::array();
+      for (const SideLaunch& side : sk.sides) {
+        json after = json::array(), before = json::array();
+        for (uint32_t o : side.after) after.push_back(sk.ops[o].name);
+        for (uint32_t o : side.before) before.push_back(sk.ops[o].name);
+        sides.push_back({{"step", side.step}, {"stream", side.stream}, {"after", after}, {"before", before}});
+      }
+      s["sides"] = std::move(sides);
+    }
     if (i < cp.steps.size()) {
       s["cached"] = cp.steps[i].cached;
       s["key"] = cp.steps[i].artifact.key;
@@ -235,7 +247,10 @@ std::string renderText(const json& rep) {
   s += fmt::format("\nFusion: {} -> {} ({}, {}), {}\n", plural(p["ops_before"].get<uint32_t>(), "op"),
                    plural(p["launches_after"].get<uint32_t>(), "launch", "launches"),
                    plural(p["superkernels"].get<uint32_t>(), "SuperKernel"),
-                   plural(p["unfused_ops"].get<uint32_t>(), "unfused op"),
+                   plural(p["unfused_ops"].get<uint32_t>(), "unfused op") +
+                       (p.value("side_launches", 0u) ? fmt::format(", {} beside a SuperKernel",
+                                                                     p["side_launches"].get<uint32_t>())
+                                                     : std::string()),
                    plural(p["variants"].get<size_t>(), "kernel variant"));
   Table t({"#", "step", "kind", "ops", "blocks", "cores", "queues", "edges l/f/c/b/e", "sync_all", "preload", "cache",
            "split / reason"},
@@ -252,7 +267,10 @@ std::string renderText(const json& rep) {
     }
     const json& st = steps[i];
     std::string cache = st.contains("cached") ? (st["cached"].get<bool>() ? "hit" : "miss") : "-";
-    t.add({std::to_string(i), st["name"].get<std::string>(), st["fused"].get<bool>() ? "SuperKernel" : "unfused",
+    const std::string kind = st["fused"].get<bool>()     ? "SuperKernel"
+                             : st.contains("beside_step") ? fmt::format("beside {}", st["beside_step"].get<int>())
+                                                          : "unfused";
+    t.add({std::to_string(i), st["name"].get<std::string>(), kind,
            std::to_string(st["ops"].get<size_t>()), std::to_string(st["blocks"].get<uint32_t>()),
            std::to_string(st["cores"].get<uint32_t>()), std::to_string(st["queues"].get<size_t>()),
            edgesCell(st["edges"]), std::to_string(st["barriers"].get<uint32_t>()),

@@ -50,6 +50,13 @@ struct MachineModel {
   /// (plan/Specialize.cpp), so one object never serves two ops that differ
   /// in any of them. false (cpu): scalars are run-time arguments.
   bool staticArguments = false;
+  /// The device runs launches of other streams beside a SuperKernel, ordered
+  /// with it by words in GM (the SuperKernel writes a notify word after the
+  /// ops a side launch needs and polls a done word before the ops that need
+  /// it; Device::runBeside). With it, an unfused op on a stream the open
+  /// SuperKernel does not use becomes a side launch instead of splitting the
+  /// scope (plan/Segments.cpp). ascend: yes; cpu and cuda: no.
+  bool sideLaunches = false;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
   /// executor's 4 workers"; default "the target's 4 cores").
   std::string coreOwner = "target";

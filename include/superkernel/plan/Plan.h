@@ -120,6 +120,20 @@ inline uint32_t coreOf(const Queue& q, uint32_t block) { return q.firstCore + bl
 /// blocks at once, at most one per core of `cores`.
 inline bool kernelSyncFits(uint32_t blockDim, uint32_t cores) { return blockDim <= cores; }
 
+/// An op on another stream that runs beside a fused step instead of splitting
+/// it (MachineModel::sideLaunches): its own unfused step, started together
+/// with the SuperKernel, ordered with it only by GM words. Its dependencies
+/// are data edges, like every other (kernels touch memory only through their
+/// arguments), and all of them point backwards in recorded order, so the
+/// waits cannot form a cycle.
+struct SideLaunch {
+  uint32_t step = 0;                        // FusionPlan::steps index of its unfused step (besideStep = this step)
+  uint32_t stream = 0;
+  /// SuperKernel ops it depends on (it starts once they completed on every
+  /// core) and that depend on it (they start once it completed), ascending.
+  std::vector<uint32_t> after, before;
+};
+
 struct SuperKernelPlan {
   std::string name;                         // scope name, "#k" suffix after a split
   bool fused = false;                       // false: one unfused op
@@ -132,6 +146,11 @@ struct SuperKernelPlan {
   std::vector<PlannedOp> ops;               // a topological order
   std::vector<Edge> edges;
   std::vector<PlanBuffer> buffers;
+  /// Fused: launches of other streams that run beside this SuperKernel, in
+  /// recorded order (their steps follow this one).
+  std::vector<SideLaunch> sides;
+  /// Unfused: the fused step this op runs beside (-1: it runs on its own, in step order).
+  int besideStep = -1;
 };
 
 struct SyncCounts {
@@ -143,6 +162,7 @@ struct PlanReport {
   uint32_t opsBefore = 0;                   // launches in the op list
   uint32_t launchesAfter = 0;               // steps (SuperKernels + unfused ops)
   uint32_t superKernels = 0;                // fused steps
+  uint32_t sideLaunches = 0;                // unfused steps that run beside a SuperKernel
   SyncCounts syncs;
   std::vector<std::string> splits;          // "sk1 ended at ops[5] (add_3): <reason>"
   std::vector<std::string> warnings;

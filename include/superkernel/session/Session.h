@@ -42,6 +42,7 @@
 #include "superkernel/plan/Plan.h"
 #include "superkernel/session/BufferSet.h"
 #include "superkernel/support/Error.h"
+#include "superkernel/target/Backend.h"
 
 namespace sk {
 
@@ -98,6 +99,11 @@ struct CompiledStep {
   std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
   std::vector<std::string> opNames;         // for traces (profiling ids)
   std::string label;                        // `step 0 (SuperKernel sk1)`: the launch watchdog's name for it
+  /// A SuperKernel's side launches (steps run beside it, SuperKernelPlan::sides order); run() starts them
+  /// with it and skips them in step order.
+  std::vector<size_t> sides;
+  bool beside = false;                      // this step is another's side launch
+  std::vector<SideRun> sideRuns;            // runBeside()'s argument, sized here, its pointers set per run
   bool cached = false;                      // served by the cache (memory or disk)
 };
 

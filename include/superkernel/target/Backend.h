@@ -139,6 +139,16 @@ struct DeviceOptions {
   std::function<void(const std::string& report)> onRunTimeout{};
 };
 
+/// A launch of another stream that runs beside a SuperKernel (plan SideLaunch).
+struct SideRun {
+  const LoadedKernel* kernel = nullptr;     // an unfused step's
+  uint32_t cores = 1;
+  void* const* buffers = nullptr;           // its manifest order
+  uint32_t numBuffers = 0;
+  uint32_t stream = 0;                      // the op list's: side launches of one stream run in order
+  const std::string* label = nullptr;       // what errors call it
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -154,6 +164,15 @@ class Device {
   /// manifest order; device memory). A failure says what went wrong.
   virtual Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
                      uint32_t numBuffers) = 0;
+  /// Run a SuperKernel that has side launches (MachineModel::sideLaunches),
+  /// and `sides` beside it, in its plan's order: each starts once the
+  /// SuperKernel signalled that the ops it needs are done, the SuperKernel's
+  /// ops that need one wait until it completed. Returns when all of them
+  /// finished: the first failure, or one saying which side launch never got
+  /// its signal. Default: BadInput (a device whose machine model has no side
+  /// launches never gets a plan with them).
+  virtual Status runBeside(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+                           uint32_t numBuffers, const std::vector<SideRun>& sides);
   /// What the launch watchdog's report calls the launches that follow (a
   /// step label and the op names by SuperKernel op index); both pointers stay
   /// valid until the next call. Default: nothing to name.

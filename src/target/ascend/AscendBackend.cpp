@@ -54,6 +54,11 @@ std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
   std::string s = fmt::format("entry={} type={} block_dim={} buffers={} profile_bytes={} split={}", d.entry, d.type,
                               d.blockDim, d.buffers, d.profileBytes, d.split);
   if (d.bufferTable) s += " table=1";
+  if (d.notifyWords) {
+    s += fmt::format(" notify_words={} sides=", d.notifyWords);
+    for (size_t i = 0; i < d.sides.size(); ++i)
+      s += fmt::format("{}{}:{}:{}", i ? "," : "", d.sides[i].done, d.sides[i].first, d.sides[i].count);
+  }
   if (!d.objects.empty()) {
     s += " objects=";
     for (size_t i = 0; i < d.objects.size(); ++i) s += (i ? "," : "") + d.objects[i];
@@ -93,6 +98,17 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
     } else if (k == "table") {
       if (v != "0" && v != "1") return bad("table is 0 or 1");
       d.bufferTable = v == "1";
+    } else if (k == "notify_words") {
+      if (!parseNumber(v, &d.notifyWords) || d.notifyWords > (1u << 20)) return bad("notify_words");
+    } else if (k == "sides") {
+      for (std::string_view w : split(v, ',')) {
+        const std::vector<std::string_view> f = split(w, ':');
+        SideWords sw;
+        if (f.size() != 3 || !parseNumber(f[0], &sw.done) || !parseNumber(f[1], &sw.first) ||
+            !parseNumber(f[2], &sw.count))
+          return bad("sides are done:first:count");
+        d.sides.push_back(sw);
+      }
     } else if (k == "objects") {
       for (std::string_view o : split(v, ',')) {
         if (!isIdentifier(o)) return bad("an object symbol is not an identifier");
@@ -114,11 +130,16 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
   if (!haveEntry || !haveType) return bad("entry and type are required");
   for (const auto& [b, off] : d.args)
     if (b >= d.buffers) return bad(fmt::format("argument buffer {} of {}", b, d.buffers));
+  if (d.sides.empty() != (d.notifyWords == 0)) return bad("sides and notify_words come together");
+  for (const SideWords& w : d.sides) {
+    if (w.done >= d.notifyWords || w.first > d.notifyWords || w.count > d.notifyWords - w.first)
+      return bad(fmt::format("a side launch's words lie outside the {} notify words", d.notifyWords));
+  }
   return d;
 }
 
 std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
-                                        std::vector<uint64_t>& table, void* profile) {
+                                        std::vector<uint64_t>& table, void* notify, void* profile) {
   std::vector<void*> args;
   if (bufferTable) {
     table.resize(n);
@@ -127,6 +148,7 @@ std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, 
   } else {
     args.assign(buffers, buffers + n);
   }
+  if (notify) args.push_back(notify);
   if (profile) args.push_back(profile);
   return args;
 }

@@ -23,6 +23,16 @@
 
 namespace sk::ascend {
 
+/// A side launch's GM words in a SuperKernel's sk_notify buffer (64 bytes
+/// apart, zeroed before the launch): the device starts side launch k once
+/// words [first, first + count) are all set (the SuperKernel's cores set
+/// them after the ops it needs) and sets word `done` when it completed (1;
+/// 2: it failed), which the cores of the ops that need it poll.
+struct SideWords {
+  uint32_t done = 0, first = 0, count = 0;
+};
+constexpr uint32_t kNotifyWordBytes = 64;
+
 struct LaunchDescriptor {
   std::string entry;            // the global symbol launched
   std::string type;             // task type without KERNEL_TYPE_: "MIX_AIC_1_2", "AIV_ONLY", ...
@@ -31,6 +41,11 @@ struct LaunchDescriptor {
   uint64_t profileBytes = 0;    // fused with profiling=1: an extra GM buffer appended by the device
   int split = 1;                // split-mode copies of every object (fused)
   bool bufferTable = false;     // fused: the entry takes one GM table of the buffers' addresses (table=1)
+  /// Fused with side launches: words of the sk_notify buffer (an extra GM
+  /// argument after the buffers, before the profile buffer) and each side
+  /// launch's words, in the plan's order.
+  uint32_t notifyWords = 0;
+  std::vector<SideWords> sides;
   std::vector<std::string> objects;  // object symbols, in GeneratedSource::variants order
   /// Unfused: the sub-kernel's parameters as (buffer index, byte offset); empty: buffers in order.
   std::vector<std::pair<uint32_t, uint64_t>> args;
@@ -38,9 +53,10 @@ struct LaunchDescriptor {
 
 /// The GM arguments of a fused SuperKernel's entry: the `n` buffers one by
 /// one, or (bufferTable) the address of `table`, filled with theirs; then
-/// `profile` when it is not null. `table` must outlive the launch.
+/// `notify` and `profile`, each when it is not null. `table` must outlive
+/// the launch.
 std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
-                                        std::vector<uint64_t>& table, void* profile);
+                                        std::vector<uint64_t>& table, void* notify, void* profile);
 
 /// The symbol holding the descriptor in generated code.
 constexpr const char* kLaunchSymbol = "sk_ascend_launch";

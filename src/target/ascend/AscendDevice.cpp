@@ -30,6 +30,7 @@
 #include "support/HostMemory.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendMachine.h"
+#include "target/ascend/SideLaunches.h"
 
 namespace sk {
 
@@ -135,6 +136,11 @@ class AscendDevice final : public Device {
  public:
   explicit AscendDevice(const DeviceOptions& o) : options_(o) {
     machine_ = ascend::ascendMachineModel(o.cores ? o.cores : aiCoresFromEnv());
+    // Test hook: hold every side launch back this long after its signal, so that a SuperKernel that reads
+    // a side launch's output without waiting for it reads stale data (a wrong result, never a lucky pass).
+    if (const char* v = std::getenv("SK_ASCEND_SIM_SIDE_DELAY_MS"); v && *v) {
+      sideDelayMs_ = static_cast<uint32_t>(std::clamp(std::strtol(v, nullptr, 10), 0L, 60000L));
+    }
   }
 
   std::string_view target() const override { return "ascend"; }
@@ -155,41 +161,47 @@ class AscendDevice final : public Device {
   }
 
   Status run(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers) override {
-    const auto* k = dynamic_cast<const AscendKernel*>(&kernel);
-    if (!k) return internalError("ascend run: not a kernel this device loaded");
+    SK_ASSIGN_OR_RETURN(const AscendKernel* k, checked(kernel, numBuffers));
+    if (k->descriptor().notifyWords) {
+      return badInput(fmt::format("ascend run: SuperKernel {} has launches of other streams beside it; run it with "
+                                  "them (Device::runBeside)",
+                                  k->descriptor().entry));
+    }
+    std::lock_guard<std::mutex> g(runMu_);  // launches with scratch or profiling state run one at a time
+    return launchLocked(*k, buffers, numBuffers, nullptr);
+  }
+
+  // Side launches: SideLaunches.h runs the protocol; the side launches are unfused launches (no scratch).
+  Status runBeside(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers,
+                   const std::vector<SideRun>& sides) override {
+    SK_ASSIGN_OR_RETURN(const AscendKernel* k, checked(kernel, numBuffers));
     const ascend::LaunchDescriptor& d = k->descriptor();
-    if (numBuffers != d.buffers) {
-      return badInput(fmt::format("ascend run: {} buffer(s) given, the SuperKernel takes {}", numBuffers, d.buffers));
+    std::vector<const AscendKernel*> sideKernels;
+    for (const SideRun& r : sides) {
+      SK_ASSIGN_OR_RETURN(const AscendKernel* sk, checked(*r.kernel, r.numBuffers));
+      if (sk->descriptor().args.empty()) return internalError("ascend run: a side launch that is a SuperKernel");
+      sideKernels.push_back(sk);
     }
-    ascend_sim::LaunchSpec spec;
-    spec.type = k->type();
-    spec.blockDim = d.blockDim;
-    spec.entry = k->entry();
-    spec.enter = k->module().enter();
-    spec.name = tLaunchLabel.empty() ? d.entry : tLaunchLabel;
-    if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
-    std::lock_guard<std::mutex> g(runMu_);  // the simulator runs one launch at a time
-    const uint32_t launch = launches_;
-    if (profiling_) ++launches_;  // launch i = the i-th run() since profiling was switched on
-    const bool record = profiling_ && d.profileBytes;
-    // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
-    std::vector<uint8_t>& profile = profileScratch_;
-    if (d.args.empty()) {
-      if (record) {
-        profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
-      } else if (profile.size() < d.profileBytes) {
-        profile.resize(d.profileBytes);  // written and never read
-      }
-      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, tableScratch_,
-                                               d.profileBytes ? profile.data() : nullptr);
-    } else {
-      for (const auto& [b, offset] : d.args) spec.args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
+    std::vector<ascend::SideLaunchRun> runs;
+    for (size_t i = 0; i < sides.size(); ++i) {
+      const AscendKernel& side = *sideKernels[i];
+      std::string name = sides[i].label ? *sides[i].label : side.descriptor().entry;
+      void* const* sideBuffers = sides[i].buffers;
+      runs.push_back({name, sides[i].stream,
+                      [this, &side, sideBuffers, name] { return launchDirect(side, sideBuffers, name); }});
     }
-    const uint64_t launchNs = steadyNs();
-    Status st = ascend_sim::launch(spec);
-    // A failed launch's records are kept: its unfinished slices show where it stopped.
-    if (record) collectRecords(profile, spec.type, spec.blockDim, launchNs, launch, events_, tracks_);
-    return st;
+    ascend::SideLaunchTiming timing;
+    if (options_.runTimeoutMs) timing.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
+    timing.delay = std::chrono::milliseconds(sideDelayMs_);
+    return ascend::runWithSideLaunches(
+        d.notifyWords, d.sides, tLaunchLabel.empty() ? d.entry : tLaunchLabel,
+        [&](void* notify) {
+          std::lock_guard<std::mutex> g(runMu_);
+          Status st = launchLocked(*k, buffers, numBuffers, notify);
+          if (profiling_) launches_ += static_cast<uint32_t>(sides.size());  // launch numbers follow the steps
+          return st;
+        },
+        runs, timing);
   }
 
   Status setProfiling(bool on) override {
@@ -217,8 +229,70 @@ class AscendDevice final : public Device {
   Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
 
  private:
+  Expected<const AscendKernel*> checked(const LoadedKernel& kernel, uint32_t numBuffers) const {
+    const auto* k = dynamic_cast<const AscendKernel*>(&kernel);
+    if (!k) return internalError("ascend run: not a kernel this device loaded");
+    if (numBuffers != k->descriptor().buffers) {
+      return badInput(fmt::format("ascend run: {} buffer(s) given, {} takes {}", numBuffers, k->descriptor().entry,
+                                  k->descriptor().buffers));
+    }
+    return k;
+  }
+
+  ascend_sim::LaunchSpec specOf(const AscendKernel& k, std::string name) const {
+    ascend_sim::LaunchSpec spec;
+    spec.type = k.type();
+    spec.blockDim = k.descriptor().blockDim;
+    spec.entry = k.entry();
+    spec.enter = k.module().enter();
+    spec.name = std::move(name);
+    if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
+    return spec;
+  }
+
+  static std::vector<void*> directArguments(const AscendKernel& k, void* const* buffers) {
+    std::vector<void*> args;
+    for (const auto& [b, offset] : k.descriptor().args) args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
+    return args;
+  }
+
+  // An unfused launch: its arguments come from the descriptor, no scratch, so it may run beside another.
+  Status launchDirect(const AscendKernel& k, void* const* buffers, const std::string& name) const {
+    ascend_sim::LaunchSpec spec = specOf(k, name);
+    spec.args = directArguments(k, buffers);
+    return ascend_sim::launch(spec);
+  }
+
+  // runMu_ held. `notify`: the side launches' words (a SuperKernel with side launches), else null.
+  Status launchLocked(const AscendKernel& k, void* const* buffers, uint32_t numBuffers, void* notify) {
+    const ascend::LaunchDescriptor& d = k.descriptor();
+    ascend_sim::LaunchSpec spec = specOf(k, tLaunchLabel.empty() ? d.entry : tLaunchLabel);
+    const uint32_t launch = launches_;
+    if (profiling_) ++launches_;  // launch i = the i-th run() since profiling was switched on
+    const bool record = profiling_ && d.profileBytes;
+    // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
+    std::vector<uint8_t>& profile = profileScratch_;
+    if (d.args.empty()) {
+      if (record) {
+        profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
+      } else if (profile.size() < d.profileBytes) {
+        profile.resize(d.profileBytes);  // written and never read
+      }
+      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, tableScratch_, notify,
+                                               d.profileBytes ? profile.data() : nullptr);
+    } else {
+      spec.args = directArguments(k, buffers);
+    }
+    const uint64_t launchNs = steadyNs();
+    Status st = ascend_sim::launch(spec);
+    // A failed launch's records are kept: its unfinished slices show where it stopped.
+    if (record) collectRecords(profile, spec.type, spec.blockDim, launchNs, launch, events_, tracks_);
+    return st;
+  }
+
   DeviceOptions options_;
   MachineModel machine_;
+  uint32_t sideDelayMs_ = 0;
   std::mutex mu_, runMu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
   // Launch scratch and profiling state, guarded by runMu_.

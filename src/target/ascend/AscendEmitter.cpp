@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 #include "superkernel/codegen/Target.h"
@@ -180,8 +181,34 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     }
     syncBefore[c] = std::move(sp);
   }
+  // Side launches' words: per side launch, one notify word per core of each pool it waits for, then its
+  // done word. The cube cores' words come first (word first + block index), then the vector cores'.
+  uint32_t gmWaits = 0;                        // wait points before ops (sizes the profile buffer)
+  std::vector<std::array<uint32_t, 2>> notifyBase(s.sides.size(), {0, 0});
+  for (size_t k = 0; k < s.sides.size(); ++k) {
+    const AscendSide& side = s.sides[k];
+    SideWords words;
+    words.first = out.notifyWords;
+    for (Pool p : {Pool::Cube, Pool::Vector}) {
+      const int i = static_cast<int>(p);
+      if (side.notifyAfter[i] >= 0) {
+        notifyBase[k][i] = out.notifyWords;
+        out.notifyWords += s.poolCores(p);
+      }
+      if (side.waitBefore[i] >= 0) ++gmWaits;
+      for (int o : {side.notifyAfter[i], side.waitBefore[i]}) {
+        if (o >= static_cast<int>(n) || (o >= 0 && s.ops[static_cast<size_t>(o)].pool != p)) {
+          return internalError(fmt::format("side launch {}: op {} is not an op of the {} pool", side.name, o,
+                                           poolName(p)));
+        }
+      }
+    }
+    words.count = out.notifyWords - words.first;
+    words.done = out.notifyWords++;
+    out.sides.push_back(words);
+  }
   if (opt.profiling) {
-    out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints;
+    out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints + 2 * gmWaits;
     out.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
   }
 
@@ -237,6 +264,34 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     w.line(0, "}");
   }
 
+  if (!s.sides.empty()) {
+    w.blank();
+    w.line(0, "// Launches of other streams beside this SuperKernel, ordered with it by 64-byte words of sk_notify");
+    w.line(0, "// (zeroed before the launch): a core sets its notify word once the ops a side launch needs are done on");
+    w.line(0, "// it, the side launch starts when all of its notify words are set, and its done word is set when it");
+    w.line(0, "// completed (1; 2: it failed), which every core of the ops that need it polls first.");
+    for (size_t k = 0; k < s.sides.size(); ++k) {
+      w.line(0, fmt::format("//   side launch {}: {} on stream {}: notify words [{}, {}), done word {}", k,
+                            escapeComment(s.sides[k].name), s.sides[k].stream, out.sides[k].first,
+                            out.sides[k].first + out.sides[k].count, out.sides[k].done));
+    }
+    w.line(0, "__aicore__ inline void SkNotify(GM_ADDR words, uint32_t w) {");
+    w.line(1, "pipe_barrier(PIPE_ALL);");
+    w.line(1, fmt::format("__gm__ volatile uint64_t* p = reinterpret_cast<__gm__ volatile uint64_t*>(words + w * {});",
+                          kNotifyWordBytes));
+    w.line(1, "*p = 1;");
+    w.line(1, "dcci(p, SINGLE_CACHE_LINE, CACHELINE_OUT);");
+    w.line(0, "}");
+    w.line(0, "__aicore__ inline void SkWaitDone(GM_ADDR words, uint32_t w) {");
+    w.line(1, fmt::format("__gm__ volatile uint64_t* p = reinterpret_cast<__gm__ volatile uint64_t*>(words + w * {});",
+                          kNotifyWordBytes));
+    w.line(1, "dcci(p, SINGLE_CACHE_LINE, CACHELINE_OUT);");
+    w.line(1, "while (*p == 0) {");
+    w.line(2, "dcci(p, SINGLE_CACHE_LINE, CACHELINE_OUT);");
+    w.line(1, "}");
+    w.line(0, "}");
+  }
+
   if (out.bufferTable) {
     w.blank();
     w.line(0, fmt::format("// The step's {} buffers come as one GM table of 64-bit addresses (manifest order): more",
@@ -258,6 +313,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       params += fmt::format("GM_ADDR b{}", b);
     }
   }
+  if (!s.sides.empty()) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_notify";
   if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
   if (params.empty()) params = "void";
   // The statements go into one program run by every core (each pool's part under `if ASCEND_IS_X`), or,
@@ -365,6 +421,22 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", c));
     }
 
+    // Side launches this op needs: every core of its pool polls their done words first.
+    std::vector<size_t> waitsHere;
+    for (size_t k = 0; k < s.sides.size(); ++k)
+      if (s.sides[k].waitBefore[static_cast<int>(cur.pool)] == static_cast<int>(c)) waitsHere.push_back(k);
+    if (!waitsHere.empty()) {
+      blankAll();
+      forPool(cur.pool, [&](Writer& pw, int indent) {
+        if (opt.profiling) pw.line(indent, fmt::format("SkProf({}, 2);", c));
+        for (size_t k : waitsHere) {
+          pw.line(indent, fmt::format("SkWaitDone(sk_notify, {});  // {} needs side launch {} ({})", out.sides[k].done,
+                                      escapeComment(cur.name), k, escapeComment(s.sides[k].name)));
+        }
+        if (opt.profiling) pw.line(indent, fmt::format("SkProf({}, 3);", c));
+      });
+    }
+
     blankAll();
     common(1, fmt::format("// op {}: {} = {} x {} block(s) on {} cores{}", c, escapeComment(cur.name),
                           s.objects[cur.object].symbol, cur.blockDim, poolName(cur.pool),
@@ -383,6 +455,15 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     });
     if (coresToFeed(s, cur) > 0) forPool(cur.pool, [&](Writer& pw, int indent) { feedSyncAllCalls(pw, indent, cur); });
     if (opt.profiling) common(1, fmt::format("SkProf({}, 1);", c));
+    // Side launches that need this op (their last need in its pool): every core of the pool says it is done.
+    for (size_t k = 0; k < s.sides.size(); ++k) {
+      const int i = static_cast<int>(cur.pool);
+      if (s.sides[k].notifyAfter[i] != static_cast<int>(c)) continue;
+      forPool(cur.pool, [&](Writer& pw, int indent) {
+        pw.line(indent, fmt::format("SkNotify(sk_notify, {} + {});  // side launch {} ({}) needs {}", notifyBase[k][i],
+                                    blockIdx(cur.pool), k, escapeComment(s.sides[k].name), escapeComment(cur.name)));
+      });
+    }
     if (opt.debugSyncAll && c + 1 < n) {
       common(1, "// debug-sync-all");
       fullSyncAll();
@@ -410,6 +491,10 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
   } else {
     for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
     for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+  }
+  if (!s.sides.empty()) {
+    callArgs += std::string(callArgs.empty() ? "" : ", ") + "sk_notify";
+    progParams += std::string(progParams.empty() ? "" : ", ") + "GM_ADDR sk_notify";
   }
   if (separate) {
     for (Pool p : {Pool::Cube, Pool::Vector}) {

@@ -30,6 +30,15 @@
 //  - debug-sync-all: a full SyncAll after every op; func-align: the entry's
 //    alignment; profiling: a begin/end record per op and sync point per core
 //    into an extra GM buffer (the entry's last parameter);
+//  - side launches (ops of other streams the plan runs beside the
+//    SuperKernel: tiling done elsewhere, weight prefetch): an extra GM buffer
+//    sk_notify of 64-byte words. After the last op a side launch needs in a
+//    pool, every core of that pool sets its own notify word (after
+//    pipe_barrier(PIPE_ALL), so the op's writes reached GM); before the first
+//    op of a pool that needs the side launch, every core of that pool polls
+//    its done word (dcci per read). Per-core words instead of the reference
+//    generator's sync + one word from block 0: no core waits for another to
+//    signal, and program order on each core covers its earlier and later ops;
 //  - stream-fusion=1: separate cube and vector programs (<entry>_aic /
 //    <entry>_aiv), each holding only its pool's calls and its side of the sync
 //    points, so the two core types advance independently between the data
@@ -42,6 +51,7 @@
 #include <vector>
 
 #include "superkernel/support/Error.h"
+#include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendStep.h"
 
 namespace sk::ascend {
@@ -66,6 +76,9 @@ struct AscendSource {
   uint32_t profileSlots = 0;
   /// Sync points emitted (for reports and tests).
   uint32_t syncPoints = 0;
+  /// Side launches: words of the sk_notify buffer (0: none), and each side launch's words (step order).
+  uint32_t notifyWords = 0;
+  std::vector<SideWords> sides;
 };
 
 /// The SuperKernel of a fused step.

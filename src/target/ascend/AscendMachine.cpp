@@ -14,6 +14,9 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // cores fetching the same sub-kernel spread over four instruction lines.
   m.defaultSplitMode = 4;
   m.staticArguments = true;
+  // Launches of other streams (tiling elsewhere, weight prefetch) run beside a SuperKernel, ordered by GM
+  // notify/wait words (AscendEmitter.h, Device::runBeside), instead of splitting it.
+  m.sideLaunches = true;
   m.coreOwner = "ascend device";
   m.coreNoun = "cores";
   return m;

@@ -219,6 +219,22 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     }
     s.edges.push_back(std::move(a));
   }
+
+  for (const SideLaunch& side : sk.sides) {
+    if (side.step >= plan.steps.size()) return internalError("side launch step out of range");
+    AscendSide a;
+    a.name = plan.steps[side.step].name;
+    a.stream = side.stream;
+    for (uint32_t o : side.after) {
+      if (o >= s.ops.size()) return internalError("side launch op out of range");
+      a.notifyAfter[static_cast<int>(s.ops[o].pool)] = static_cast<int>(o);  // ascending: the last one stays
+    }
+    for (auto it = side.before.rbegin(); it != side.before.rend(); ++it) {
+      if (*it >= s.ops.size()) return internalError("side launch op out of range");
+      a.waitBefore[static_cast<int>(s.ops[*it].pool)] = static_cast<int>(*it);  // descending: the first one stays
+    }
+    s.sides.push_back(std::move(a));
+  }
   return s;
 }
 

@@ -75,6 +75,17 @@ struct AscendEdge {
   std::string what;  // "consumer <- producer (RAW on buf)"
 };
 
+/// A launch of another stream beside the SuperKernel (plan SideLaunch), in
+/// the emitter's terms: program order on a core orders that core's ops, so
+/// per pool only the last op the side launch needs and the first op that
+/// needs it matter (-1: none in that pool).
+struct AscendSide {
+  std::string name;
+  uint32_t stream = 0;
+  int notifyAfter[2] = {-1, -1};  // by Pool: its cores each set a notify word after this op
+  int waitBefore[2] = {-1, -1};   // by Pool: its cores wait for the side launch's done word before this op
+};
+
 struct AscendStep {
   std::string name;
   bool fused = false;
@@ -86,6 +97,7 @@ struct AscendStep {
   std::vector<AscendEdge> edges;
   std::vector<PlanBuffer> buffers;
   std::vector<AscendObject> objects;
+  std::vector<AscendSide> sides;  // fused: launches of other streams beside it, in plan order
 
   /// Cores of a pool in this launch.
   uint32_t poolCores(Pool p) const;

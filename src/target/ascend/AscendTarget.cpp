@@ -87,6 +87,8 @@ class AscendTarget final : public Target {
       d.profileBytes = src.profileBytes;
       d.split = src.splitMode;
       d.bufferTable = src.bufferTable;
+      d.notifyWords = src.notifyWords;
+      d.sides = src.sides;
       SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
       g.text = std::move(src.text) + line;
     } else {
