@@ -24,8 +24,9 @@ std::string planToDot(const FusionPlan& plan) {
   std::string s = "digraph superkernel_plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const SuperKernelPlan& sk = plan.steps[i];
-    s += fmt::format("  subgraph cluster_{} {{\n    label=\"{}{} ({} cores)\";\n", i, sk.fused ? "" : "unfused: ",
-                     esc(sk.name), sk.numCores);
+    const std::string kind = sk.fused ? "" : sk.besideStep >= 0 ? fmt::format("beside step {}: ", sk.besideStep)
+                                                                 : std::string("unfused: ");
+    s += fmt::format("  subgraph cluster_{} {{\n    label=\"{}{} ({} cores)\";\n", i, kind, esc(sk.name), sk.numCores);
     if (!sk.fused) s += "    style=dashed;\n";
     for (size_t o = 0; o < sk.ops.size(); ++o) {
       const PlannedOp& op = sk.ops[o];
@@ -37,12 +38,23 @@ std::string planToDot(const FusionPlan& plan) {
       s += fmt::format("  s{}_o{} -> s{}_o{} [label=\"{} {}{}\"{}];\n", i, e.producer, i, e.consumer,
                        syncKindName(e.sync), depKindName(e.dep), e.buffer.empty() ? "" : " " + esc(e.buffer),
                        e.sync == SyncKind::Event ? ", style=dashed" : "");
+    // Side launches: GM notify edges from the ops they wait for, GM wait edges to the ops that wait for them.
+    for (const SideLaunch& side : sk.sides) {
+      for (uint32_t o : side.after)
+        s += fmt::format("  s{}_o{} -> s{}_o0 [label=\"gm notify\", style=bold, color=blue];\n", i, o, side.step);
+      for (uint32_t o : side.before)
+        s += fmt::format("  s{}_o0 -> s{}_o{} [label=\"gm wait\", style=bold, color=blue];\n", side.step, i, o);
+    }
   }
-  // Steps run in order: show it between consecutive clusters.
-  for (size_t i = 1; i < plan.steps.size(); ++i)
-    if (!plan.steps[i - 1].ops.empty() && !plan.steps[i].ops.empty())
-      s += fmt::format("  s{}_o{} -> s{}_o0 [style=dotted, color=gray, label=\"step\"];\n", i - 1,
-                       plan.steps[i - 1].ops.size() - 1, i);
+  // Steps run in order (a side launch runs with its SuperKernel: its order is the gm edges).
+  size_t prev = 0;
+  for (size_t i = 1; i < plan.steps.size(); ++i) {
+    if (plan.steps[i].besideStep >= 0) continue;
+    if (!plan.steps[prev].ops.empty() && !plan.steps[i].ops.empty())
+      s += fmt::format("  s{}_o{} -> s{}_o0 [style=dotted, color=gray, label=\"step\"];\n", prev,
+                       plan.steps[prev].ops.size() - 1, i);
+    prev = i;
+  }
   s += "}\n";
   return s;
 }

@@ -74,6 +74,10 @@ TEST(SidePlan, OpsOfOtherStreamsRunBesideTheSuperKernel) {
   EXPECT_NE(report.find("side launch [1] tiling on stream 1: starts after proj; before use_tiling"), std::string::npos)
       << report;
   EXPECT_NE(report.find("[2] beside [0]: prefetch"), std::string::npos) << report;
+  const std::string dot = planToDot(*plan);
+  EXPECT_NE(dot.find("s0_o0 -> s1_o0 [label=\"gm notify\""), std::string::npos) << dot;  // proj -> tiling
+  EXPECT_NE(dot.find("s1_o0 -> s0_o2 [label=\"gm wait\""), std::string::npos) << dot;    // tiling -> use_tiling
+  EXPECT_NE(dot.find("beside step 0: prefetch"), std::string::npos) << dot;
 
   // The unfused reference has no side launches: every op is its own step, in recorded order.
   PlanConfig ref = config(true);
