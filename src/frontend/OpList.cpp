@@ -131,6 +131,17 @@ int OpList::bufferIndex(std::string_view name) const {
 
 std::filesystem::path templatesDir() { return dataTemplatesDir(); }
 
+OpList retargetOpList(OpList list, const std::string& target) {
+  if (target.empty() || target == list.target) return list;
+  for (KernelDecl& k : list.kernels) {
+    if (!k.builtin.empty() || !k.sources.empty()) continue;
+    k.sources[list.target] = k.source;
+    k.sourcePaths[list.target] = k.sourcePath;
+  }
+  list.target = target;
+  return list;
+}
+
 namespace detail {
 
 bool isIdentifier(std::string_view s) {

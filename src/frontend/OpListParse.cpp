@@ -252,9 +252,10 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   KernelDecl k;
   k.name = name;
   if (j.contains("builtin")) {
-    // A builtin brings its own declaration; nothing else may be written.
-    SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"builtin"}));
+    // A builtin brings its own declaration; only macros may be set over its own (Builtins.cpp).
+    SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"builtin", "macros"}));
     SK_ASSIGN_OR_RETURN(k.builtin, r.str(j["builtin"], path + ".builtin"));
+    if (j.contains("macros")) { SK_ASSIGN_OR_RETURN(k.macros, r.macros(j["macros"], path + ".macros")); }
     return k;
   }
   SK_RETURN_IF_ERROR(r.onlyKeys(

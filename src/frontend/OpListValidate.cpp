@@ -14,6 +14,7 @@
 // args keep file order), so a Graph-recorded list gets the same messages as
 // a parsed file.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -78,12 +79,23 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
   if (k.params.size() > limits.maxParams)
     return err(l, where + ".params", std::to_string(k.params.size()) + " parameters, over the limit of " +
                                         std::to_string(limits.maxParams));
-  std::set<std::string> seen;
+  std::set<std::string> seen, scalarMacros;
   for (size_t i = 0; i < k.params.size(); ++i) {
     std::string pp = where + ".params[" + std::to_string(i) + "].name";
-    if (!isIdentifier(k.params[i].name))
-      return err(l, pp, "parameter name " + quote(k.params[i].name) + " is not a C identifier");
-    if (!seen.insert(k.params[i].name).second) return err(l, pp, "duplicate parameter " + quote(k.params[i].name));
+    const std::string& name = k.params[i].name;
+    if (!isIdentifier(name)) return err(l, pp, "parameter name " + quote(name) + " is not a C identifier");
+    if (!seen.insert(name).second) return err(l, pp, "duplicate parameter " + quote(name));
+    if (k.params[i].kind != ParamKind::Scalar) continue;
+    // Where scalars are compiled in (ascend), a scalar is the macro SK_<NAME>: it obeys the macro rules and
+    // no two scalars may become one macro.
+    std::string macro = "SK_";
+    for (char c : name) macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (std::string p = grammar::macroNameProblem(macro, k.entry); !p.empty())
+      return err(l, pp, "scalar parameter " + quote(name) + " becomes the macro " + macro +
+                            " on targets that compile scalars in (ascend): " + p);
+    if (!scalarMacros.insert(macro).second)
+      return err(l, pp, "scalar parameter " + quote(name) + " becomes the macro " + macro +
+                            ", as another scalar parameter does (names differing only in case)");
   }
   if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
   // ascend's SyncAll count, as the parser checks it (a declaration built through the C++ API skips the parser).

@@ -12,10 +12,21 @@ namespace sk {
 
 namespace detail {
 
+namespace {
+ojson writeMacros(const std::map<std::string, std::string>& macros) {
+  ojson m = ojson::object();
+  for (const auto& [n, v] : macros) m[n] = v;
+  return m;
+}
+}  // namespace
+
 ojson writeKernelObject(const KernelDecl& k) {
   ojson j = ojson::object();
   if (!k.builtin.empty()) {
     j["builtin"] = k.builtin;
+    // Macros set over the builtin's own (the benchmark's SK_KERNELS_BASELINE): part of what the list means,
+    // so of every key computed from its text.
+    if (!k.macros.empty()) j["macros"] = writeMacros(k.macros);
     return j;
   }
   if (!k.sources.empty()) {
@@ -46,11 +57,7 @@ ojson writeKernelObject(const KernelDecl& k) {
     params.push_back(std::move(pj));
   }
   j["params"] = std::move(params);
-  if (!k.macros.empty()) {
-    ojson m = ojson::object();
-    for (const auto& [n, v] : k.macros) m[n] = v;
-    j["macros"] = std::move(m);
-  }
+  if (!k.macros.empty()) j["macros"] = writeMacros(k.macros);
   return j;
 }
 
@@ -90,11 +97,7 @@ ojson writeOp(const Op& op) {
   ojson args = ojson::object();
   for (const auto& [n, v] : op.args) args[n] = writeArg(v);
   j["args"] = std::move(args);
-  if (!op.macros.empty()) {
-    ojson m = ojson::object();
-    for (const auto& [n, v] : op.macros) m[n] = v;
-    j["macros"] = std::move(m);
-  }
+  if (!op.macros.empty()) j["macros"] = writeMacros(op.macros);
   return j;
 }
 

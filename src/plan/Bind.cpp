@@ -71,12 +71,34 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   return sk;
 }
 
+namespace {
+// The element range of a buffer an op's argument covers (a view, or the whole buffer), and whether it writes.
+struct Touch {
+  size_t buffer;
+  uint64_t lo, hi;
+  bool write;
+};
+std::vector<Touch> touches(const PlanContext& ctx, const Op& op) {
+  std::vector<Touch> out;
+  for (const ParamDecl& param : ctx.kernels.at(op.kernel).params) {
+    if (param.kind != ParamKind::Buffer) continue;
+    const BufferRef& ref = op.findArg(param.name)->buffer();  // validated: present, a buffer
+    const auto bi = static_cast<size_t>(ctx.list.bufferIndex(ref.buffer));
+    const uint64_t lo = ref.isView ? ref.offset : 0;
+    out.push_back({bi, lo, lo + (ref.isView ? ref.count : ctx.list.buffers[bi].elements()), writes(param.access)});
+  }
+  return out;
+}
+}  // namespace
+
+// Whole ops, not blocks: an op's blocks together cover each of its arguments (DESIGN section 3), so two
+// ops conflict exactly when some pair of their arguments does.
 bool launchesConflict(const PlanContext& ctx, uint32_t a, uint32_t b) {
-  Segment pair;
-  pair.ops = {a, b};
-  pair.fused = true;
-  SuperKernelPlan sk = bindSegment(ctx, pair);
-  return !requirement(sk.ops[0], sk.ops[1]).need.empty();
+  const std::vector<Touch> ta = touches(ctx, ctx.list.ops[a]), tb = touches(ctx, ctx.list.ops[b]);
+  for (const Touch& x : ta)
+    for (const Touch& y : tb)
+      if (x.buffer == y.buffer && (x.write || y.write) && std::max(x.lo, y.lo) < std::min(x.hi, y.hi)) return true;
+  return false;
 }
 
 }  // namespace sk::plan

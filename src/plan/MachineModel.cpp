@@ -27,6 +27,13 @@ MachineModel MachineModel::withDebugCoreNum(uint32_t n) const {
 
 uint32_t MachineModel::deviceCores() const { return pools.size() == 1 ? totalCores() : pools.at(0).count; }
 
+uint32_t MachineModel::unitsHeld(uint32_t pool, uint32_t blocks) const {
+  if (pool >= pools.size() || pools[pool].count == 0) return deviceCores();
+  const uint64_t count = pools[pool].count;
+  const uint64_t cores = std::min<uint64_t>(blocks, count);
+  return static_cast<uint32_t>((cores * deviceCores() + count - 1) / count);
+}
+
 uint32_t MachineModel::totalCores() const {
   uint32_t n = 0;
   for (const CorePool& p : pools) n += p.count;

@@ -93,8 +93,8 @@ Status buildVariants(PlanContext& ctx);
 Expected<std::vector<Segment>> formSegments(PlanContext& ctx);
 // Bind.cpp
 SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg);
-/// Whether list launches a and b (a recorded first) conflict: some buffer
-/// range both touch, one of them writing (the data-edge rule, Ranges.cpp).
+/// Whether list launches a and b conflict: some buffer range both touch, one
+/// of them writing (the data-edge rule of Dependencies.cpp, for whole ops).
 bool launchesConflict(const PlanContext& ctx, uint32_t a, uint32_t b);
 // Sides.cpp
 void linkSides(const PlanContext& ctx, const Segment& seg, SuperKernelPlan& sk, uint32_t firstSideStep);

@@ -23,11 +23,17 @@
 //   wide) while a fused segment is open, on a stream none of the segment's
 //   ops use, does not end the segment: it becomes a side launch of it (its
 //   own single-op segment in Segment::sides), run beside the SuperKernel and
-//   ordered with it by data edges only (plan/Sides.cpp). Not when it
-//   conflicts with a side launch of another stream already there: two side
-//   streams have no way to wait for each other, so the segment ends as
-//   before. A cross-stream wait on a stream with no op in the segment ends
-//   nothing by itself; it ends the segment when an op of that stream joins.
+//   ordered with it by data edges only (plan/Sides.cpp). A scoped op that
+//   leaves its scope this way warns (or aborts) as when it runs alone. Not
+//   when it conflicts with a side launch of another stream already there:
+//   two side streams have no way to wait for each other, so the segment ends
+//   as before. An op that needs a side launch waits for it while its
+//   SuperKernel holds its cores, and on a device the side launch can only run
+//   on cores left free: the segment ends before an op that would leave its
+//   waited-for side launches no room (MachineModel::unitsHeld). A
+//   cross-stream wait on a stream with no op in the segment ends nothing by
+//   itself; it ends the segment when an op of that stream joins, or when a
+//   stream of the segment waits for it in turn.
 // - Unscoped, never-fuse and unfusible launches become single-op steps
 //   (fused = false); with PlanConfig::fuse = false every launch does.
 // - A kernel_sync op with block_dim > the machine's cores can never run: BadInput.
@@ -54,8 +60,13 @@ struct Former {
   std::optional<std::string> pendingEnd;    // a wait decided the open segment must end
   uint32_t pendingAt = 0;
   // Side launches: a stream's pending end if one of its ops joins the open segment (a wait on a stream
-  // that, so far, only has side launches there).
-  std::map<uint32_t, std::string> sideStreamWaits;
+  // that, so far, only has side launches there), where that wait is and which stream it waited for.
+  struct SideStreamWait {
+    std::string reason;
+    uint32_t at = 0, waitedFor = 0;
+  };
+  std::map<uint32_t, SideStreamWait> sideStreamWaits;
+  std::set<size_t> waitedSides;  // indices into open->sides that an op of the open segment waits for
 
   const OpList& list() const { return ctx.list; }
   std::string where(uint32_t i) const {
@@ -93,6 +104,18 @@ struct Former {
     openStreams.clear();
     pendingEnd.reset();
     sideStreamWaits.clear();
+    waitedSides.clear();
+    return Status::success();
+  }
+
+  // A scoped op that runs outside its scope's SuperKernel without splitting it: a warning, or (abort) an error.
+  Status leavesScope(uint32_t i, const Options& o, const std::string& why) {
+    std::string msg = "scope " + detail::quote(*list().ops[i].scope) + ": " + where(i) + ": " + why;
+    if (o.strictScopeCheck == StrictScope::Abort)
+      return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
+    initLogging();
+    spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
+    ctx.plan.report.warnings.push_back(msg);
     return Status::success();
   }
 
@@ -113,19 +136,52 @@ struct Former {
     out.push_back(singleSegment(list().ops[i], i, o, where(i) + ": " + reason));
   }
 
-  // Op i would run unfused: with side launches, it runs beside the open segment if it may.
-  bool beside(uint32_t i, const Options& o) {
+  // Op i would run unfused (`why`): with side launches, it runs beside the open segment if it may.
+  Expected<bool> beside(uint32_t i, const Options& o, const std::string& why) {
     const Op& op = list().ops[i];
-    if (!ctx.config.machine.sideLaunches || !open || open->ops.empty() || openStreams.count(op.stream)) return false;
+    if (!ctx.config.machine.sideLaunches || !open || openStreams.count(op.stream)) return false;
     for (const Segment& side : open->sides) {
       const uint32_t j = side.ops.at(0);
       if (list().ops[j].stream != op.stream && launchesConflict(ctx, j, i)) return false;
     }
-    open->sides.push_back(singleSegment(op, i, o,
-                                        where(i) + ": runs beside SuperKernel " + detail::quote(open->name) +
-                                            " on stream " + std::to_string(op.stream) +
-                                            ", ordered with it by GM notify/wait words"));
+    const std::string how = "runs beside SuperKernel " + detail::quote(open->name) + " on stream " +
+                               std::to_string(op.stream) + ", ordered with it by GM notify/wait words";
+    if (op.scope) SK_RETURN_IF_ERROR(leavesScope(i, o, why + ", " + how));
+    open->sides.push_back(singleSegment(op, i, o, where(i) + ": " + how));
     return true;
+  }
+
+  // The device units (MachineModel::unitsHeld) op i occupies, and those a side launch needs to make progress
+  // (one core, or all its blocks at once for kernel_sync).
+  uint32_t unitsOf(uint32_t i, bool sideNeed) const {
+    const Op& op = list().ops[i];
+    const KernelDecl& k = ctx.kernels.at(op.kernel);
+    const MachineModel& m = ctx.config.machine;
+    auto pool = m.poolFor(k.coreType);
+    if (!pool) return m.deviceCores();  // assignQueues reports it
+    return m.unitsHeld(*pool, sideNeed && !k.kernelSync ? 1 : op.blockDim);
+  }
+
+  // Op i joining the open segment: the side launches it waits for (added to waitedSides), or why it cannot
+  // (the SuperKernel would hold the cores its waited-for side launches need).
+  std::string roomForSides(uint32_t i, std::set<size_t>& waited) const {
+    waited = waitedSides;
+    if (!open) return {};
+    for (size_t k = 0; k < open->sides.size(); ++k)
+      if (launchesConflict(ctx, open->sides[k].ops.at(0), i)) waited.insert(k);
+    if (waited.empty()) return {};
+    uint32_t held = unitsOf(i, false), need = 0;
+    for (uint32_t j : open->ops) held = std::max(held, unitsOf(j, false));
+    std::string names;
+    for (size_t k : waited) {
+      need += unitsOf(open->sides[k].ops.at(0), true);
+      names += (names.empty() ? "" : ", ") + detail::quote(open->sides[k].name);
+    }
+    const MachineModel& m = ctx.config.machine;
+    if (held + need <= m.deviceCores()) return {};
+    return "waits for side launch(es) " + names + ", which need " + std::to_string(need) + " of the device's " +
+           std::to_string(m.deviceCores()) + " " + m.unitNoun + " while SuperKernel " + detail::quote(open->name) +
+           " holds " + std::to_string(held) + " (a side launch runs on cores the SuperKernel leaves free)";
   }
 
   void start(uint32_t i, const std::string& scope, const Options& o) {
@@ -177,52 +233,55 @@ struct Former {
       single(i, o, "fusion disabled (unfused reference plan)");
       return Status::success();
     }
-    const bool runsUnfused = !op.scope || !op.fusible || (k.kernelSync && !kernelSyncFits(op.blockDim, coresFor(o)));
-    if (runsUnfused && beside(i, o)) return Status::success();
+    // Why the op runs unfused ("": it may fuse).
+    std::string unfused;
+    if (!op.scope) {
+      unfused = op.scopeNull ? "never-fuse op (\"scope\": null)" : "unscoped op (runs unfused)";
+    } else {
+      if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.deviceCores())
+        return detail::pathError(list().origin, "scopes" + detail::pathKey(*op.scope),
+                                 "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
+                                     (m.pools.size() == 1 ? m.describeCores(m.totalCores())
+                                                          : m.describeCores(m.deviceCores()) + " of its first pool (" +
+                                                                coreTypeName(m.pools[0].kind) + ")"));
+      if (!op.fusible) {
+        unfused = "unfusible op (fusible: false)";
+      } else if (k.kernelSync && !kernelSyncFits(op.blockDim, coresFor(o))) {
+        unfused = "kernel_sync op needs " + std::to_string(op.blockDim) + " cores at once, the SuperKernel has " +
+                  std::to_string(coresFor(o));
+      }
+    }
+    if (!unfused.empty()) {
+      SK_ASSIGN_OR_RETURN(bool isSide, beside(i, o, unfused));
+      if (isSide) return Status::success();
+    }
     if (pendingEnd) {
       bool continues = open && op.scope && *op.scope == open->scope;
       std::string reason = *pendingEnd;
       SK_RETURN_IF_ERROR(close(reason, continues));
     }
     if (!op.scope) {
-      std::string why = op.scopeNull ? "never-fuse op (\"scope\": null)" : "unscoped op (runs unfused)";
-      SK_RETURN_IF_ERROR(close(where(i) + ": " + why, false));
-      single(i, o, why);
+      SK_RETURN_IF_ERROR(close(where(i) + ": " + unfused, false));
+      single(i, o, unfused);
       return Status::success();
     }
     const std::string& scope = *op.scope;
     uint32_t cores = coresFor(o);
-    if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.deviceCores())
-      return detail::pathError(list().origin, "scopes" + detail::pathKey(scope),
-                               "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
-                                   (m.pools.size() == 1 ? m.describeCores(m.totalCores())
-                                                        : m.describeCores(m.deviceCores()) + " of its first pool (" +
-                                                              coreTypeName(m.pools[0].kind) + ")"));
-    std::string unfusible;
-    if (!op.fusible) unfusible = "unfusible op (fusible: false)";
-    else if (k.kernelSync && !kernelSyncFits(op.blockDim, cores))
-      unfusible = "kernel_sync op needs " + std::to_string(op.blockDim) + " cores at once, the SuperKernel has " +
-                  std::to_string(cores);
-    if (!unfusible.empty()) {
+    if (!unfused.empty()) {
       if (open) {
-        SK_RETURN_IF_ERROR(close(where(i) + ": " + unfusible, open->scope == scope));
+        SK_RETURN_IF_ERROR(close(where(i) + ": " + unfused, open->scope == scope));
       } else {
         // Not splitting anything, but the op still leaves its scope.
-        std::string msg = "scope " + detail::quote(scope) + ": " + where(i) + ": " + unfusible + ", runs unfused";
-        if (o.strictScopeCheck == StrictScope::Abort)
-          return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
-        initLogging();
-        spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
-        ctx.plan.report.warnings.push_back(msg);
+        SK_RETURN_IF_ERROR(leavesScope(i, o, unfused + ", runs unfused"));
       }
-      single(i, o, unfusible);
+      single(i, o, unfused);
       return Status::success();
     }
     if (open && open->scope != scope)
       SK_RETURN_IF_ERROR(close(where(i) + ": scope change to " + detail::quote(scope), false));
     if (open) {
       if (auto w = sideStreamWaits.find(op.stream); w != sideStreamWaits.end()) {
-        std::string reason = w->second;
+        std::string reason = w->second.reason;
         SK_RETURN_IF_ERROR(close(reason, true));
       }
     }
@@ -230,8 +289,14 @@ struct Former {
       std::string why = streamFit(i, cores);
       if (!why.empty()) SK_RETURN_IF_ERROR(close(where(i) + ": " + why, true));
     }
+    std::set<size_t> waited;
+    if (std::string why = roomForSides(i, waited); !why.empty()) {
+      SK_RETURN_IF_ERROR(close(where(i) + ": " + why, true));
+      waited.clear();
+    }
     if (!open) start(i, scope, o);
     append(i);
+    waitedSides = std::move(waited);
     return Status::success();
   }
 
@@ -250,13 +315,18 @@ struct Former {
     bool ordersInside = false;
     for (uint32_t j : open->ops)
       if (j < recAt && list().ops[j].stream == srcStream) ordersInside = true;
+    // A side stream that waited for another stream of the segment before the record passes that order on
+    // (waiting, through it, for the waiting stream's own earlier ops is what one queue does anyway).
+    if (auto w = sideStreamWaits.find(srcStream);
+        w != sideStreamWaits.end() && w->second.at < recAt && w->second.waitedFor != op.stream)
+      ordersInside = true;
     if (!ordersInside) return;
     std::string reason = where(i) + ": cross-stream wait on event " + detail::quote(op.event) + " (stream " +
                          std::to_string(op.stream) + " waits for stream " + std::to_string(srcStream) +
                          ") cannot be expressed inside one queue (stream-fusion=0)";
     if (ctx.config.machine.sideLaunches && !openStreams.count(op.stream)) {
       // Only side launches (ordered by data edges) may follow on that stream, unless one of its ops joins.
-      sideStreamWaits.emplace(op.stream, std::move(reason));
+      sideStreamWaits.emplace(op.stream, SideStreamWait{std::move(reason), i, srcStream});
       return;
     }
     if (!pendingEnd) {
@@ -269,7 +339,7 @@ struct Former {
 }  // namespace
 
 Expected<std::vector<Segment>> formSegments(PlanContext& ctx) {
-  Former f{ctx, {}, std::nullopt, {}, {}, {}, std::nullopt, 0, {}};
+  Former f{ctx, {}, std::nullopt, {}, {}, {}, std::nullopt, 0, {}, {}};
   for (uint32_t i = 0; i < ctx.list.ops.size(); ++i) {
     switch (ctx.list.ops[i].kind) {
       case Op::Kind::Launch: SK_RETURN_IF_ERROR(f.launch(i)); break;

@@ -11,8 +11,7 @@ Expected<PlanOnlyResult> planOnly(const OpList& list, const CompileRequest& requ
   const std::string what = list.origin.empty() ? "op list" : list.origin;
   PlanOnlyResult r;
   CompiledPlan& cp = r.plan;
-  cp.list = list;
-  if (!request.target.empty()) cp.list.target = request.target;
+  cp.list = retargetOpList(list, request.target);
   auto opts = mergeOptions({list.options, config.sessionOptions, request.options});
   if (!opts) return std::move(opts).error().context(what + ": options");
   cp.options = *opts;

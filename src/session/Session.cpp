@@ -173,20 +173,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     budgetScope.emplace(std::make_shared<CompileBudget>(compileLimits().total, /*allOrNothing=*/true));
 
   CompiledPlan cp;
-  cp.list = list;
-  if (!request.target.empty() && request.target != list.target) {
-    // A plain "source" is written for the op list's own target (its headers,
-    // its language): compiled for another one it would only fail inside that
-    // target's compiler. It counts as that target's entry of "sources", so a
-    // kernel with no source for the requested target is one clear error when
-    // the plan resolves its kernels.
-    for (KernelDecl& k : cp.list.kernels) {
-      if (!k.builtin.empty() || !k.sources.empty()) continue;
-      k.sources[list.target] = k.source;
-      k.sourcePaths[list.target] = k.sourcePath;
-    }
-    cp.list.target = request.target;
-  }
+  cp.list = retargetOpList(list, request.target);
   auto opts = mergeOptions({list.options, im.options.options, request.options});
   if (!opts) return std::move(opts).error().context(what + ": options");
   cp.options = *opts;
@@ -312,17 +299,8 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     return Status::success();
   });
   if (!st) return st.error().context(what);
-  for (size_t i = 0; i < n; ++i) {
-    const SuperKernelPlan& sk = cp.plan.steps[i];
-    cp.steps[i].beside = sk.besideStep >= 0;
-    for (const SideLaunch& side : sk.sides) {
-      if (side.step >= n || cp.plan.steps[side.step].besideStep != static_cast<int>(i)) {
-        return internalError(fmt::format("{}: side launch step {} does not run beside step {}", what, side.step, i));
-      }
-      cp.steps[i].sides.push_back(side.step);
-      cp.steps[i].sideRuns.push_back(SideRun{nullptr, cp.steps[side.step].numCores, nullptr, 0, side.stream, nullptr});
-    }
-  }
+  // runBeside()'s argument, sized once (planOpList puts a SuperKernel's side launches right after it).
+  for (size_t i = 0; i < n; ++i) cp.steps[i].sideRuns.resize(cp.plan.steps[i].sides.size());
   for (const CompiledStep& cs : cp.steps) {
     if (cs.cached) {
       ++cp.stats.superKernelHits;
@@ -439,22 +417,21 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
     for (size_t k = 0; k < step.listBuffers.size(); ++k) step.pointers[k] = buffers[step.listBuffers[k]];
   };
   for (CompiledStep& step : plan.steps) {
-    if (step.beside) continue;  // runs with its SuperKernel
+    const SuperKernelPlan& sp = plan.plan.steps[step.stepIndex];
+    if (sp.besideStep >= 0) continue;  // runs with its SuperKernel
     fill(step);
-    for (size_t k = 0; k < step.sides.size(); ++k) {
-      CompiledStep& side = plan.steps[step.sides[k]];
+    for (size_t k = 0; k < sp.sides.size(); ++k) {
+      CompiledStep& side = plan.steps[sp.sides[k].step];
       fill(side);
-      SideRun& r = step.sideRuns[k];  // pointers into this plan's steps (set here: a plan may have been moved)
-      r.kernel = side.kernel.get();
-      r.buffers = side.pointers.data();
-      r.numBuffers = static_cast<uint32_t>(side.pointers.size());
-      r.label = &side.label;
+      // Pointers into this plan's steps, set here: the plan may have been moved since it was compiled.
+      step.sideRuns[k] = SideRun{side.kernel.get(), side.pointers.data(), static_cast<uint32_t>(side.pointers.size()),
+                                 sp.sides[k].stream, &side.label};
     }
     dev.setLaunchContext(&step.label, &step.opNames);  // names for the launch watchdog's report
-    Status st = step.sides.empty() ? dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
-                                             static_cast<uint32_t>(step.pointers.size()))
-                                   : dev.runBeside(*step.kernel, step.numCores, stream, step.pointers.data(),
-                                                   static_cast<uint32_t>(step.pointers.size()), step.sideRuns);
+    Status st = sp.sides.empty() ? dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
+                                           static_cast<uint32_t>(step.pointers.size()))
+                                 : dev.runBeside(*step.kernel, step.numCores, stream, step.pointers.data(),
+                                                 static_cast<uint32_t>(step.pointers.size()), step.sideRuns);
     dev.setLaunchContext(nullptr, nullptr);
     if (!st) return st.error().context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
   }

@@ -238,13 +238,10 @@ SideRunResult runBesideHost(const AscendStep& step, const AscendSource& src, con
                                                      for (size_t i = 0; i < 37; ++i) r[i] = 2.0f * y[i];
                                                      return sk::Status::success();
                                                    }}};
-  sk::ascend::SideLaunchTiming timing;
-  timing.watchdog = std::chrono::milliseconds(3000);
-  timing.delay = delay;
   SideRunResult out;
   out.status = sk::ascend::runWithSideLaunches(
       src.notifyWords, src.sides, step.name,
-      [&](void* notify) { return runStep(step, &src, bufs, workDir(dir), nullptr, notify); }, sides, timing);
+      [&](void* notify) { return runStep(step, &src, bufs, workDir(dir), nullptr, notify); }, sides, delay);
   out.ordered = true;
   for (size_t i = 0; i < 37; ++i) out.ordered = out.ordered && r[i] == 2.0f * y[i] && z[i] == y[i] + r[i];
   return out;
@@ -271,8 +268,8 @@ TEST(AscendEmitterGolden, SideLaunchesNotifyAndWaitInGm) {
 }
 
 // The wait taken out: add reads r before the (held back) side launch wrote it, a wrong result. The notify
-// taken out: the side launch never gets its signal and says so (and its done word lets the SuperKernel
-// finish). A failing side launch fails the run without hanging the SuperKernel.
+// taken out: the side launch never gets its signal and says so. A failing side launch fails the run without
+// hanging the SuperKernel (its done word says 2).
 TEST(AscendEmitter, BrokenSideLaunchSyncIsCaught) {
   const AscendStep step = chainWithSide(options("split-mode=1"));
   auto src = sk::ascend::emitAscend(step);
@@ -295,8 +292,13 @@ TEST(AscendEmitter, BrokenSideLaunchSyncIsCaught) {
   {
     const SideRunResult r = runBesideHost(step, cutLine("SkNotify(sk_notify, 0 + get_block_idx());"),
                                           "side_nonotify", std::chrono::milliseconds(0));
+    // add waits for tiling, which waits for the notify: the simulator's watchdog stops the SuperKernel, and the
+    // error says why the side launch never came.
     ASSERT_FALSE(r.status.ok()) << "a SuperKernel that never notifies its side launch passed";
-    EXPECT_NE(r.status.error().message().find("notify words [0, 8)"), std::string::npos) << r.status.error().message();
+    EXPECT_NE(r.status.error().message().find("watchdog"), std::string::npos) << r.status.error().message();
+    EXPECT_NE(r.status.error().message().find("without setting its notify words [0, 8) (a missing notify)"),
+              std::string::npos)
+        << r.status.error().message();
   }
   {
     const SideRunResult r = runBesideHost(step, *src, "side", std::chrono::milliseconds(0), true);
@@ -394,6 +396,13 @@ TEST(AscendEmitter, RejectsWhatItCannotGenerate) {
   auto s = chain(options(""));
   s.ops[2].blockDim = 17;  // 16 vector cores
   EXPECT_FALSE(sk::ascend::emitAscend(s).ok());
+  // A side launch said to wait for a vector op that the cube pool runs (the step is inconsistent).
+  auto side = chainWithSide(options(""));
+  side.sides[0].waitBefore[static_cast<int>(Pool::Cube)] = 2;  // add runs on vector cores
+  auto src = sk::ascend::emitAscend(side);
+  ASSERT_FALSE(src.ok());
+  EXPECT_NE(src.error().message().find("op 2 is not an op of the cube pool"), std::string::npos)
+      << src.error().message();
 }
 
 TEST(AscendEmitter, PreloadUnits) {

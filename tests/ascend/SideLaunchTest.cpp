@@ -10,9 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
+#include "superkernel/target/Backend.h"
 #include "SessionRun.h"
 
 namespace fs = std::filesystem;
@@ -23,7 +27,7 @@ TEST(AscendSideLaunches, FusedWithSideLaunchesEqualsUnfused) {
   ::setenv("SK_ASCEND_SIM_SIDE_DELAY_MS", "20", 1);  // read when the session's device is made
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "side_launches.json");
   ASSERT_TRUE(l.ok()) << l.error().message();
-  auto session = sktest::ascend::ascendSession(4);
+  auto session = sktest::ascend::ascendSession(8);  // room for the side launches (SidePlan)
   ::unsetenv("SK_ASCEND_SIM_SIDE_DELAY_MS");
   ASSERT_TRUE(session);
   auto reference = sktest::ascend::referenceRun(*session, *l);
@@ -37,10 +41,10 @@ TEST(AscendSideLaunches, FusedWithSideLaunchesEqualsUnfused) {
   }
 }
 
-TEST(AscendSideLaunches, ProfiledRunNamesEveryLaunch) {
+TEST(AscendSideLaunches, ProfiledRunRecordsTheGmWaits) {
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "side_launches.json");
   ASSERT_TRUE(l.ok()) << l.error().message();
-  auto session = sktest::ascend::ascendSession(2);
+  auto session = sktest::ascend::ascendSession(8);
   ASSERT_TRUE(session);
   sk::CompileRequest req;
   req.target = "ascend";
@@ -48,14 +52,38 @@ TEST(AscendSideLaunches, ProfiledRunNamesEveryLaunch) {
   auto plan = session->compile(*l, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   ASSERT_EQ(plan->steps.size(), 3u);
-  EXPECT_EQ(plan->steps[0].sides, (std::vector<size_t>{1, 2}));
-  EXPECT_TRUE(plan->steps[1].beside);
+  EXPECT_EQ(plan->steps[0].sideRuns.size(), 2u);
+  EXPECT_EQ(plan->plan.steps[1].besideStep, 0);
   auto bufs = sk::BufferSet::create(plan->list);
   ASSERT_TRUE(bufs.ok());
+  // The SuperKernel alone, or with the wrong side launches, is refused (it would wait for launches that
+  // never come), never run.
+  sk::CompiledStep& first = plan->steps[0];
+  std::vector<void*> ptrs(first.listBuffers.size());
+  for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] = bufs->pointers()[first.listBuffers[k]];
+  const auto n = static_cast<uint32_t>(ptrs.size());
+  sk::Status alone = plan->device->run(*first.kernel, first.numCores, nullptr, ptrs.data(), n);
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(alone.error().message().find("has launches of other streams beside it"), std::string::npos)
+      << alone.error().message();
+  sk::Status short1 = plan->device->runBeside(*first.kernel, first.numCores, nullptr, ptrs.data(), n, {});
+  ASSERT_FALSE(short1.ok());
+  EXPECT_NE(short1.error().message().find("has 2 side launch(es), 0 given"), std::string::npos)
+      << short1.error().message();
   auto trace = session->runProfiled(*plan, *bufs);
   ASSERT_TRUE(trace.ok()) << trace.error().message();
-  // The SuperKernel's records name its ops (launch 0); the waits for the side launches are records too.
-  for (const char* op : {"proj", "use_tiling", "use_l2"}) EXPECT_NE(trace->find(op), std::string::npos) << op;
+  // The SuperKernel's cores record their GM waits for the side launches. The launch has 4 AI Cores (its
+  // widest ops: 8 vector blocks, 4 cube blocks), so 4 cube and 8 vector cores. Every vector core waits
+  // before use_tiling (op 2, for tiling), the only wait there (mix feeds it block for block); before use_l2
+  // (op 4, for prefetch) they wait for it as well as at the cube -> vector sync point every core takes part
+  // in (12 more).
+  const auto j = nlohmann::json::parse(*trace);
+  std::map<int, int> waitsBefore;  // op -> wait slices
+  for (const auto& e : j["traceEvents"])
+    if (e.value("cat", "") == "wait" && e["args"].value("launch", -1) == 0) ++waitsBefore[e["args"].value("op", -1)];
+  EXPECT_EQ(waitsBefore[2], 8) << *trace;
+  EXPECT_EQ(waitsBefore[4], 8 + 12) << *trace;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Op list v1: parser, writer, validator, limits, builtins (DESIGN section 3).
 // Every malformed-input rule is checked to name the file and the JSON path.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -386,6 +388,54 @@ TEST_F(BuiltinFixture, BuiltinKeepsTheDeclarationsMacros) {
   EXPECT_EQ(k->entry, "scale_f32");
   ASSERT_EQ(k->macros.count("SK_KERNELS_BASELINE"), 1u);
   EXPECT_EQ(k->macros.at("SK_KERNELS_BASELINE"), "1");
+}
+
+// ... and the op-list text says so: written and parsed back, the macros are still there (every key computed
+// from the text — cache metadata, the Session's immediate-launch plans — tells the two declarations apart).
+TEST_F(BuiltinFixture, BuiltinMacrosSurviveWritingAndParsing) {
+  ojson j = base();
+  j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"macros", {{"SK_KERNELS_BASELINE", "1"}}}};
+  auto l = parse(j.dump());
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  auto sc = [](const OpList& list) { return *std::find_if(list.kernels.begin(), list.kernels.end(),
+                                                         [](const KernelDecl& k) { return k.name == "sc"; }); };
+  ASSERT_EQ(sc(*l).macros, (std::map<std::string, std::string>{{"SK_KERNELS_BASELINE", "1"}}));
+  const std::string text = writeOpList(*l);
+  EXPECT_NE(text.find("SK_KERNELS_BASELINE"), std::string::npos) << text;
+  auto back = parse(text);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(sc(*back).macros, sc(*l).macros);
+  EXPECT_TRUE(*back == *l);
+  // Still nothing else next to "builtin"; and its macros are checked like any kernel's.
+  j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"entry", "x"}};
+  EXPECT_FALSE(parse(j.dump()).ok());
+  j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"macros", {{"sk_spin", "1"}}}};
+  auto bad = parse(j.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("belongs to the superkernel runtime"), std::string::npos)
+      << bad.error().message();
+}
+
+// A scalar parameter is the macro SK_<NAME> where scalars are compiled in (ascend): one that would switch off
+// a runtime header (SK_ASCEND_KERNEL_H) or become the same macro as another scalar is bad input.
+TEST(OpList, ScalarParametersObeyTheMacroRules) {
+  ojson j = base();
+  j["kernels"]["ew"]["params"][2]["name"] = "ascend_kernel_h";
+  j["ops"][0]["args"] = {{"x", "a"}, {"y", "b"}, {"ascend_kernel_h", 64}};
+  const std::string e = errorOf(j);
+  EXPECT_NE(e.find("kernels.ew.params[2].name: scalar parameter \"ascend_kernel_h\" becomes the macro "
+                   "SK_ASCEND_KERNEL_H on targets that compile scalars in (ascend): macro name"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("belongs to the superkernel runtime"), std::string::npos) << e;
+
+  ojson k = base();
+  k["kernels"]["ew"]["params"].push_back({{"name", "N"}, {"kind", "scalar"}, {"dtype", "i32"}});
+  k["ops"][0]["args"]["N"] = 64;
+  const std::string c = errorOf(k);
+  EXPECT_NE(c.find("scalar parameter \"N\" becomes the macro SK_N, as another scalar parameter does"),
+            std::string::npos)
+      << c;
 }
 
 // The library's own builtin set must be declarations this parser accepts.

@@ -23,11 +23,12 @@ OpList sideList() {
   return l ? *l : OpList{};
 }
 
-// Two pools like an ascend device with 4 AI Cores, with or without side launches.
-PlanConfig config(bool sideLaunches) {
+// Two pools like an ascend device with `aiCores` AI Cores, with or without side launches.
+PlanConfig config(bool sideLaunches, uint32_t aiCores = 8) {
   MachineModel m;
   m.target = "ascend";
-  m.pools = {CorePool{CoreType::Cube, 4}, CorePool{CoreType::Vector, 8}};
+  m.pools = {CorePool{CoreType::Cube, aiCores}, CorePool{CoreType::Vector, 2 * aiCores}};
+  m.unitNoun = "AI Cores";
   m.staticArguments = true;
   m.sideLaunches = sideLaunches;
   return PlanConfig{m, true};
@@ -69,7 +70,13 @@ TEST(SidePlan, OpsOfOtherStreamsRunBesideTheSuperKernel) {
     EXPECT_NE(plan->steps[s].endReason.find("runs beside SuperKernel \"layer\""), std::string::npos);
   }
   EXPECT_EQ(plan->report.sideLaunches, 2u);
-  EXPECT_TRUE(plan->report.warnings.empty()) << "no scope was split";
+  // No scope was split; prefetch is a scoped op that leaves its scope (fusible: false), which warns as when
+  // it runs alone.
+  ASSERT_EQ(plan->report.warnings.size(), 1u);
+  EXPECT_NE(plan->report.warnings[0].find("scope \"layer\": ops[5] (prefetch): unfusible op (fusible: false), "
+                                          "runs beside SuperKernel \"layer\""),
+            std::string::npos)
+      << plan->report.warnings[0];
   const std::string report = formatPlanReport(*plan);
   EXPECT_NE(report.find("side launch [1] tiling on stream 1: starts after proj; before use_tiling"), std::string::npos)
       << report;
@@ -88,6 +95,35 @@ TEST(SidePlan, OpsOfOtherStreamsRunBesideTheSuperKernel) {
     EXPECT_TRUE(s.sides.empty());
     EXPECT_EQ(s.besideStep, -1);
   }
+}
+
+TEST(SidePlan, AScopedOpLeavingItsScopeAbortsUnderStrictScopeCheck) {
+  auto o = parseOptions("strict-scope-check=abort");
+  ASSERT_TRUE(o.ok());
+  auto plan = planOpList(sideList(), *o, config(true));
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().message().find("ops[5] (prefetch): unfusible op (fusible: false), runs beside SuperKernel"),
+            std::string::npos)
+      << plan.error().message();
+}
+
+TEST(SidePlan, AnOpThatWaitsForASideLaunchLeavesItCores) {
+  // 4 AI Cores: mix (8 vector blocks) holds all 4 when use_tiling would wait for tiling, which needs one to
+  // run on a device: the SuperKernel ends before use_tiling (tiling still runs beside the first part, and
+  // the second part runs after it, in step order).
+  auto plan = planOpList(sideList(), Options{}, config(true, 4));
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  ASSERT_EQ(plan->steps.size(), 4u) << formatPlanReport(*plan);
+  const SuperKernelPlan& first = plan->steps[0];
+  EXPECT_EQ(names(first, {0, 1}), (std::vector<std::string>{"proj", "mix"}));
+  ASSERT_EQ(first.sides.size(), 2u);
+  EXPECT_TRUE(first.sides[0].before.empty());
+  EXPECT_NE(first.endReason.find("ops[8] (use_tiling): waits for side launch(es) \"tiling\", which need 1 of the "
+                                 "device's 4 AI Cores while SuperKernel \"layer\" holds 4"),
+            std::string::npos)
+      << first.endReason;
+  EXPECT_EQ(plan->steps[3].name, "layer#2");
+  EXPECT_TRUE(plan->steps[3].sides.empty());
 }
 
 TEST(SidePlan, WithoutTheCapabilityTheScopeSplits) {
@@ -142,6 +178,28 @@ TEST(SidePlan, AnOpJoiningFromAStreamThatWaitedSplits) {
   bool saw = false;
   for (const std::string& w : plan->report.warnings) saw = saw || w.find("cross-stream wait on event \"a_ready\"") != std::string::npos;
   EXPECT_TRUE(saw) << formatPlanReport(*plan);
+}
+
+TEST(SidePlan, AWaitThroughASideStreamStillOrders) {
+  // mix runs on stream 3 and then waits for tiling_ready (stream 1, recorded after stream 1 waited for
+  // stream 0's proj): through the side stream, stream 3 now waits for stream 0, which one queue cannot
+  // express (stream-fusion=0) — the same split as a direct wait on stream 0.
+  OpList l = sideList();
+  Op* mix = findOp(l, "mix");
+  ASSERT_TRUE(mix);
+  mix->stream = 3;
+  size_t at = 0;
+  while (l.ops[at].kind != Op::Kind::Launch || l.ops[at].name != "mix") ++at;
+  Op wait;
+  wait.kind = Op::Kind::Wait;
+  wait.event = "tiling_ready";
+  wait.stream = 3;
+  l.ops.insert(l.ops.begin() + static_cast<std::ptrdiff_t>(at) + 1, wait);
+  auto plan = planOpList(l, Options{}, config(true));
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_NE(plan->steps[0].endReason.find("cross-stream wait on event \"tiling_ready\" (stream 3 waits for stream 1)"),
+            std::string::npos)
+      << formatPlanReport(*plan);
 }
 
 }  // namespace

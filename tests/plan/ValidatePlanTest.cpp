@@ -144,5 +144,29 @@ TEST(ValidatePlan, QueueShape) {
   EXPECT_TRUE(validatePlan(sk).ok());
 }
 
+// Side launches: what they wait for and what waits for them must exist, ascend, and never cross (a
+// SuperKernel op that waits for a side launch which waits for a later op of the same SuperKernel).
+TEST(ValidatePlan, SideLaunchesMustNotWaitInACycle) {
+  SuperKernelPlan ok = good();
+  ok.sides = {SideLaunch{1, 1, {0}, {1}}};
+  Status s = validatePlan(ok);
+  EXPECT_TRUE(s.ok()) << s.error().message();
+
+  SuperKernelPlan crossed = good();
+  crossed.sides = {SideLaunch{1, 1, {1}, {0}}};
+  EXPECT_NE(failure(crossed).find("waits for op 1 (C), which runs after op 0 (P) that waits for it"), std::string::npos)
+      << failure(crossed);
+  SuperKernelPlan missing = good();
+  missing.sides = {SideLaunch{1, 1, {2}, {}}};
+  EXPECT_NE(failure(missing).find("names a missing op"), std::string::npos);
+  SuperKernelPlan unordered = good();
+  unordered.sides = {SideLaunch{1, 1, {}, {1, 0}}};
+  EXPECT_NE(failure(unordered).find("not ascending"), std::string::npos);
+  SuperKernelPlan unfused = good();
+  unfused.fused = false;
+  unfused.sides = {SideLaunch{1, 1, {}, {}}};
+  EXPECT_NE(failure(unfused).find("an unfused step with side launches"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sk

@@ -26,6 +26,13 @@ TEST(CpuBackend, DeviceDescribesItsMachine) {
   EXPECT_EQ(recipe->defaultCompiler(), "clang++");
   EXPECT_EQ(recipe->compilerEnvVar(), "SK_CXX");
   EXPECT_EQ(recipe->artifactName(), "superkernel.so");
+  // No side launches on cpu: its machine model never plans them, and the device refuses them.
+  EXPECT_FALSE(m.sideLaunches);
+  struct NotLoaded : LoadedKernel {} k;
+  Status st = (*dev)->runBeside(k, 1, nullptr, nullptr, 0, {});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(st.error().message().find("target cpu runs no launches beside a SuperKernel"), std::string::npos);
 }
 
 TEST(CpuBackend, SplitModeAndFeedSyncAllAreReportedAsNotApplicable) {

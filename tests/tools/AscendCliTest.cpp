@@ -151,6 +151,10 @@ TEST(AscendCli, ACpuSourceForAnotherTargetIsBadInput) {
     SCOPED_TRACE(target);
     Result r = run({kCompile, dataFile("mismatch.json"), "--target", target, "--cache-dir", cache.path().string()});
     EXPECT_EQ(r.code, 2) << r.all();
+    // --plan-only applies the same rule (it plans like Session::compile, without a compiler).
+    Result p = run({kCompile, dataFile("mismatch.json"), "--target", target, "--plan-only"});
+    EXPECT_EQ(p.code, 2) << p.all();
+    EXPECT_THAT(p.err, HasSubstr(std::string("has no source for target ") + target + " (it has: cpu)"));
     EXPECT_THAT(r.err, HasSubstr(std::string("has no source for target ") + target + " (it has: cpu)"));
     EXPECT_THAT(r.err, HasSubstr("\"sources\""));
     EXPECT_THAT(r.all(), Not(HasSubstr("command:")));

@@ -221,6 +221,14 @@ Expected<OpList> loadOpList(const std::filesystem::path& file, const OpListLimit
 std::string writeOpList(const OpList& list);
 /// Semantic checks (params vs args, views in bounds, events, sizes, target).
 Status validateOpList(const OpList& list, const OpListLimits& limits = {});
+/// The list compiled for `target` (sk-compile --target, CompileRequest::target).
+/// A plain "source" is written for the list's own target (its headers, its
+/// language): it becomes that target's entry of "sources", so a kernel with
+/// no source for `target` is one clear error when the plan resolves it,
+/// instead of a failure inside the other target's compiler. Empty or the
+/// same target: the list unchanged. The one place both the Session and
+/// plan-only runs apply the rule.
+OpList retargetOpList(OpList list, const std::string& target);
 
 /// The library's builtin kernels (kernels/<target>/*.json), resolved to
 /// absolute source paths. Looked up by name ("scale_f32"); one name is the

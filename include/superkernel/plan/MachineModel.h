@@ -58,9 +58,11 @@ struct MachineModel {
   /// scope (plan/Segments.cpp). ascend: yes; cpu and cuda: no.
   bool sideLaunches = false;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
-  /// executor's 4 workers"; default "the target's 4 cores").
+  /// executor's 4 workers"; default "the target's 4 cores"). unitNoun names
+  /// the deviceCores() units ("AI Cores" on ascend).
   std::string coreOwner = "target";
   std::string coreNoun = "cores";
+  std::string unitNoun = "cores";
 
   /// One pool of `cores` cores that runs every core type (cpu, cuda).
   static MachineModel singlePool(std::string target, uint32_t cores, std::string owner = "target",
@@ -78,6 +80,11 @@ struct MachineModel {
   /// Cores). What re-creates this machine (the cache's replay records it) and
   /// the largest debug-core-num.
   uint32_t deviceCores() const;
+  /// How many of the deviceCores() units (ascend: AI Cores, each one cube
+  /// and two vector cores; elsewhere: cores) `blocks` blocks of pool `pool`
+  /// occupy, block b on core b of its pool: what a launch holds of the device
+  /// while it runs.
+  uint32_t unitsHeld(uint32_t pool, uint32_t blocks) const;
   uint32_t totalCores() const;
   uint32_t poolBase(uint32_t pool) const;
   /// The pool that runs blocks of a `type` kernel: the only pool of a

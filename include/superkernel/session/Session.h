@@ -99,11 +99,9 @@ struct CompiledStep {
   std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
   std::vector<std::string> opNames;         // for traces (profiling ids)
   std::string label;                        // `step 0 (SuperKernel sk1)`: the launch watchdog's name for it
-  /// A SuperKernel's side launches (steps run beside it, SuperKernelPlan::sides order); run() starts them
-  /// with it and skips them in step order.
-  std::vector<size_t> sides;
-  bool beside = false;                      // this step is another's side launch
-  std::vector<SideRun> sideRuns;            // runBeside()'s argument, sized here, its pointers set per run
+  /// runBeside()'s argument for a SuperKernel with side launches (SuperKernelPlan::sides; run() starts them
+  /// with it and skips their steps): sized at compile time, its pointers set per run.
+  std::vector<SideRun> sideRuns;
   bool cached = false;                      // served by the cache (memory or disk)
 };
 

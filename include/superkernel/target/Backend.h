@@ -142,7 +142,6 @@ struct DeviceOptions {
 /// A launch of another stream that runs beside a SuperKernel (plan SideLaunch).
 struct SideRun {
   const LoadedKernel* kernel = nullptr;     // an unfused step's
-  uint32_t cores = 1;
   void* const* buffers = nullptr;           // its manifest order
   uint32_t numBuffers = 0;
   uint32_t stream = 0;                      // the op list's: side launches of one stream run in order

@@ -176,23 +176,15 @@ class AscendDevice final : public Device {
                    const std::vector<SideRun>& sides) override {
     SK_ASSIGN_OR_RETURN(const AscendKernel* k, checked(kernel, numBuffers));
     const ascend::LaunchDescriptor& d = k->descriptor();
-    std::vector<const AscendKernel*> sideKernels;
-    for (const SideRun& r : sides) {
-      SK_ASSIGN_OR_RETURN(const AscendKernel* sk, checked(*r.kernel, r.numBuffers));
-      if (sk->descriptor().args.empty()) return internalError("ascend run: a side launch that is a SuperKernel");
-      sideKernels.push_back(sk);
-    }
+    // A side launch is an unfused step's kernel (Session::compile links them): launched directly, no scratch.
     std::vector<ascend::SideLaunchRun> runs;
-    for (size_t i = 0; i < sides.size(); ++i) {
-      const AscendKernel& side = *sideKernels[i];
-      std::string name = sides[i].label ? *sides[i].label : side.descriptor().entry;
-      void* const* sideBuffers = sides[i].buffers;
-      runs.push_back({name, sides[i].stream,
-                      [this, &side, sideBuffers, name] { return launchDirect(side, sideBuffers, name); }});
+    for (const SideRun& r : sides) {
+      SK_ASSIGN_OR_RETURN(const AscendKernel* side, checked(*r.kernel, r.numBuffers));
+      std::string name = r.label ? *r.label : side->descriptor().entry;
+      runs.push_back({name, r.stream, [this, side, buffers = r.buffers, name] {
+                        return launchDirect(*side, buffers, name);
+                      }});
     }
-    ascend::SideLaunchTiming timing;
-    if (options_.runTimeoutMs) timing.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
-    timing.delay = std::chrono::milliseconds(sideDelayMs_);
     return ascend::runWithSideLaunches(
         d.notifyWords, d.sides, tLaunchLabel.empty() ? d.entry : tLaunchLabel,
         [&](void* notify) {
@@ -201,7 +193,7 @@ class AscendDevice final : public Device {
           if (profiling_) launches_ += static_cast<uint32_t>(sides.size());  // launch numbers follow the steps
           return st;
         },
-        runs, timing);
+        runs, std::chrono::milliseconds(sideDelayMs_));
   }
 
   Status setProfiling(bool on) override {

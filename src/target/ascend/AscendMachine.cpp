@@ -19,6 +19,7 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   m.sideLaunches = true;
   m.coreOwner = "ascend device";
   m.coreNoun = "cores";
+  m.unitNoun = "AI Cores";
   return m;
 }
 

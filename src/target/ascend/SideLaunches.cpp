@@ -11,16 +11,10 @@ namespace sk::ascend {
 
 Status runWithSideLaunches(uint32_t notifyWords, const std::vector<SideWords>& words, const std::string& superKernelName,
                            const std::function<Status(void* notify)>& superKernel,
-                           const std::vector<SideLaunchRun>& sides, const SideLaunchTiming& timing) {
+                           const std::vector<SideLaunchRun>& sides, std::chrono::milliseconds delay) {
   if (words.size() != sides.size()) {
     return badInput(fmt::format("SuperKernel {} has {} side launch(es), {} given", superKernelName, words.size(),
                                 sides.size()));
-  }
-  for (const SideWords& w : words) {
-    if (w.done >= notifyWords || w.first > notifyWords || w.count > notifyWords - w.first) {
-      return internalError(fmt::format("SuperKernel {}: side launch words outside its {} notify words",
-                                       superKernelName, notifyWords));
-    }
   }
   // One word per 64 bytes (kNotifyWordBytes), as the generated code addresses them; zeroed here.
   constexpr size_t kStride = kNotifyWordBytes / sizeof(uint64_t);
@@ -44,7 +38,6 @@ Status runWithSideLaunches(uint32_t notifyWords, const std::vector<SideWords>& w
         st = runtimeError(fmt::format("side launch {} did not run: an earlier launch of stream {} failed", side.name,
                                       side.stream));
       } else {
-        const auto deadline = std::chrono::steady_clock::now() + timing.watchdog;
         while (!signalled()) {
           // The flag first: a SuperKernel that finished has set every word it ever will.
           const bool finished = superKernelDone.load(std::memory_order_acquire);
@@ -55,16 +48,9 @@ Status runWithSideLaunches(uint32_t notifyWords, const std::vector<SideWords>& w
                                           side.name, side.stream, superKernelName, sw.first, sw.first + sw.count));
             break;
           }
-          if (std::chrono::steady_clock::now() > deadline) {
-            st = runtimeError(fmt::format("side launch {} (stream {}) waited {} ms for SuperKernel {} to set its "
-                                          "notify words [{}, {})",
-                                          side.name, side.stream, timing.watchdog.count(), superKernelName, sw.first,
-                                          sw.first + sw.count));
-            break;
-          }
           std::this_thread::sleep_for(std::chrono::microseconds(20));
         }
-        if (st && timing.delay.count() > 0) std::this_thread::sleep_for(timing.delay);
+        if (st && delay.count() > 0) std::this_thread::sleep_for(delay);
         if (st) st = side.launch();
       }
       earlierFailed = earlierFailed || !st;
@@ -79,7 +65,13 @@ Status runWithSideLaunches(uint32_t notifyWords, const std::vector<SideWords>& w
   Status st = superKernel(buffer.empty() ? nullptr : buffer.data());
   superKernelDone.store(true, std::memory_order_release);
   for (std::thread& t : threads) t.join();
-  if (!st) return st;
+  if (!st) {
+    // A SuperKernel stopped by its watchdog while waiting for a side launch that waited for it: say both.
+    std::string more;
+    for (const Status& s : status)
+      if (!s) more += "; " + s.error().message();
+    return Error(st.error().kind(), st.error().message() + more);
+  }
   for (Status& s : status)
     if (!s) return std::move(s);
   return Status::success();

@@ -9,6 +9,10 @@
 // SuperKernel's waiting cores go on and the failure is reported instead of a
 // hang). A side launch whose words are still unset when the SuperKernel has
 // finished never gets them (a missing notify): an error naming the words.
+// There is no timer of its own: a SuperKernel that waits for a side launch
+// that waits for it stops at the simulated launch's watchdog, and the error
+// then carries both sides. The words' indices are the launch descriptor's,
+// checked when it was parsed (parseLaunchDescriptor).
 #pragma once
 
 #include <chrono>
@@ -27,19 +31,14 @@ struct SideLaunchRun {
   std::function<Status()> launch;
 };
 
-struct SideLaunchTiming {
-  /// How long a side launch waits for its notify words before it fails.
-  std::chrono::milliseconds watchdog{10000};
-  /// Held back this long after its signal (a test hook: a SuperKernel that
-  /// reads its output without waiting then reads stale data).
-  std::chrono::milliseconds delay{0};
-};
-
 /// Run `superKernel` (given the notify buffer) beside `sides` (descriptor
-/// order; `words` says each one's notify and done words). The first failure:
-/// the SuperKernel's, else the first side launch's in order.
+/// order; `words` says each one's notify and done words), each side launch
+/// held back `delay` after its signal (a test hook: a SuperKernel that reads
+/// its output without waiting then reads stale data). The first failure: the
+/// SuperKernel's (with what its side launches reported), else the first side
+/// launch's in order.
 Status runWithSideLaunches(uint32_t notifyWords, const std::vector<SideWords>& words, const std::string& superKernelName,
                            const std::function<Status(void* notify)>& superKernel,
-                           const std::vector<SideLaunchRun>& sides, const SideLaunchTiming& timing);
+                           const std::vector<SideLaunchRun>& sides, std::chrono::milliseconds delay = {});
 
 }  // namespace sk::ascend
