@@ -309,15 +309,10 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
     k.sharedBytes = static_cast<uint32_t>(b);
   }
   // ascend: how many times one launch calls AscendC::SyncAll (feed-sync-all
-  // repeats it on the cores outside the op's blocks). Only a kernel_sync
-  // kernel syncs its blocks, so only one may say how often.
+  // repeats it on the cores outside the op's blocks); validateKernel checks
+  // that only a kernel_sync kernel says it.
   if (j.contains("sync_all_calls")) {
     SK_ASSIGN_OR_RETURN(int64_t c, r.integer(j["sync_all_calls"], path + ".sync_all_calls", 1, 65535));
-    if (!k.kernelSync) {
-      return r.err(path + ".sync_all_calls",
-                   "only a kernel that syncs its own blocks declares how often it calls SyncAll; add "
-                   "\"kernel_sync\": true or drop \"sync_all_calls\"");
-    }
     k.syncAllCalls = static_cast<uint32_t>(c);
   }
   const ojson& params = j["params"];

@@ -388,8 +388,14 @@ TEST(AscendEmitter, KernelSyncWithoutFeedSyncAll) {
   cube.ops[1].syncAllCalls = 1;
   auto c = sk::ascend::emitAscend(cube);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().message().find("cube sub-kernel cannot sync its own blocks"), std::string::npos)
-      << c.error().message();
+  EXPECT_EQ(c.error().kind(), sk::ErrorKind::Internal);  // makeAscendStep refuses it (AscendScenarios)
+  EXPECT_NE(c.error().message().find("a cube kernel_sync sub-kernel"), std::string::npos) << c.error().message();
+  AscendStep uncounted = feedVector(options("feed-sync-all=1"));
+  for (AscendOp& op : uncounted.ops) op.syncAllCalls = 0;
+  auto u = sk::ascend::emitAscend(uncounted);
+  ASSERT_FALSE(u.ok());
+  EXPECT_NE(u.error().message().find("kernel_sync without a SyncAll count"), std::string::npos)
+      << u.error().message();
 }
 
 TEST(AscendEmitter, RejectsWhatItCannotGenerate) {

@@ -101,6 +101,33 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
         << step.error().message();
   }
   EXPECT_TRUE(seen);
+
+  // ... only when other cores feed it: ks_sum on every vector core of its SuperKernel (4, as wide as ksync_3)
+  // calls SyncAll among its own blocks, and needs no count.
+  for (sk::Op& op : l->ops)
+    if (op.kind == sk::Op::Kind::Launch && op.name == "ksync_2") op.blockDim = 4;
+  auto wide = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  ASSERT_TRUE(wide.ok());
+  for (size_t i = 0; i < wide->steps.size(); ++i) {
+    auto step = sk::ascend::makeAscendStep(*wide, i, SK_ASCEND_KERNELS_DIR);
+    EXPECT_TRUE(step.ok()) << step.error().message();
+  }
+
+  // A cube sub-kernel cannot sync its own blocks: alone (AIC_ONLY) it has no SyncAll.
+  for (sk::KernelDecl& k : l->kernels)
+    if (k.name == "ks_sum") k.coreType = sk::CoreType::Cube;
+  auto cube = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  ASSERT_TRUE(cube.ok());
+  bool refused = false;
+  for (size_t i = 0; i < cube->steps.size(); ++i) {
+    auto step = sk::ascend::makeAscendStep(*cube, i, SK_ASCEND_KERNELS_DIR);
+    if (step.ok()) continue;
+    refused = true;
+    EXPECT_NE(step.error().message().find("kernel ks_sum is a cube sub-kernel that syncs its own blocks"),
+              std::string::npos)
+        << step.error().message();
+  }
+  EXPECT_TRUE(refused);
 }
 
 }  // namespace

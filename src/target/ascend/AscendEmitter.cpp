@@ -53,22 +53,13 @@ void fullSync(Writer& w, KernelType type, int indent) {
   }
 }
 
-// feed-sync-all. A kernel_sync op calls AscendC::SyncAll<true> (`syncAllCalls` times per launch): a barrier
-// over every vector core of the launch, which inside a SuperKernel is every vector core of the SuperKernel,
-// not only the op's blocks. The cores of its pool that run no block of it must call SyncAll as often, at
-// the same place in program order, or the op's cores wait forever. How many: 0 when the op covers its pool.
-uint32_t coresToFeed(const AscendStep& s, const AscendOp& op) {
-  return op.kernelSync ? s.poolCores(op.pool) - std::min(op.blockDim, s.poolCores(op.pool)) : 0;
-}
-
+// feed-sync-all (AscendStep::coresToFeed says who feeds). makeAscendStep refuses a cube kernel_sync op and
+// one to feed without a SyncAll count; a hand-built step that has one is a bug upstream.
 Status checkFeedSyncAll(const AscendStep& s) {
   for (const AscendOp& op : s.ops) {
     if (!op.kernelSync) continue;
-    if (op.pool != Pool::Vector) {
-      return badInput(fmt::format("op {}: a cube sub-kernel cannot sync its own blocks (kernel_sync) on ascend",
-                                  op.name));
-    }
-    const uint32_t feed = coresToFeed(s, op);
+    if (op.pool != Pool::Vector) return internalError(fmt::format("op {}: a cube kernel_sync sub-kernel", op.name));
+    const uint32_t feed = s.coresToFeed(op);
     if (feed == 0) continue;  // its blocks are every vector core: SyncAll is a barrier among them already
     if (op.syncAllCalls == 0) {
       return internalError(fmt::format("op {}: kernel_sync without a SyncAll count", op.name));
@@ -453,7 +444,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       }
       return fmt::format("{}({});", sym, args);
     });
-    if (coresToFeed(s, cur) > 0) forPool(cur.pool, [&](Writer& pw, int indent) { feedSyncAllCalls(pw, indent, cur); });
+    if (s.coresToFeed(cur) > 0) forPool(cur.pool, [&](Writer& pw, int indent) { feedSyncAllCalls(pw, indent, cur); });
     if (opt.profiling) common(1, fmt::format("SkProf({}, 1);", c));
     // Side launches that need this op (their last need in its pool): every core of the pool says it is done.
     for (size_t k = 0; k < s.sides.size(); ++k) {

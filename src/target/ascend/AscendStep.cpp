@@ -19,6 +19,10 @@ namespace fs = std::filesystem;
 
 const char* poolName(Pool p) { return p == Pool::Cube ? "cube" : "vector"; }
 
+uint32_t AscendStep::coresToFeed(const AscendOp& op) const {
+  return op.kernelSync && fused ? poolCores(op.pool) - std::min(op.blockDim, poolCores(op.pool)) : 0;
+}
+
 uint32_t AscendStep::poolCores(Pool p) const {
   const uint32_t aic = (type == KernelType::AivOnly || type == KernelType::MixAiv1_0) ? 0 : blockDim;
   if (p == Pool::Cube) return aic;
@@ -114,13 +118,6 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
                                   "vector cores), so on ascend only vector sub-kernels may declare kernel_sync",
                                   op.name, v.decl.name));
     }
-    if (v.decl.kernelSync && sk.fused && v.decl.syncAllCalls == 0) {
-      return badInput(fmt::format("op {}: kernel {} syncs its own blocks (kernel_sync) but does not declare how "
-                                  "many times one launch calls AscendC::SyncAll; add \"sync_all_calls\": N to its "
-                                  "declaration (a SuperKernel with feed-sync-all=1 makes its other vector cores "
-                                  "call SyncAll N times)",
-                                  op.name, v.decl.name));
-    }
     AscendOp a;
     a.kernelSync = v.decl.kernelSync;
     a.syncAllCalls = v.decl.syncAllCalls;
@@ -194,6 +191,16 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
   } else {
     s.type = KernelType::MixAiv1_0;
     s.blockDim = maxVec;
+  }
+
+  // Feeding a kernel_sync op's SyncAll needs its count (how many the launch is known only now).
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    if (s.coresToFeed(s.ops[i]) == 0 || s.ops[i].syncAllCalls > 0) continue;
+    return badInput(fmt::format("op {}: kernel {} syncs its own blocks (kernel_sync) but does not declare how "
+                                "many times one launch calls AscendC::SyncAll; add \"sync_all_calls\": N to its "
+                                "declaration (a SuperKernel with feed-sync-all=1 makes its other vector cores "
+                                "call SyncAll N times)",
+                                s.ops[i].name, plan.variants[sk.ops[i].variant].decl.name));
   }
 
   for (const Edge& e : sk.edges) {

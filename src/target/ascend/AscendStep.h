@@ -101,13 +101,18 @@ struct AscendStep {
 
   /// Cores of a pool in this launch.
   uint32_t poolCores(Pool p) const;
+  /// feed-sync-all. A kernel_sync op calls AscendC::SyncAll<true>: a barrier over every vector core of the
+  /// launch, which inside a SuperKernel is every vector core of the SuperKernel, not only the op's blocks.
+  /// The vector cores that run no block of it must call SyncAll as often, at the same place in program
+  /// order, or its cores wait forever. How many such cores (0: the op covers its pool, or no kernel_sync).
+  uint32_t coresToFeed(const AscendOp& op) const;
 };
 
 /// The ascend view of plan.steps[step]. BadInput: a kernel with no Ascend C
 /// source, a mix sub-kernel, a cube kernel_sync sub-kernel (SyncAll needs
-/// vector cores), a kernel_sync op in a SuperKernel whose kernel does not
-/// declare "sync_all_calls", an op with more blocks than any launch can give
-/// its pool.
+/// vector cores), a kernel_sync op that other vector cores of its
+/// SuperKernel must feed whose kernel does not declare "sync_all_calls", an
+/// op with more blocks than any launch can give its pool.
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step, const std::filesystem::path& ascendKernelsDir);
 
 }  // namespace sk::ascend
