@@ -24,6 +24,7 @@
 #include "superkernel/runtime/Executor.h"
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/session/BufferSet.h"
+#include "superkernel/session/DeviceBuffers.h"
 #include "superkernel/session/Session.h"
 #include "superkernel/target/Backend.h"
 #include "superkernel/target/cpu/Cpu.h"

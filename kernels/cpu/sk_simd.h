@@ -152,7 +152,9 @@ static inline skv_f skv_max(skv_f a, skv_f b) {
 // The generic dot product: LOAD(w, i) yields SKV_W weights at element i as
 // skv_f, ONE(w, i) one weight as float. 4 accumulators hide the FMA latency
 // (the loop is bound by loads / memory, not by the add chain).
-#define SKV_DOT_BODY(LOAD, ONE, PF)                                          \
+// SKV_DOT_ACCUMULATE leaves the four accumulators a0..a3 and the scalar tail;
+// SKV_DOT_BODY returns their sum (skv_dotv_f32 the vector before it).
+#define SKV_DOT_ACCUMULATE(LOAD, ONE, PF)                                    \
   skv_f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                              \
   int64_t i = 0;                                                             \
   for (; i + 4 * SKV_W <= n; i += 4 * SKV_W) {                               \
@@ -164,7 +166,9 @@ static inline skv_f skv_max(skv_f a, skv_f b) {
   }                                                                          \
   for (; i + SKV_W <= n; i += SKV_W) a0 += LOAD(w, i) * skv_load(x + i);     \
   float tail = 0.0f;                                                         \
-  for (; i < n; ++i) tail += ONE(w, i) * x[i];                               \
+  for (; i < n; ++i) tail += ONE(w, i) * x[i];
+#define SKV_DOT_BODY(LOAD, ONE, PF) \
+  SKV_DOT_ACCUMULATE(LOAD, ONE, PF) \
   return skv_hsum((a0 + a1) + (a2 + a3)) + tail;
 
 #define SKV_LD_F32(w, i) skv_load((w) + (i))
@@ -334,17 +338,7 @@ static inline skv_f skv_hsum_many(const skv_f* v) {
 // skv_dot_f32(w, x, n) == skv_hsum(V) + *tail bit for bit (same statements,
 // same order; kernels batch the lane sums with skv_hsum_many).
 static inline skv_f skv_dotv_f32(const float* w, const float* x, int64_t n, float* tail_out) {
-  skv_f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-  int64_t i = 0;
-  for (; i + 4 * SKV_W <= n; i += 4 * SKV_W) {
-    a0 += SKV_LD_F32(w, i) * skv_load(x + i);
-    a1 += SKV_LD_F32(w, i + SKV_W) * skv_load(x + i + SKV_W);
-    a2 += SKV_LD_F32(w, i + 2 * SKV_W) * skv_load(x + i + 2 * SKV_W);
-    a3 += SKV_LD_F32(w, i + 3 * SKV_W) * skv_load(x + i + 3 * SKV_W);
-  }
-  for (; i + SKV_W <= n; i += SKV_W) a0 += SKV_LD_F32(w, i) * skv_load(x + i);
-  float tail = 0.0f;
-  for (; i < n; ++i) tail += SKV_ONE_F32(w, i) * x[i];
+  SKV_DOT_ACCUMULATE(SKV_LD_F32, SKV_ONE_F32, 0)
   *tail_out = tail;
   return (a0 + a1) + (a2 + a3);
 }

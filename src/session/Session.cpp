@@ -1,4 +1,6 @@
 #include "superkernel/session/Session.h"
+
+#include "superkernel/session/DeviceBuffers.h"
 #include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
@@ -382,26 +384,11 @@ Status Session::run(CompiledPlan& plan, BufferSet& buffers) {
                                 plan.list.buffers.size()));
   }
   if (!plan.device) return badInput("run: the plan was not compiled by a session");
-  Device& dev = *plan.device;
-  if (dev.hostMemory()) return run(plan, buffers.pointers(), buffers.size());
-  // Device memory: upload, run, download; released whatever happens.
-  std::vector<void*> ptrs(buffers.size(), nullptr);
-  struct Release {
-    Device& d;
-    std::vector<void*>& p;
-    ~Release() {
-      for (void* x : p)
-        if (x) d.release(x);
-    }
-  } release{dev, ptrs};
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    SK_ASSIGN_OR_RETURN(ptrs[i], dev.allocate(buffers.bytes(i)));
-    SK_RETURN_IF_ERROR(dev.upload(ptrs[i], buffers.data(i), buffers.bytes(i)));
-  }
-  SK_RETURN_IF_ERROR(run(plan, ptrs.data(), ptrs.size()));
-  for (size_t i = 0; i < buffers.size(); ++i)
-    SK_RETURN_IF_ERROR(dev.download(buffers.data(i), ptrs[i], buffers.bytes(i)));
-  return Status::success();
+  // Device memory: upload, run, download (host memory: the set's own, nothing copied).
+  DeviceBuffers memory(*plan.device, buffers);
+  SK_RETURN_IF_ERROR(memory.upload());
+  SK_RETURN_IF_ERROR(run(plan, memory.pointers(), memory.size()));
+  return memory.download();
 }
 
 Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {

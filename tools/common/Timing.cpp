@@ -1,5 +1,7 @@
 #include "common/Timing.h"
 
+#include "superkernel/session/DeviceBuffers.h"
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -21,41 +23,9 @@ Summary summarize(std::vector<double> v) {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// The memory a timed run uses. On a host-memory device: the BufferSet's own.
-// On a device with its own memory (cuda): copies allocated and uploaded once
-// here, because Session::run(plan, BufferSet&) allocates, uploads and
-// downloads every buffer around each run, and a timed run must be the plan's
-// launches and the wait for them, not the transfers.
-class RunMemory {
- public:
-  RunMemory(Device& dev, BufferSet& buffers) : dev_(dev), buffers_(buffers) {}
-  RunMemory(const RunMemory&) = delete;
-  RunMemory& operator=(const RunMemory&) = delete;
-  ~RunMemory() {
-    for (void* p : owned_)
-      if (p) dev_.release(p);
-  }
-  Status prepare() {
-    if (dev_.hostMemory()) return Status::success();
-    owned_.assign(buffers_.size(), nullptr);
-    for (size_t i = 0; i < buffers_.size(); ++i) {
-      SK_ASSIGN_OR_RETURN(owned_[i], dev_.allocate(buffers_.bytes(i)));
-      SK_RETURN_IF_ERROR(dev_.upload(owned_[i], buffers_.data(i), buffers_.bytes(i)));
-    }
-    return Status::success();
-  }
-  void* const* pointers() { return dev_.hostMemory() ? buffers_.pointers() : owned_.data(); }
-  size_t size() const { return buffers_.size(); }
-
- private:
-  Device& dev_;
-  BufferSet& buffers_;
-  std::vector<void*> owned_;
-};
-
 struct Side {
   CompiledPlan* plan;
-  RunMemory* memory;
+  DeviceBuffers* memory;
   const char* name;
   long batch = 1;
   std::vector<double>* samples;
@@ -77,9 +47,9 @@ Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fuse
   Timing t;
   t.warmups = cfg.warmups;
   if (!fused.device || !unfused.device) return badInput("timing: the plans were not compiled by a session");
-  RunMemory fusedMemory(*fused.device, fusedBuffers), unfusedMemory(*unfused.device, unfusedBuffers);
-  SK_RETURN_IF_ERROR(fusedMemory.prepare());
-  SK_RETURN_IF_ERROR(unfusedMemory.prepare());
+  DeviceBuffers fusedMemory(*fused.device, fusedBuffers), unfusedMemory(*unfused.device, unfusedBuffers);
+  SK_RETURN_IF_ERROR(fusedMemory.upload());
+  SK_RETURN_IF_ERROR(unfusedMemory.upload());
   Side sides[2] = {{&fused, &fusedMemory, "fused", 1, &t.fusedSeconds},
                    {&unfused, &unfusedMemory, "unfused", 1, &t.unfusedSeconds}};
   // Warm up, then size each side's batch to ~sampleMs from a short probe.

@@ -201,6 +201,7 @@ class AscendDevice final : public Device {
     profiling_ = on;
     if (on) {  // launch numbering restarts here
       events_.clear();
+      tracks_.clear();
       launches_ = 0;
     }
     return Status::success();
@@ -275,7 +276,7 @@ class AscendDevice final : public Device {
     } else {
       spec.args = directArguments(k, buffers);
     }
-    const uint64_t launchNs = steadyNs();
+    const uint64_t launchNs = record ? steadyNs() : 0;
     Status st = ascend_sim::launch(spec);
     // A failed launch's records are kept: its unfinished slices show where it stopped.
     if (record) collectRecords(profile, spec.type, spec.blockDim, launchNs, launch, events_, tracks_);

@@ -59,8 +59,8 @@ namespace sk::ascend {
 /// Buffers a SuperKernel takes as parameters; a step with more takes one GM
 /// table of their 64-bit addresses instead (AscendSource::bufferTable). A
 /// decode stack has thousands of buffers: no launch passes that many
-/// parameters (the simulator passes at most 64, like a fixed-size argument
-/// area on the device).
+/// parameters (the simulator passes at most 64, standing in for the device's
+/// fixed-size argument area, whose real size was not checked on a device).
 constexpr size_t kMaxDirectBuffers = 32;
 
 struct AscendSource {
