@@ -36,7 +36,7 @@ __aicore__ inline uint16_t SkConvert(float f) {
 #define SK_SRC_T float
 #define SK_DST_T uint16_t
 #elif defined(SK_CAST_BF16_F32)
-__aicore__ inline float SkConvert(uint16_t h) { return SkBitsF32(static_cast<uint32_t>(h) << 16); }
+__aicore__ inline float SkConvert(uint16_t h) { return SkBf16ToFloat(h); }
 #define SK_CAST_ENTRY sk_cast_bf16_f32
 #define SK_SRC_T uint16_t
 #define SK_DST_T float

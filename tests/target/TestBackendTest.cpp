@@ -324,6 +324,16 @@ TEST(TestBackend, TimingKeepsBuffersOnTheDeviceAndWaitsForEachRun) {
   const int unfusedRuns = launches - syncs, fusedRuns = 2 * syncs - launches;
   EXPECT_GE(fusedRuns, 6) << launches << " launches, " << syncs << " synchronize calls";
   EXPECT_GE(unfusedRuns, 6) << launches << " launches, " << syncs << " synchronize calls";
+
+  // A plan the session did not compile has no device to time on.
+  CompiledPlan bare;
+  auto none = tools::timeRuns(s, bare, *a, *unfused, *b, cfg);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("the plans were not compiled by a session"), std::string::npos);
+  // The toolchain of a target the session does not know is an error naming it, not a crash.
+  auto tc = s.toolchain("no_such_target");
+  ASSERT_FALSE(tc.ok());
+  EXPECT_EQ(tc.error().kind(), ErrorKind::BadInput);
 }
 
 TEST(TestBackend, KernelWithoutASourceForTheTargetIsAClearError) {

@@ -63,6 +63,9 @@ struct Launch {
   std::chrono::steady_clock::time_point start;
 };
 
+// The library's all-core and cross-core flags (kernel_operator.h: SYNC_AIC_FLAG 11 .. SYNC_AIV_ONLY_ALL 14).
+bool isLibraryFlag(int64_t flag) { return flag >= 11 && flag <= 14; }
+
 const char* flagName(int64_t flag) {
   switch (flag) {
     case 11: return " (SYNC_AIC_FLAG)";
@@ -132,7 +135,7 @@ void checkDeadlock(Launch& L) {
   bool allCoreFlag = false;
   for (const Core& c : L.cores) {
     done += c.state == State::Done;
-    allCoreFlag = allCoreFlag || (c.state == State::Waiting && c.waitingOn >= 11 && c.waitingOn <= 14);
+    allCoreFlag = allCoreFlag || (c.state == State::Waiting && isLibraryFlag(c.waitingOn));
   }
   if (done > 0 && allCoreFlag) {
     hint = fmt::format(" (an all-core sync that {} finished core(s) never took part in: SyncAll is a barrier over "
