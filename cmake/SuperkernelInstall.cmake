@@ -12,6 +12,7 @@ install(DIRECTORY runtime/cpu/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/supe
 install(FILES runtime/cpu/src/kernel_abi.c DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/src)
 install(DIRECTORY runtime/ascend/sim/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/ascend/sim/include)
 install(DIRECTORY runtime/cuda/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cuda/include)
+install(DIRECTORY runtime/cuda/sim/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cuda/sim/include)
 
 install(TARGETS superkernel superkernel_runtime superkernel_c EXPORT superkernelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

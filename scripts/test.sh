@@ -9,8 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 config=${1:-release}; shift || true
 "$root/scripts/setup.sh"
 if [ "$config" = tsan ]; then
-  # TSan is for the concurrent parts: the executor/primitives and the cache.
-  "$root/scripts/build.sh" tsan sk_test_runtime sk_test_cache
+  # TSan is for the concurrent parts: the executor/primitives, the cache and the cuda simulator's engine.
+  "$root/scripts/build.sh" tsan sk_test_runtime sk_test_cache sk_test_cuda_sim
   set -- -L 'runtime|cache' "$@"
 else
   "$root/scripts/build.sh" "$config"

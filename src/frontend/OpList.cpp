@@ -133,10 +133,14 @@ std::filesystem::path templatesDir() { return dataTemplatesDir(); }
 
 OpList retargetOpList(OpList list, const std::string& target) {
   if (target.empty() || target == list.target) return list;
-  for (KernelDecl& k : list.kernels) {
-    if (!k.builtin.empty() || !k.sources.empty()) continue;
-    k.sources[list.target] = k.source;
-    k.sourcePaths[list.target] = k.sourcePath;
+  // A target that compiles another's kernels (cuda-sim: cuda's) reads a plain source as that target's.
+  const std::string own = kernelsTargetOf(list.target);
+  if (own != kernelsTargetOf(target)) {
+    for (KernelDecl& k : list.kernels) {
+      if (!k.builtin.empty() || !k.sources.empty()) continue;
+      k.sources[own] = k.source;
+      k.sourcePaths[own] = k.sourcePath;
+    }
   }
   list.target = target;
   return list;

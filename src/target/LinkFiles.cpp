@@ -21,13 +21,14 @@ Expected<fs::path> writeLinkObject(const fs::path& dir, size_t index, const Link
   return p;
 }
 
-Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName) {
+Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName,
+                                                   std::string_view versionScript) {
   RunOnlyLinkInputs in;
   in.dir = linkScratchDir(req);
   in.source = in.dir / sourceName;
   SK_RETURN_IF_ERROR(writeScratchFile(in.source, req.source));
   in.versionScript = in.dir / "exports.map";
-  SK_RETURN_IF_ERROR(writeScratchFile(in.versionScript, kRunOnlyVersionScript));
+  SK_RETURN_IF_ERROR(writeScratchFile(in.versionScript, versionScript));
   for (const LinkObject& ob : req.objects) {
     SK_ASSIGN_OR_RETURN(fs::path p, writeLinkObject(in.dir, in.objects.size(), ob));
     in.objects.push_back(std::move(p));

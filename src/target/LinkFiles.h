@@ -16,7 +16,7 @@
 
 namespace sk {
 
-/// The linker version script of the cpu and cuda SuperKernels: `run` is the
+/// The linker version script of the cpu SuperKernels: `run` is the
 /// one exported symbol (the generated source marks it extern "C", visible).
 inline constexpr const char* kRunOnlyVersionScript = "{\n  global: run;\n  local: *;\n};\n";
 
@@ -37,7 +37,8 @@ struct RunOnlyLinkInputs {
 };
 
 /// Writes the source, the version script and the objects of `req`, in that order.
-Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName);
+Expected<RunOnlyLinkInputs> writeRunOnlyLinkInputs(const LinkRequest& req, std::string_view sourceName,
+                                                   std::string_view versionScript = kRunOnlyVersionScript);
 
 /// Runs the link's final command (tools.runCompiler(args, what)); its argv
 /// (tools.command) and the compiler's stderr are the LinkOutput.

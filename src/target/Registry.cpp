@@ -1,5 +1,5 @@
 // The back-end registry: the one place that knows which targets exist. The
-// cpu, ascend (simulated) and cuda back ends are built in; registerBackend() adds
+// cpu, ascend (simulated), cuda and cuda-sim back ends are built in; registerBackend() adds
 // others (a test back end from its own file, a plugin).
 #include <fmt/format.h>
 
@@ -17,14 +17,20 @@ namespace sk {
 
 namespace {
 
+// Op lists may now name it; its kernels are looked up where it says.
+void announce(const Backend& b) {
+  addAcceptedTargetName(b.name);
+  if (!b.kernels.empty()) addTargetKernelsAlias(b.name, b.kernels);
+}
+
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
   Registry() {
-    for (Backend b : {cpuBackend(), ascendBackend(), cudaBackend()}) {
+    for (Backend b : {cpuBackend(), ascendBackend(), cudaBackend(), cudaSimBackend()}) {
       std::string name = b.name;
+      announce(b);
       backends.emplace(name, std::make_unique<Backend>(std::move(b)));
-      addAcceptedTargetName(name);
     }
   }
 };
@@ -49,8 +55,8 @@ Status registerBackend(Backend backend) {
   std::lock_guard lock(r.mu);
   if (r.backends.count(backend.name)) return internalError(fmt::format("target '{}' is already registered", backend.name));
   std::string name = backend.name;
+  announce(backend);
   r.backends.emplace(name, std::make_unique<Backend>(std::move(backend)));
-  addAcceptedTargetName(name);  // op lists may now name it
   return Status::success();
 }
 

@@ -390,7 +390,7 @@ TEST(CpuCodegen, TargetRegistry) {
   auto r = makeTarget("fpga");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("unknown target 'fpga'"), std::string::npos);
-  EXPECT_EQ(targetNames(), (std::vector<std::string>{"ascend", "cpu", "cuda"}));
+  EXPECT_EQ(targetNames(), (std::vector<std::string>{"ascend", "cpu", "cuda", "cuda-sim"}));
 }
 
 TEST(CpuCodegen, BrokenTemplateIsAClearError) {

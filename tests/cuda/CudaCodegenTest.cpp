@@ -34,12 +34,18 @@ GeneratedSource emitOk(const FusionPlan& plan, size_t step = 0) {
   return src.ok() ? *src : GeneratedSource{};
 }
 
-const char* kGoldens[] = {"seed.cu", "sync_kinds.cu", "two_streams.cu", "unfused_op.cu"};
+const char* kGoldens[] = {"seed.cu", "sync_kinds.cu", "two_streams.cu", "unfused_op.cu", "profiling.cu"};
 
 TEST(CudaCodegen, GoldenSeed) { checkGolden("seed.cu", emitOk(seedPlan()).text); }
 TEST(CudaCodegen, GoldenSyncKinds) { checkGolden("sync_kinds.cu", emitOk(syncKindsPlan()).text); }
 TEST(CudaCodegen, GoldenTwoStreams) { checkGolden("two_streams.cu", emitOk(twoStreamsPlan()).text); }
 TEST(CudaCodegen, GoldenUnfusedOp) { checkGolden("unfused_op.cu", emitOk(unfusedPlan()).text); }
+// profiling=1: record rows sized 4 per block a CTA runs, records around waits and blocks, the reader.
+TEST(CudaCodegen, GoldenProfiling) {
+  FusionPlan plan = syncKindsPlan();
+  plan.steps[0].options.profiling = true;
+  checkGolden("profiling.cu", emitOk(plan).text);
+}
 
 TEST(CudaCodegen, SourceIsCudaWithItsManifest) {
   GeneratedSource s = emitOk(seedPlan());
@@ -81,7 +87,9 @@ TEST(CudaCodegen, UnfusedLaunchesOneCtaPerBlock) {
   FusionPlan plan = unfusedPlan();
   const std::string t = emitOk(plan).text;
   const uint32_t blocks = plan.steps[0].ops[0].blockDim;
-  EXPECT_NE(t.find("sk_superkernel<<<" + std::to_string(blocks) + ", 256, 0, stream>>>"), std::string::npos) << t;
+  EXPECT_NE(t.find("SK_LAUNCH_SUPERKERNEL(" + std::to_string(blocks) + ", 256, 0, stream, sk_epoch + 1)"),
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("sk_queue0(&env, core, gridDim.x);"), std::string::npos);
   // An unfused step never checks co-residency: it has no grid-wide waits.
   EXPECT_EQ(t.find("cudaOccupancyMaxActiveBlocksPerMultiprocessor"), std::string::npos);
@@ -93,7 +101,7 @@ TEST(CudaCodegen, CtaShapeIsTheLargestDeclared) {
   plan.variants[2].decl.sharedBytes = 64 * 1024;
   const std::string t = emitOk(plan).text;
   EXPECT_NE(t.find("__launch_bounds__(512)"), std::string::npos);
-  EXPECT_NE(t.find("sk_superkernel<<<4, 512, 65536, stream>>>"), std::string::npos);
+  EXPECT_NE(t.find("SK_LAUNCH_SUPERKERNEL(4, 512, 65536, stream, sk_epoch + 1)"), std::string::npos);
   // Above 48 KiB the module raises the kernel's dynamic shared memory limit once.
   EXPECT_NE(t.find("cudaFuncAttributeMaxDynamicSharedMemorySize, 65536"), std::string::npos);
 }

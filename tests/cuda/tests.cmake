@@ -24,3 +24,33 @@ foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   gtest_discover_tests(${_sk_cuda_t} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${_sk_cuda_label} ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 600)
 endforeach()
+
+# The cuda simulator (target cuda-sim, runtime/cuda/sim):
+#   sk_test_cuda_sim      labels cuda, runtime: the engine on kernels compiled as simulated CUDA
+#                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included, as the recipe compiles).
+#   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's checks (fused vs unfused, cuda vs cpu) on cuda-sim,
+#                         which needs only the host compiler.
+add_executable(sk_test_cuda_sim ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimTest.cpp ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimSyncTest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp)
+sk_set_warnings(sk_test_cuda_sim)
+set(_sk_sim_include ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/include)
+target_include_directories(sk_test_cuda_sim PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${_sk_sim_include}
+  ${PROJECT_SOURCE_DIR}/runtime/cuda/include)
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp PROPERTIES
+  COMPILE_OPTIONS "-include;${_sk_sim_include}/superkernel/cuda/sim_device.h;-Wno-unused-parameter;-Wno-unused-function")
+target_link_libraries(sk_test_cuda_sim PRIVATE superkernel::superkernel GTest::gtest GTest::gmock GTest::gtest_main
+  Threads::Threads)
+gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST
+  PROPERTIES LABELS "cuda;runtime" ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
+
+add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp)
+sk_set_warnings(sk_test_cuda_sim_run)
+add_dependencies(sk_test_cuda_sim_run sk-compile sk-cache)
+target_include_directories(sk_test_cuda_sim_run PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(sk_test_cuda_sim_run PRIVATE superkernel::superkernel GTest::gtest GTest::gtest_main
+  fmt::fmt spdlog::spdlog Threads::Threads)
+target_compile_definitions(sk_test_cuda_sim_run PRIVATE SK_RUN_TARGET="cuda-sim" SK_RUN_TARGET_IS_SIM=1
+  SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}"
+  SK_COMPILE_BIN="$<TARGET_FILE:sk-compile>" SK_CACHE_BIN="$<TARGET_FILE:sk-cache>")
+gtest_discover_tests(sk_test_cuda_sim_run DISCOVERY_MODE PRE_TEST
+  PROPERTIES LABELS cuda ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 900)

@@ -237,10 +237,15 @@ OpList retargetOpList(OpList list, const std::string& target);
 Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target = "cpu");
 std::vector<std::string> builtinKernelNames(std::string_view target = "cpu");
 
-/// Target names an op list may name: cpu, ascend, cuda and every name
+/// Target names an op list may name: cpu, ascend, cuda, cuda-sim and every name
 /// added here (the back-end registry adds what it registers).
 std::vector<std::string> acceptedTargetNames();
 void addAcceptedTargetName(const std::string& name);
+/// `target` compiles the kernel sources and builtins of `kernels` (cuda-sim
+/// runs cuda's): "sources" entries and kernels/<dir>/ are looked up under
+/// kernelsTargetOf(target), which is the target itself unless aliased here.
+void addTargetKernelsAlias(const std::string& target, const std::string& kernels);
+std::string kernelsTargetOf(std::string_view target);
 /// Root of the installed/source templates directory (SK_TEMPLATES_DIR env overrides).
 std::filesystem::path templatesDir();
 

@@ -207,6 +207,9 @@ class Device {
 
 struct Backend {
   std::string name;                                 // "cpu"; the op list's "target"
+  /// Whose kernel sources and builtins it compiles ("cuda" for cuda-sim);
+  /// empty: its own (addTargetKernelsAlias).
+  std::string kernels;
   /// The emitter (reads templates/<name>/ now: errors name the file and line).
   std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
   std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;

@@ -1,5 +1,7 @@
 // The cuda back end, assembled: emitter (CudaEmitter.cpp), build recipe
 // (CudaRecipe.cpp, nvcc) and device (CudaDevice.cpp, libcudart by dlopen).
+// cuda-sim: the same emitter and kernels, built by the host compiler
+// (CudaSimRecipe.cpp) and run by the simulator (CudaSimDevice.cpp).
 #include "target/cuda/CudaBackend.h"
 
 namespace sk {
@@ -10,6 +12,16 @@ Backend cudaBackend() {
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaDevice(o); };
+  return b;
+}
+
+Backend cudaSimBackend() {
+  Backend b;
+  b.name = "cuda-sim";
+  b.kernels = "cuda";
+  b.makeEmitter = [] { return makeCudaEmitter(); };
+  b.makeRecipe = [] { return makeCudaSimRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeCudaSimDevice(o); };
   return b;
 }
 

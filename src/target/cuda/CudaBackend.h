@@ -17,6 +17,22 @@ namespace sk {
 
 /// Backend{"cuda", ...}.
 Backend cudaBackend();
+/// Backend{"cuda-sim", ...}: cuda's emitter and kernels, run by the simulator
+/// (runtime/cuda/sim) on host threads.
+Backend cudaSimBackend();
+std::shared_ptr<const BuildRecipe> makeCudaSimRecipe();
+Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options);
+/// The cuda SuperKernel's exports: run, and the profiling records' shape and reader.
+inline constexpr const char* kCudaVersionScript =
+    "{\n  global: run; sk_profile_shape; sk_read_profile;\n  local: *;\n};\n";
+/// The same plus the simulator's two entries (sim_module.h).
+inline constexpr const char* kCudaSimVersionScript =
+    "{\n  global: run; sk_profile_shape; sk_read_profile; sk_cuda_sim_bind; sk_cuda_sim_enter;\n  local: *;\n};\n";
+
+/// One pool of `ctas` resident CTAs, and the options that do not apply on GPUs.
+MachineModel cudaMachineModel(const std::string& target, uint32_t ctas);
+/// CTAs per step of the simulated GPU (its SMs); SK_CUDA_SIM_SMS overrides.
+inline constexpr uint32_t kCudaSimDefaultCtas = 8;
 
 /// Reads and parses templates/cuda/superkernel.cu.tmpl.
 Expected<std::shared_ptr<const Target>> makeCudaEmitter();

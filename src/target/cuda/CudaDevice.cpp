@@ -11,10 +11,6 @@
 // (a persistent grid of one CTA per SM is co-resident whenever one CTA fits an
 // SM; the module checks occupancy at its first launch and refuses a grid that
 // is not). debug-core-num lowers it.
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
@@ -27,71 +23,12 @@
 #include <spdlog/spdlog.h>
 
 #include "superkernel/support/Log.h"
-#include "support/Fd.h"
 #include "target/cuda/CudaBackend.h"
+#include "target/cuda/CudaModule.h"
 #include "target/cuda/CudaRuntime.h"
 
 namespace sk {
 namespace {
-
-struct RunArgs {  // superkernel_rt.cuh's sk_run_args
-  uint32_t abi_version;
-  uint32_t num_buffers;
-  void* const* buffers;
-};
-using RunFn = int (*)(uint32_t, void*, const RunArgs*);
-constexpr uint32_t kAbiVersion = 1;
-
-// A generated module: the shared object's bytes in a memfd, dlopen'ed.
-class CudaModule final : public LoadedKernel {
- public:
-  static Expected<std::shared_ptr<CudaModule>> fromBytes(std::string_view bytes, const std::string& name) {
-    std::string label = "sk-cuda-" + name.substr(0, 200);
-    int fd = ::memfd_create(label.c_str(), MFD_CLOEXEC);
-    if (fd < 0) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", name, std::strerror(errno)));
-    if (!detail::writeAllFd(fd, bytes)) {
-      int e = errno;
-      ::close(fd);
-      return runtimeError(fmt::format("cannot load {}: writing its bytes: {}", name, std::strerror(e)));
-    }
-    std::string path = fmt::format("/proc/self/fd/{}", fd);
-    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = ::dlerror();
-      ::close(fd);
-      return runtimeError(fmt::format("dlopen of {} failed: {}", name, e ? e : "unknown error"));
-    }
-    auto m = std::shared_ptr<CudaModule>(new CudaModule());
-    m->handle_ = h;
-    m->fd_ = fd;
-    m->run_ = reinterpret_cast<RunFn>(::dlsym(h, "run"));
-    if (!m->run_) return runtimeError(fmt::format("SuperKernel {} does not export 'run'", name));
-    return m;
-  }
-  ~CudaModule() override {
-    if (handle_) ::dlclose(handle_);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  RunFn runFn() const { return run_; }
-
- private:
-  CudaModule() = default;
-  void* handle_ = nullptr;
-  int fd_ = -1;
-  RunFn run_ = nullptr;
-};
-
-std::string describeRejection(int rc) {
-  switch (rc) {
-    case -1: return "run() rejected the call: sk_run_args missing or abi_version is not SK_ABI_VERSION";
-    case -2: return "run() rejected the call: num_buffers differs from the SuperKernel's manifest";
-    case -3: return "run() rejected the call: block_dim differs from the SuperKernel's CTA count";
-    case -6:
-      return "run() refused the launch: the SuperKernel's CTAs cannot all be resident on this GPU at once (a grid "
-             "wait would deadlock); lower debug-core-num or the kernels' threads / shared_bytes";
-    default: return fmt::format("run() failed with code {}", rc);
-  }
-}
 
 class CudaDevice final : public Device {
  public:
@@ -106,14 +43,7 @@ class CudaDevice final : public Device {
     } else {
       spdlog::debug("cuda device: {}; planning for the default {} CTAs", api.error().message(), ctas);
     }
-    machine_ = MachineModel::singlePool("cuda", ctas, "GPU", "resident CTAs");
-    machine_.defaultSplitMode = 1;
-    machine_.inapplicable = {
-        {"split-mode", "the cuda back end runs one code copy per sub-kernel"},
-        {"feed-sync-all", "sk_kernel_sync on cuda is a barrier among the op's own blocks"},
-        {"preload-code", "GPUs give no user control over instruction prefetch; the plan's preloads are comments"},
-        {"func-align", "nvcc places device functions itself"},
-    };
+    machine_ = cudaMachineModel("cuda", ctas);
   }
 
   std::string_view target() const override { return "cuda"; }
@@ -140,11 +70,29 @@ class CudaDevice final : public Device {
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
-    RunArgs args{kAbiVersion, numBuffers, buffers};
-    const int rc = static_cast<const CudaModule&>(kernel).runFn()(cores, stream, &args);
-    if (rc == 0) return Status::success();
-    if (rc < 0) return runtimeError(describeRejection(rc));
-    return runtimeError(api->describe("SuperKernel launch", rc));
+    CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
+    const auto& module = static_cast<const CudaModule&>(kernel);
+    const uint64_t issued = cudaHostNs();
+    const int rc = module.runFn()(cores, stream, &args);
+    if (rc < 0) return runtimeError(describeCudaRejection(rc));
+    if (rc > 0) return runtimeError(api->describe("SuperKernel launch", rc));
+    if (profiler_.on()) {  // the records are complete once the launch is: wait for it (profiled runs only)
+      if (int err = api->streamSynchronize(stream); err != 0)
+        return runtimeError(api->describe("cudaStreamSynchronize (a profiled SuperKernel launch)", err));
+      int readErr = 0;
+      SK_RETURN_IF_ERROR(profiler_.collect(module, issued, &readErr));
+      if (readErr) return runtimeError(api->describe("sk_read_profile (cudaMemcpyFromSymbol)", readErr));
+    }
+    return Status::success();
+  }
+
+  // UNVERIFIED on a GPU; the same records and reader run in the cuda simulator (CudaSimDevice).
+  Status setProfiling(bool on) override {
+    profiler_.setOn(on);
+    return Status::success();
+  }
+  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
+    return profiler_.takeTrace(opNamesByLaunch);
   }
 
   // UNVERIFIED on a GPU (none in the sessions so far).
@@ -187,11 +135,24 @@ class CudaDevice final : public Device {
 
  private:
   MachineModel machine_;
+  CudaProfiler profiler_;
   std::mutex mu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
 }  // namespace
+
+MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
+  MachineModel m = MachineModel::singlePool(target, ctas, "GPU", "resident CTAs");
+  m.defaultSplitMode = 1;
+  m.inapplicable = {
+      {"split-mode", "the cuda back end runs one code copy per sub-kernel"},
+      {"feed-sync-all", "sk_kernel_sync on cuda is a barrier among the op's own blocks"},
+      {"preload-code", "GPUs give no user control over instruction prefetch; the plan's preloads are comments"},
+      {"func-align", "nvcc places device functions itself"},
+  };
+  return m;
+}
 
 Expected<std::unique_ptr<Device>> makeCudaDevice(const DeviceOptions& options) {
   return std::unique_ptr<Device>(std::make_unique<CudaDevice>(options));

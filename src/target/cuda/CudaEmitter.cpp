@@ -66,6 +66,14 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   v.set("grid", grid);
   v.setIf("fused", sk.fused);
   v.setIf("check_resident", sk.fused || anyKernelSync);
+  // profiling=1: a row of records per CTA, 4 per block it runs (wait begin/end, op begin/end).
+  uint64_t profSlots = 0;
+  for (const PlannedOp& op : sk.ops) {
+    const uint64_t ctas = sk.fused ? sk.queues.at(op.queue).numCores : grid;
+    profSlots += 4 * ((op.blockDim + ctas - 1) / std::max<uint64_t>(ctas, 1));
+  }
+  v.setIf("profiling", sk.options.profiling);
+  v.set("prof_slots", profSlots);
   v.setIf("has_done", L.numCounters > 0).set("num_done", L.numCounters);
   v.setIf("has_flags", L.numFlags > 0).set("num_flags", L.numFlags);
   v.setIf("has_ksync", L.numKernelSyncs > 0).set("num_ksync2", 2 * L.numKernelSyncs);

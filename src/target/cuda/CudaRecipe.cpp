@@ -15,7 +15,8 @@
 // SuperKernels. The generated source is compiled, device-linked with the
 // objects (nvlink, which nvcc runs for -rdc=true) and linked into one shared
 // object that needs libcudart.so (-cudart=shared: the same runtime instance
-// the device dlopen's) and exports only `run`:
+// the device dlopen's) and exports only `run` and the profiling reader
+// (kCudaVersionScript):
 //   nvcc -shared -rdc=true -O3 -std=c++17 -arch=<arch> -Xcompiler=-fPIC,-fvisibility=hidden
 //     -I<runtime/cuda/include> <compile-options...> -cudart=shared
 //     -Xlinker=--version-script=<exports.map> -Xlinker=-rpath=<cuda lib64>
@@ -113,13 +114,13 @@ class CudaRecipe final : public BuildRecipe {
 
   std::string linkKey(const Options& o, const std::string& arch) const override {
     return "link-flags\n" + joinFlags(linkFlags(o, arch, fs::path("<nvcc>"))) + "\nversion-script\n" +
-           kRunOnlyVersionScript;
+           kCudaVersionScript;
   }
 
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu"));
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu", kCudaVersionScript));
     const fs::path& src = in.source;
     const fs::path& script = in.versionScript;
     const std::vector<fs::path>& objs = in.objects;

@@ -27,28 +27,28 @@ __device__ const sk_op_rt sk_ops[4] = {
 };
 
 // op 0: add_0 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__device__ __noinline__ void sk_call_op0(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op0(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[0]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[2]), INT64_C(4096));
 }
 
 // op 1: add_1 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__device__ __noinline__ void sk_call_op1(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op1(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[2]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[3]), INT64_C(4096));
 }
 
 // op 2: add_2 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__device__ __noinline__ void sk_call_op2(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op2(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[3]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[4]), INT64_C(4096));
 }
 
 // op 3: add_3 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__device__ __noinline__ void sk_call_op3(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op3(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[4]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[5]), INT64_C(4096));
 }
 
 // Blocks b = c, c + cores, ... of one op on this CTA: begin (waits), the call, end (signals). One copy for every
 // op, called through the op's thunk: per op the queue holds one call, so nvcc's time stays linear in the ops.
-__device__ __noinline__ void sk_run_op(sk_env* env, const sk_op_rt* op, uint32_t c, uint32_t cores, sk_call_fn call) {
+__device__ SK_NOINLINE void sk_run_op(sk_env* env, const sk_op_rt* op, uint32_t c, uint32_t cores, sk_call_fn call) {
   for (uint32_t b = c; b < op->blocks; b += cores) {
     sk_block_begin(env, op, b);
     call(&env->ctx);
@@ -79,6 +79,9 @@ extern "C" __global__ void __launch_bounds__(256) sk_superkernel(unsigned long l
   env.area.ranges = nullptr;
   env.area.epoch = epoch;
   const uint32_t core = blockIdx.x;
+  env.prof = nullptr;
+  env.prof_n = nullptr;
+  env.prof_slots = 0;
   if (core < 4u) return sk_queue0(&env, core - 0, 4u);
 }
 
@@ -126,7 +129,7 @@ int sk_launch(cudaStream_t stream, const sk_run_args* args) {
   }
   // The epoch advances only once the launch was accepted: a refused launch
   // must not leave the next one waiting for counts this one never added.
-  sk_superkernel<<<4, 256, 0, stream>>>(sk_epoch + 1);
+  SK_LAUNCH_SUPERKERNEL(4, 256, 0, stream, sk_epoch + 1);
   if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
   ++sk_epoch;
   sk_last_stream = stream;
@@ -134,6 +137,18 @@ int sk_launch(cudaStream_t stream, const sk_run_args* args) {
   return 0;
 }
 }  // namespace
+
+// Profiling (CudaDevice): the record rows' shape, {0, 0} without profiling=1, and a copy of the last launch's
+// counts (CTAs) and records (CTAs x slots) once it completed.
+extern "C" __attribute__((visibility("default"))) void sk_profile_shape(uint32_t* ctas, uint32_t* slots) {
+  *ctas = 0;
+  *slots = 0;
+}
+extern "C" __attribute__((visibility("default"))) int sk_read_profile(unsigned int* counts, sk_prof_rec* records) {
+  (void)counts;
+  (void)records;
+  return 0;
+}
 
 // The entry point (DESIGN section 6): enqueue one launch on `stream` (a cudaStream_t) and return.
 extern "C" __attribute__((visibility("default"))) int run(uint32_t block_dim, void* stream, const sk_run_args* args) {

@@ -24,6 +24,9 @@ __device__ unsigned long long sk_flags[8];  // per-block flags: value = epoch of
 __device__ unsigned long long sk_bar[1];  // one grid-barrier counter per queue
 __device__ unsigned int sk_ksync[2];  // sk_kernel_sync: (arrived, generation) per op
 __device__ void* sk_buf[7];  // the launch's buffers (device pointers)
+// profiling=1: per CTA a row of {op, kind, %globaltimer} records that thread 0 appends to; sk_read_profile reads them.
+__device__ sk_prof_rec sk_prof[4][28];
+__device__ unsigned int sk_prof_n[4];
 
 // Waits: {kind, slot, producer blocks, range table row}, op by op (sk_ops[i].first_wait).
 __device__ const sk_wait_desc sk_waits[3] = {
@@ -48,40 +51,47 @@ __device__ const sk_op_rt sk_ops[5] = {
 };
 
 // op 0: add_a = add_kernel__v3f1c2a9b0d4e x 8 block(s)
-__device__ __noinline__ void sk_call_op0(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op0(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[0]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[2]), INT64_C(1024));
 }
 
 // op 1: scale_b = scale_kernel__v00aa11bb22cc x 4 block(s)
 // waits for: add_a (flag, RAW on t1)
-__device__ __noinline__ void sk_call_op1(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op1(const sk_ctx* ctx) {
   scale_kernel__v00aa11bb22cc(ctx, static_cast<const float*>(sk_buf[2]), static_cast<float*>(sk_buf[3]), 0x1.99999ap-4f, -0x1.5555555555555p-2, (-2147483647 - 1), UINT64_C(123456789012345), true, static_cast<int8_t>(-5));
 }
 
 // op 2: gather_c = gather_kernel__v1234567890ab x 4 block(s); early start
 // waits for: scale_b (counter, RAW on t2)
-__device__ __noinline__ void sk_call_op2(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op2(const sk_ctx* ctx) {
   gather_kernel__v1234567890ab(ctx, static_cast<const float*>(sk_buf[3]), static_cast<const int32_t*>(sk_buf[4]), static_cast<float*>(sk_buf[5]));
 }
 
 // op 3: norm_d = norm_kernel__vffeeddccbbaa x 4 block(s); kernel_sync
-__device__ __noinline__ void sk_call_op3(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op3(const sk_ctx* ctx) {
   norm_kernel__vffeeddccbbaa(ctx, static_cast<float*>(sk_buf[5]));
 }
 
 // op 4: add_e = add_kernel__v3f1c2a9b0d4e x 8 block(s)
 // waits for: norm_d (counter, RAW on t3)
-__device__ __noinline__ void sk_call_op4(const sk_ctx* ctx) {
+__device__ SK_NOINLINE void sk_call_op4(const sk_ctx* ctx) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(sk_buf[5]), static_cast<const float*>(sk_buf[1]), static_cast<float*>(sk_buf[6]) + 1024, INT64_C(1024));
 }
 
 // Blocks b = c, c + cores, ... of one op on this CTA: begin (waits), the call, end (signals). One copy for every
 // op, called through the op's thunk: per op the queue holds one call, so nvcc's time stays linear in the ops.
-__device__ __noinline__ void sk_run_op(sk_env* env, const sk_op_rt* op, uint32_t c, uint32_t cores, sk_call_fn call) {
+__device__ SK_NOINLINE void sk_run_op(sk_env* env, const sk_op_rt* op, uint32_t c, uint32_t cores, sk_call_fn call) {
+  const uint32_t id = (uint32_t)(op - sk_ops);
+  const bool waits = op->num_waits != 0 && !op->early;  // early start: the waits are inside the call
   for (uint32_t b = c; b < op->blocks; b += cores) {
+    if (waits) sk_prof_put(env, id, SK_PROF_WAIT_BEGIN);
     sk_block_begin(env, op, b);
+    if (waits) sk_prof_put(env, id, SK_PROF_WAIT_END);
+    sk_prof_put(env, id, SK_PROF_OP_BEGIN);
     call(&env->ctx);
     sk_block_end(env);
+    __syncthreads();  // the block ends when its last thread does
+    sk_prof_put(env, id, SK_PROF_OP_END);
   }
 }
 
@@ -115,6 +125,10 @@ extern "C" __global__ void __launch_bounds__(256) sk_superkernel(unsigned long l
   env.area.ranges = sk_ranges;
   env.area.epoch = epoch;
   const uint32_t core = blockIdx.x;
+  env.prof = sk_prof[core];
+  env.prof_n = &sk_prof_n[core];
+  env.prof_slots = 28u;
+  if (threadIdx.x == 0) sk_prof_n[core] = 0;
   if (core < 4u) return sk_queue0(&env, core - 0, 4u);
 }
 
@@ -162,7 +176,7 @@ int sk_launch(cudaStream_t stream, const sk_run_args* args) {
   }
   // The epoch advances only once the launch was accepted: a refused launch
   // must not leave the next one waiting for counts this one never added.
-  sk_superkernel<<<4, 256, 0, stream>>>(sk_epoch + 1);
+  SK_LAUNCH_SUPERKERNEL(4, 256, 0, stream, sk_epoch + 1);
   if ((err = cudaGetLastError()) != cudaSuccess) return (int)err;
   ++sk_epoch;
   sk_last_stream = stream;
@@ -170,6 +184,18 @@ int sk_launch(cudaStream_t stream, const sk_run_args* args) {
   return 0;
 }
 }  // namespace
+
+// Profiling (CudaDevice): the record rows' shape, {0, 0} without profiling=1, and a copy of the last launch's
+// counts (CTAs) and records (CTAs x slots) once it completed.
+extern "C" __attribute__((visibility("default"))) void sk_profile_shape(uint32_t* ctas, uint32_t* slots) {
+  *ctas = 4u;
+  *slots = 28u;
+}
+extern "C" __attribute__((visibility("default"))) int sk_read_profile(unsigned int* counts, sk_prof_rec* records) {
+  cudaError_t err = cudaMemcpyFromSymbol(counts, sk_prof_n, sizeof sk_prof_n, 0, cudaMemcpyDeviceToHost);
+  if (err == cudaSuccess) err = cudaMemcpyFromSymbol(records, sk_prof, sizeof sk_prof, 0, cudaMemcpyDeviceToHost);
+  return (int)err;
+}
 
 // The entry point (DESIGN section 6): enqueue one launch on `stream` (a cudaStream_t) and return.
 extern "C" __attribute__((visibility("default"))) int run(uint32_t block_dim, void* stream, const sk_run_args* args) {

@@ -1,6 +1,9 @@
-// Needs a GPU (label gpu): every test skips with the reason where
-// cudaGetDeviceCount finds no device. UNVERIFIED until run on a GPU machine
-// (scripts/gpu-check.sh).
+// Built twice (tests/cuda/tests.cmake): sk_test_cuda_gpu (label gpu, target
+// cuda) needs a GPU and skips with the reason where cudaGetDeviceCount finds
+// no device (UNVERIFIED until run on a GPU machine, scripts/gpu-check.sh);
+// sk_test_cuda_sim_run (SK_RUN_TARGET="cuda-sim") runs the same checks on the
+// cuda simulator, the same generated text and kernels built by the host
+// compiler, everywhere.
 //  - fused equals unfused bit for bit (sk-compile --run compares every buffer)
 //    for the decode layer, the decode stack and the cpu end-to-end scenarios
 //    (their kernels ported to cuda), under several option mixes;
@@ -12,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -27,11 +31,23 @@ using tooltest::kCompile;
 using tooltest::Result;
 using tooltest::Spawn;
 
+#ifndef SK_RUN_TARGET
+#define SK_RUN_TARGET "cuda"
+#endif
+constexpr const char* kTarget = SK_RUN_TARGET;
+const bool kSimulated = std::string(kTarget) == "cuda-sim";
+
+// A GPU and nvcc for target cuda; the simulator needs neither.
 #define SK_REQUIRE_GPU()                                                        \
-  do {                                                                          \
+  if (!kSimulated) {                                                            \
     auto api_ = cudaRuntimeWithDevice();                                        \
     if (!api_) GTEST_SKIP() << api_.error().message();                          \
-  } while (0)
+  }                                                                             \
+  std::string nvcc_;                                                            \
+  if (!kSimulated) {                                                            \
+    nvcc_ = ::sk::cudatest::findNvcc();                                         \
+    if (nvcc_.empty()) GTEST_SKIP() << "nvcc not found (SK_NVCC, PATH, /usr/local/cuda/bin/nvcc)"; \
+  }
 
 // Scratch directories and example paths: CudaTestUtil.h.
 struct TempDir : cudatest::TempDir {
@@ -51,35 +67,58 @@ class FusedEqualsUnfused : public ::testing::TestWithParam<std::tuple<const char
 
 TEST_P(FusedEqualsUnfused, BitForBit) {
   SK_REQUIRE_GPU();
-  SK_REQUIRE_NVCC(nvcc);
   TempDir dir;
   auto [list, options] = GetParam();
   std::vector<std::string> extra;
   if (std::strlen(options)) extra = {"--options", options};
-  Result r = runList(example(list), "cuda", dir, extra);
+  // The simulator runs the 1,525-op decode stack in seconds per launch: one timed sample keeps CI short.
+  if (kSimulated) extra.insert(extra.end(), {"--repeat", "1"});
+  Result r = runList(example(list), kTarget, dir, extra);
   EXPECT_EQ(r.code, 0) << r.all();
   EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
 }
 
+std::string paramName(const ::testing::TestParamInfo<FusedEqualsUnfused::ParamType>& info) {
+  std::string name = std::string(std::get<0>(info.param)).substr(0, std::string(std::get<0>(info.param)).find('/'));
+  std::string opt = std::get<1>(info.param);
+  name += "_" + (opt.empty() ? std::string("defaults") : opt);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+// debug-core-num below the machine's CTAs: 8 of a GPU's, 4 of the simulator's 8.
+#ifdef SK_RUN_TARGET_IS_SIM
+#define SK_FEWER_CORES "debug-core-num=4"
+#else
+#define SK_FEWER_CORES "debug-core-num=8"
+#endif
 INSTANTIATE_TEST_SUITE_P(
-    Cuda, FusedEqualsUnfused,
-    ::testing::Combine(::testing::Values("decode_layer/decode_layer.json", "decode_stack/decode_stack.json"),
+    DecodeLayer, FusedEqualsUnfused,
+    ::testing::Combine(::testing::Values("decode_layer/decode_layer.json"),
                        ::testing::Values("", "early-start=0", "early-start=2", "stream-fusion=1",
-                                         "debug-sync-all=1", "debug-core-num=8")),
-    [](const ::testing::TestParamInfo<FusedEqualsUnfused::ParamType>& info) {
-      std::string name = std::string(std::get<0>(info.param)).substr(0, std::string(std::get<0>(info.param)).find('/'));
-      std::string opt = std::get<1>(info.param);
-      name += "_" + (opt.empty() ? std::string("defaults") : opt);
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return name;
-    });
+                                         "debug-sync-all=1", SK_FEWER_CORES)),
+    paramName);
+// On a GPU the decode stack runs under every mix; in the simulator (CI, 2 cores) under the defaults and the
+// mix that changes the most edges (no early start: every edge a full wait before the call).
+#if defined(SK_SIM_ALL_MIXES) || !defined(SK_RUN_TARGET_IS_SIM)
+INSTANTIATE_TEST_SUITE_P(
+    DecodeStack, FusedEqualsUnfused,
+    ::testing::Combine(::testing::Values("decode_stack/decode_stack.json"),
+                       ::testing::Values("", "early-start=0", "early-start=2", "stream-fusion=1",
+                                         "debug-sync-all=1", SK_FEWER_CORES)),
+    paramName);
+#else
+INSTANTIATE_TEST_SUITE_P(DecodeStack, FusedEqualsUnfused,
+                         ::testing::Combine(::testing::Values("decode_stack/decode_stack.json"),
+                                            ::testing::Values("", "early-start=0")),
+                         paramName);
+#endif
 
 // The cpu end-to-end scenarios with their kernels ported to cuda (CudaScenarios.h): fused equals unfused bit
 // for bit under the option mixes of CudaScenarios.EveryPlannerScenarioCompiles.
 TEST(CudaGpu, EveryPlannerScenarioFusedEqualsUnfused) {
   SK_REQUIRE_GPU();
-  SK_REQUIRE_NVCC(nvcc);
   TempDir dir;
   const std::string list = cudatest::writeCudaScenarios(dir.path);
   ASSERT_FALSE(list.empty());
@@ -87,20 +126,47 @@ TEST(CudaGpu, EveryPlannerScenarioFusedEqualsUnfused) {
     SCOPED_TRACE(options);
     std::vector<std::string> extra = {"--repeat", "1"};
     if (*options) extra.insert(extra.end(), {"--options", options});
-    Result r = runList(list, "cuda", dir, extra);
+    Result r = runList(list, kTarget, dir, extra);
     EXPECT_EQ(r.code, 0) << r.all();
     EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
   }
 }
 
+// profiling=1: per-CTA %globaltimer records become a Perfetto trace with one track per CTA, every op's blocks as
+// complete events named after the op, and the profiled run still equals the unfused one.
+TEST(CudaGpu, ProfiledRunWritesAPerCtaTrace) {
+  SK_REQUIRE_GPU();
+  TempDir dir;
+  const std::string list = example("decode_layer/decode_layer.json");
+  const fs::path trace = dir.path / "trace.json";
+  Result r = runList(list, kTarget, dir, {"--repeat", "1", "--options", "profiling=1", "--trace", trace.string()});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
+  auto j = nlohmann::json::parse(cudatest::readFile(trace));
+  ASSERT_TRUE(j.contains("traceEvents"));
+  auto ops = nlohmann::json::parse(cudatest::readFile(list))["ops"];
+  std::set<std::string> names, tracks;
+  size_t complete = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e.value("ph", "") == "X") {
+      ++complete;
+      names.insert(e.value("name", ""));
+      EXPECT_GE(e.value("dur", -1.0), 0.0) << e.dump();
+    }
+    if (e.value("name", "") == "thread_name") tracks.insert(e["args"].value("name", ""));
+  }
+  for (const auto& op : ops) EXPECT_TRUE(names.count(op["name"].get<std::string>())) << op["name"] << " has no event";
+  EXPECT_GE(complete, ops.size());
+  EXPECT_TRUE(tracks.count("CTA 0")) << j.dump().substr(0, 2000);
+}
+
 TEST(CudaGpu, DecodeLayerMatchesCpuWithinTolerance) {
   SK_REQUIRE_GPU();
-  SK_REQUIRE_NVCC(nvcc);
   TempDir dir;
   const std::string list = example("decode_layer/decode_layer.json");
   Result cpu = runList(list, "cpu", dir, {"--dump", (dir.path / "cpu").string()});
   ASSERT_EQ(cpu.code, 0) << cpu.all();
-  Result gpu = runList(list, "cuda", dir, {"--dump", (dir.path / "cuda").string()});
+  Result gpu = runList(list, kTarget, dir, {"--dump", (dir.path / "cuda").string()});
   ASSERT_EQ(gpu.code, 0) << gpu.all();
   auto j = nlohmann::json::parse(cudatest::readFile(list));
   size_t compared = 0;

@@ -16,8 +16,9 @@
  *    blockDim.x, never assume it equals "threads". It is always a multiple
  *    of 32 and at most 1024.
  *  - sk_wait_inputs / sk_signal_outputs / sk_kernel_sync are called by all
- *    threads of the CTA together (like __syncthreads), never in divergent
- *    code; a plain call (ctx->op == NULL) makes them no-ops.
+ *    threads of the CTA together, never in divergent code, and each is a CTA
+ *    barrier (__syncthreads) whatever else it does, also in a plain call
+ *    (ctx->op == NULL), where it waits for and signals nothing.
  *  - produced buffers are read with ordinary loads (no __ldg, no
  *    `const T* __restrict__`): the read-only path may be stale within one
  *    launch of a persistent kernel.
@@ -42,6 +43,14 @@
 #define SK_KERNEL extern "C" __device__
 #else
 #define SK_KERNEL __device__
+#endif
+
+/* __noinline__ for nvcc; the simulator (sim_device.h) cannot define that
+ * name without breaking glibc's own use of it. */
+#ifdef SK_CUDA_SIM
+#define SK_NOINLINE __attribute__((noinline))
+#else
+#define SK_NOINLINE __noinline__
 #endif
 
 /* How a consumer block waits on one producer; every target is a multiple of
@@ -92,13 +101,13 @@ typedef struct sk_ctx {
   uint32_t block_idx;           /* this block, 0 <= block_idx < block_dim */
   uint32_t block_dim;           /* the op's block count */
   void* smem;                   /* dynamic shared memory ("shared_bytes"), NULL if none declared */
-  const sk_op_rt* op;           /* NULL: a plain call, the sync calls are no-ops */
+  const sk_op_rt* op;           /* NULL: a plain call (the sync calls wait for and signal nothing) */
   const sk_sync_area* area;
   sk_block_state* state;        /* __shared__ */
 } sk_ctx;
 
 /* Thread 0 waits for every producer of ctx->op's block; the CTA follows. */
-static __device__ __noinline__ void sk_op_wait(const sk_ctx* ctx) {
+static __device__ SK_NOINLINE void sk_op_wait(const sk_ctx* ctx) {
   __syncthreads();
   if (threadIdx.x == 0) {
     const sk_op_rt* op = ctx->op;
@@ -122,7 +131,7 @@ static __device__ __noinline__ void sk_op_wait(const sk_ctx* ctx) {
 }
 
 /* This block of ctx->op is done: flag and/or counter, after the CTA's writes. */
-static __device__ __noinline__ void sk_op_signal(const sk_ctx* ctx) {
+static __device__ SK_NOINLINE void sk_op_signal(const sk_ctx* ctx) {
   __syncthreads();
   if (threadIdx.x == 0) {
     const sk_op_rt* op = ctx->op;
@@ -134,15 +143,26 @@ static __device__ __noinline__ void sk_op_signal(const sk_ctx* ctx) {
   __syncthreads();
 }
 
-/* early start: wait for producers here. All threads of the CTA call it. */
+/* early start: wait for producers here. All threads of the CTA call it, and
+ * it is a CTA barrier whether or not there is anything to wait for: a kernel
+ * may rely on it to order its own shared-memory writes (an unfused launch, a
+ * block without producers and early-start=0 wait for nothing; the cuda
+ * simulator found the unfused reference racing without this barrier). */
 static __device__ __forceinline__ void sk_wait_inputs(const sk_ctx* ctx) {
-  if (!ctx->op || !ctx->op->early || ctx->state->waited) return;
+  if (!ctx->op || !ctx->op->early || ctx->state->waited) {
+    __syncthreads();
+    return;
+  }
   sk_op_wait(ctx);
 }
 
-/* early start: this block's outputs are done. All threads of the CTA call it. */
+/* early start: this block's outputs are done. All threads of the CTA call it;
+ * a CTA barrier too, for the same reason. */
 static __device__ __forceinline__ void sk_signal_outputs(const sk_ctx* ctx) {
-  if (!ctx->op || !ctx->op->early || ctx->state->signalled) return;
+  if (!ctx->op || !ctx->op->early || ctx->state->signalled) {
+    __syncthreads();
+    return;
+  }
   sk_op_signal(ctx);
 }
 

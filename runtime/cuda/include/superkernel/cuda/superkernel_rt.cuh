@@ -14,6 +14,18 @@
 
 #include "superkernel/cuda/kernel.cuh"
 
+#ifdef SK_CUDA_SIM
+#include "superkernel/cuda/sim_module.h"
+/* The simulator: the launch runs to completion; its error is cudaGetLastError's. */
+#define SK_LAUNCH_SUPERKERNEL(grid, threads, smem, stream, epoch) \
+  sk_cuda_sim_launch_epoch(sk_superkernel, grid, threads, smem, stream, epoch)
+#define SK_DYNAMIC_SMEM(name) unsigned char* const name = static_cast<unsigned char*>(sk_cuda_sim_self->dynamic_smem)
+#else
+#define SK_LAUNCH_SUPERKERNEL(grid, threads, smem, stream, epoch) \
+  sk_superkernel<<<grid, threads, smem, stream>>>(epoch)
+#define SK_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
 #define SK_ABI_VERSION 1
 
 typedef struct sk_run_args {
@@ -28,11 +40,35 @@ typedef struct sk_run_args {
 #define SK_RUN_BAD_BLOCK_DIM (-3)
 #define SK_RUN_NOT_CO_RESIDENT (-6) /* the grid's CTAs cannot all be resident: a grid wait could deadlock */
 
+/* A profiling record (profiling=1): what thread 0 of a CTA did when, on the
+ * GPU's %globaltimer. kind is the cpu runtime's SK_PROF_* numbering. */
+enum sk_prof_kind { SK_PROF_OP_BEGIN = 0, SK_PROF_OP_END = 1, SK_PROF_WAIT_BEGIN = 2, SK_PROF_WAIT_END = 3 };
+typedef struct sk_prof_rec {
+  uint32_t op;   /* op index in the SuperKernel */
+  uint32_t kind; /* sk_prof_kind */
+  unsigned long long ns;
+} sk_prof_rec;
+
 /* One CTA's view of a launch. */
 typedef struct sk_env {
   sk_ctx ctx;
   sk_sync_area area;
+  sk_prof_rec* prof;     /* this CTA's record row; NULL without profiling */
+  unsigned int* prof_n;  /* records written (reset by the CTA at its start) */
+  uint32_t prof_slots;
 } sk_env;
+
+/* Thread 0 appends a record; a full row drops the rest (the host says so). */
+static __device__ __forceinline__ void sk_prof_put(sk_env* env, uint32_t op, uint32_t kind) {
+  if (threadIdx.x != 0 || !env->prof) return;
+  const unsigned int i = *env->prof_n;
+  if (i < env->prof_slots) {
+    env->prof[i].op = op;
+    env->prof[i].kind = kind;
+    env->prof[i].ns = sk_globaltimer();
+  }
+  *env->prof_n = i + 1;
+}
 
 /* Before block b of op `op` on this CTA: reset the block's state, wait for
  * producers unless the kernel waits itself (early start). */

@@ -29,6 +29,7 @@
 #define SK_CUDA_POLL_NS 32
 #endif
 
+#ifndef SK_CUDA_SIM
 static __device__ __forceinline__ unsigned long long sk_ld_acquire(const unsigned long long* p) {
   unsigned long long v;
   asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
@@ -49,6 +50,8 @@ static __device__ __forceinline__ void sk_st_release_u32(unsigned int* p, unsign
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+static __device__ __forceinline__ void sk_st_relaxed_u32(unsigned int* p, unsigned int v) { *p = v; }
+
 static __device__ __forceinline__ void sk_red_release_add(unsigned long long* p, unsigned long long v) {
   asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
@@ -67,6 +70,45 @@ static __device__ __forceinline__ void sk_wait_ge(const unsigned long long* p, u
 #endif
   }
 }
+
+/* %globaltimer: nanoseconds on the GPU's global timer (profiling records). */
+static __device__ __forceinline__ unsigned long long sk_globaltimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* Wait until *p != value (one thread). */
+static __device__ __forceinline__ void sk_wait_ne_u32(const unsigned int* p, unsigned int value) {
+  while (sk_ld_acquire_u32(p) == value) {
+#if SK_CUDA_POLL_NS > 0
+    __nanosleep(SK_CUDA_POLL_NS);
+#endif
+  }
+}
+#else
+/* The simulator (target cuda-sim, sim_device.h): the same orderings as C++
+ * atomics on host memory, and waits the engine runs (it polls, reports a hang
+ * with the word and its target, and can delay CTAs to expose races). */
+static inline unsigned long long sk_ld_acquire(const unsigned long long* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline unsigned int sk_ld_acquire_u32(const unsigned int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void sk_st_release(unsigned long long* p, unsigned long long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void sk_st_release_u32(unsigned int* p, unsigned int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void sk_st_relaxed_u32(unsigned int* p, unsigned int v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline void sk_red_release_add(unsigned long long* p, unsigned long long v) {
+  (void)__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+static inline unsigned int sk_atom_acq_rel_add_u32(unsigned int* p, unsigned int v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
+static inline void sk_wait_ge(const unsigned long long* p, unsigned long long target) {
+  sk_cuda_sim_module_ops->wait_ge_u64(sk_cuda_sim_self, p, target);
+}
+static inline void sk_wait_ne_u32(const unsigned int* p, unsigned int value) {
+  sk_cuda_sim_module_ops->wait_ne_u32(sk_cuda_sim_self, p, value);
+}
+static inline unsigned long long sk_globaltimer() { return sk_cuda_sim_module_ops->globaltimer(sk_cuda_sim_self); }
+#endif
 
 /* One CTA's arrival at a counter after its writes: __syncthreads first so the
  * whole CTA's writes precede thread 0's release. Call from every thread. */
@@ -101,14 +143,10 @@ static __device__ __forceinline__ void sk_cta_sync(unsigned int* arrived, unsign
   if (threadIdx.x == 0) {
     const unsigned int g = sk_ld_acquire_u32(gen);
     if (sk_atom_acq_rel_add_u32(arrived, 1u) == parties - 1u) {
-      *arrived = 0u;  /* nobody arrives again before gen moves (they wait below) */
+      sk_st_relaxed_u32(arrived, 0u);  /* nobody arrives again before gen moves (they wait below) */
       sk_st_release_u32(gen, g + 1u);
     } else {
-      while (sk_ld_acquire_u32(gen) == g) {
-#if SK_CUDA_POLL_NS > 0
-        __nanosleep(SK_CUDA_POLL_NS);
-#endif
-      }
+      sk_wait_ne_u32(gen, g);
     }
   }
   __syncthreads();

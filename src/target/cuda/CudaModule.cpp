@@ -1,0 +1,131 @@
+// CudaModule.h. The bytes go to a memfd (never a path another process could
+// swap) and are dlopen'ed privately; `run` must be exported.
+#include "target/cuda/CudaModule.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include <spdlog/spdlog.h>
+
+#include "support/Fd.h"
+
+namespace sk {
+
+Expected<std::shared_ptr<CudaModule>> CudaModule::fromBytes(std::string_view bytes, const std::string& name) {
+  std::string label = "sk-cuda-" + name.substr(0, 200);
+  int fd = ::memfd_create(label.c_str(), MFD_CLOEXEC);
+  if (fd < 0) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", name, std::strerror(errno)));
+  if (!detail::writeAllFd(fd, bytes)) {
+    int e = errno;
+    ::close(fd);
+    return runtimeError(fmt::format("cannot load {}: writing its bytes: {}", name, std::strerror(e)));
+  }
+  std::string path = fmt::format("/proc/self/fd/{}", fd);
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = ::dlerror();
+    ::close(fd);
+    return runtimeError(fmt::format("dlopen of {} failed: {}", name, e ? e : "unknown error"));
+  }
+  auto m = std::shared_ptr<CudaModule>(new CudaModule());
+  m->handle_ = h;
+  m->fd_ = fd;
+  m->run_ = reinterpret_cast<CudaRunFn>(::dlsym(h, "run"));
+  if (!m->run_) return runtimeError(fmt::format("SuperKernel {} does not export 'run'", name));
+  using ShapeFn = void (*)(uint32_t*, uint32_t*);
+  if (auto shape = reinterpret_cast<ShapeFn>(::dlsym(h, "sk_profile_shape"))) shape(&m->profCtas_, &m->profSlots_);
+  return m;
+}
+
+CudaModule::~CudaModule() {
+  if (handle_) ::dlclose(handle_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void* CudaModule::symbol(const char* name) const { return ::dlsym(handle_, name); }
+
+uint64_t cudaHostNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+void CudaProfiler::setOn(bool on) {
+  std::lock_guard<std::mutex> g(mu_);
+  on_ = on;
+  if (on) {  // launch numbering restarts here
+    events_.clear();
+    tracks_.clear();
+    launches_ = 0;
+  }
+}
+
+bool CudaProfiler::on() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return on_;
+}
+
+Status CudaProfiler::collect(const CudaModule& m, uint64_t hostLaunchNs, int* readError) {
+  *readError = 0;
+  std::lock_guard<std::mutex> g(mu_);
+  if (!on_) return Status::success();
+  const uint32_t launch = launches_++;  // launch i: the i-th run() since setOn(true)
+  const uint32_t ctas = m.profileCtas(), slots = m.profileSlots();
+  if (ctas == 0 || slots == 0) return Status::success();  // built without profiling=1
+  struct Rec {  // superkernel_rt.cuh's sk_prof_rec
+    uint32_t op, kind;
+    unsigned long long ns;
+  };
+  using ReadFn = int (*)(unsigned int*, Rec*);
+  auto read = reinterpret_cast<ReadFn>(m.symbol("sk_read_profile"));
+  if (!read) return internalError("a profiled cuda SuperKernel without sk_read_profile");
+  std::vector<unsigned int> counts(ctas);
+  std::vector<Rec> recs(static_cast<size_t>(ctas) * slots);
+  if ((*readError = read(counts.data(), recs.data())) != 0) return Status::success();
+  unsigned long long first = ~0ull;
+  for (uint32_t c = 0; c < ctas; ++c)
+    for (uint32_t r = 0; r < std::min(counts[c], slots); ++r) first = std::min(first, recs[size_t(c) * slots + r].ns);
+  uint64_t dropped = 0;
+  for (uint32_t c = 0; c < ctas; ++c) {
+    const uint32_t n = std::min(counts[c], slots);
+    dropped += counts[c] - n;
+    if (n) tracks_.emplace(c, fmt::format("CTA {}", c));
+    for (uint32_t r = 0; r < n; ++r) {
+      const Rec& rec = recs[size_t(c) * slots + r];
+      events_.push_back(TraceEvent{c, c, rec.kind, rec.op, launch, hostLaunchNs + (rec.ns - first)});
+    }
+  }
+  if (dropped) spdlog::warn("cuda profiling: launch {} dropped {} record(s) that did not fit their CTA's row", launch,
+                            dropped);
+  return Status::success();
+}
+
+std::string CudaProfiler::takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::string json = Executor::traceToJson(events_, opNamesByLaunch, tracks_);
+  events_.clear();
+  launches_ = 0;
+  return json;
+}
+
+std::string describeCudaRejection(int rc) {
+  switch (rc) {
+    case -1: return "run() rejected the call: sk_run_args missing or abi_version is not SK_ABI_VERSION";
+    case -2: return "run() rejected the call: num_buffers differs from the SuperKernel's manifest";
+    case -3: return "run() rejected the call: block_dim differs from the SuperKernel's CTA count";
+    case -6:
+      return "run() refused the launch: the SuperKernel's CTAs cannot all be resident on this GPU at once (a grid "
+             "wait would deadlock); lower debug-core-num or the kernels' threads / shared_bytes";
+    default: return fmt::format("run() failed with code {}", rc);
+  }
+}
+
+}  // namespace sk

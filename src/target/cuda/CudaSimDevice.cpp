@@ -1,0 +1,130 @@
+// The cuda-sim device: SuperKernels built by CudaSimRecipe, loaded from
+// verified bytes like cuda's (CudaModule), bound to the simulator's engine
+// (runtime/cuda/sim: CudaSim.h) and run on host threads.
+//
+// It behaves like the cuda device where the difference would hide bugs:
+// buffers are separate allocations reached only through upload / download
+// (hostMemory() is false, so the session's device-buffer path runs), run()
+// goes through the module's own run() (ABI checks, buffer-pointer caching,
+// the epoch, the co-residency check against the simulated GPU). Launches are
+// synchronous, so synchronize() has nothing to wait for.
+//
+// The simulated GPU: SK_CUDA_SIM_SMS SMs (default kCudaSimDefaultCtas), one
+// CTA each; the launch watchdog is DeviceOptions::runTimeoutMs (default 60 s)
+// without progress, its report for CTAs that cannot be stopped going to
+// DeviceOptions::onRunTimeout;
+// SK_CUDA_SIM_SKEW_US delays CTAs deterministically (tests use it to turn a
+// missing wait into a wrong result). Profiling is cuda's (CudaProfiler): the
+// records come from the simulator's clock.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "superkernel/cuda/CudaSim.h"
+#include "support/HostMemory.h"
+#include "target/cuda/CudaBackend.h"
+#include "target/cuda/CudaModule.h"
+
+namespace sk {
+namespace {
+
+// A positive integer from the environment, or `fallback` when unset.
+Expected<uint32_t> envCount(const char* name, uint32_t fallback, uint32_t lo, uint32_t hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (errno || *end || n < lo || n > hi)
+    return badInput(fmt::format("{}={}: expected a whole number from {} to {}", name, v, lo, hi));
+  return static_cast<uint32_t>(n);
+}
+
+class CudaSimDevice final : public Device {
+ public:
+  // The simulated GPU is process-wide (loaded modules share the engine's ops): the last device created sets it.
+  CudaSimDevice(uint32_t sms, uint32_t skewUs, uint32_t watchdogMs,
+                std::function<void(const std::string&)> onHang)
+      : machine_(cudaMachineModel("cuda-sim", sms)) {
+    cuda_sim::Config c;
+    c.multiprocessors = sms;
+    c.skewMicros = skewUs;
+    c.watchdog = std::chrono::milliseconds(watchdogMs);
+    c.onHang = std::move(onHang);
+    cuda_sim::setConfig(c);
+  }
+
+  std::string_view target() const override { return "cuda-sim"; }
+  const MachineModel& machine() const override { return machine_; }
+
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    if (!a.bytes) return internalError("cuda-sim load: an artifact without bytes");
+    std::lock_guard<std::mutex> g(mu_);
+    if (auto k = loaded_[a.key].lock()) return k;
+    SK_ASSIGN_OR_RETURN(auto m, CudaModule::fromBytes(*a.bytes, a.key));
+    auto bind = reinterpret_cast<sk_cuda_sim_bind_fn>(m->symbol("sk_cuda_sim_bind"));
+    if (!bind)
+      return runtimeError(fmt::format("SuperKernel {} does not export sk_cuda_sim_bind: it was not built for the "
+                                      "cuda simulator",
+                                      a.key));
+    bind(cuda_sim::ops());
+    std::shared_ptr<const LoadedKernel> k = m;
+    loaded_[a.key] = k;
+    return k;
+  }
+
+  void* defaultStream() override { return nullptr; }
+
+  Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+             uint32_t numBuffers) override {
+    CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
+    const auto& module = static_cast<const CudaModule&>(kernel);
+    const uint64_t issued = cudaHostNs();
+    const int rc = module.runFn()(cores, stream, &args);
+    if (rc < 0) return runtimeError(describeCudaRejection(rc));
+    if (rc > 0)
+      return runtimeError(fmt::format("SuperKernel launch failed in the cuda simulator (error {}): {}", rc,
+                                      cuda_sim::lastLaunchError()));
+    int readErr = 0;  // launches are synchronous: the records are complete
+    SK_RETURN_IF_ERROR(profiler_.collect(module, issued, &readErr));
+    if (readErr) return runtimeError(fmt::format("sk_read_profile failed in the cuda simulator (error {})", readErr));
+    return Status::success();
+  }
+
+  Status setProfiling(bool on) override {
+    profiler_.setOn(on);
+    return Status::success();
+  }
+  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
+    return profiler_.takeTrace(opNamesByLaunch);
+  }
+
+  bool hostMemory() const override { return false; }
+
+  // Host memory (support/HostMemory.h), reached only through upload / download: hostMemory() is false.
+  Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
+  void release(void* buffer) override { hostRelease(buffer); }
+  Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+  Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+
+ private:
+  MachineModel machine_;
+  CudaProfiler profiler_;
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options) {
+  SK_ASSIGN_OR_RETURN(uint32_t sms, envCount("SK_CUDA_SIM_SMS", kCudaSimDefaultCtas, 1, 256));
+  SK_ASSIGN_OR_RETURN(uint32_t skew, envCount("SK_CUDA_SIM_SKEW_US", 0, 0, 100000));
+  const uint32_t watchdog = options.runTimeoutMs ? options.runTimeoutMs : 60000;
+  return std::unique_ptr<Device>(std::make_unique<CudaSimDevice>(sms, skew, watchdog, options.onRunTimeout));
+}
+
+}  // namespace sk

@@ -1,0 +1,125 @@
+// The generated cuda SuperKernel's sync, run in the cuda simulator: a chain
+// whose consumer blocks read what other CTAs produced is right as generated,
+// and wrong once the consumer's waits are removed from the generated text
+// (the simulator delays CTAs, SK_CUDA_SIM_SKEW_US, so a missing wait is a
+// wrong result, not a lucky one). This is the test that the simulator's
+// "fused equals unfused" runs (sk_test_cuda_sim_run) can fail.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "superkernel/driver/Driver.h"
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/session/BufferSet.h"
+#include "superkernel/session/Session.h"
+#include "superkernel/target/Backend.h"
+
+namespace sk {
+namespace {
+
+// a0 writes t on 8 blocks; a1 reads t on 2 blocks (block b needs a0's blocks 4b..4b+3, on other CTAs).
+const char* kList = R"({
+  "format": "superkernel.oplist", "version": 1, "target": "cuda-sim",
+  "kernels": {"add_f32": {"builtin": "add_f32"}},
+  "buffers": {
+    "x": {"dtype": "f32", "shape": [65536], "init": "random"},
+    "y": {"dtype": "f32", "shape": [65536], "init": "ones"},
+    "t": {"dtype": "f32", "shape": [65536]},
+    "z": {"dtype": "f32", "shape": [65536]}
+  },
+  "ops": [
+    {"name": "a0", "kernel": "add_f32", "block_dim": 8, "scope": "s", "args": {"x": "x", "y": "y", "z": "t", "n": 65536}},
+    {"name": "a1", "kernel": "add_f32", "block_dim": 2, "scope": "s", "args": {"x": "t", "y": "y", "z": "z", "n": 65536}}
+  ]
+})";
+
+std::string msg(const Error& e) { return e.message(); }
+
+struct Skew {
+  Skew() { ::setenv("SK_CUDA_SIM_SKEW_US", "3000", 1); }
+  ~Skew() { ::unsetenv("SK_CUDA_SIM_SKEW_US"); }
+};
+
+TEST(CudaSimSync, RemovingTheGeneratedWaitsGivesAWrongResult) {
+  Skew skew;  // before the session creates the device
+  SessionOptions o;
+  o.diskCache = false;
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << msg(s.error());
+  auto list = parseOpList(kList, "inline", std::filesystem::current_path());
+  ASSERT_TRUE(list.ok()) << msg(list.error());
+  auto cp = (*s)->compile(*list, CompileRequest{"early-start=0", true, ""});
+  ASSERT_TRUE(cp.ok()) << msg(cp.error());
+  ASSERT_EQ(cp->steps.size(), 1u);
+  CompiledStep& step = cp->steps[0];
+  const std::string& text = step.source.text;
+  const bool waits = text.find("SK_WAIT_") != std::string::npos, barrier = text.find("sk_cta_barrier(&sk_bar") != std::string::npos;
+  ASSERT_TRUE(waits || barrier) << text;
+
+  auto good = BufferSet::create(*list);
+  ASSERT_TRUE(good.ok());
+  ASSERT_TRUE((*s)->run(*cp, *good).ok());
+  // The result as the cpu would have it: z = (x + 1) + 1.
+  const int xi = good->find("x"), zi = good->find("z");
+  const float* x = static_cast<const float*>(good->data(static_cast<size_t>(xi)));
+  const float* z = static_cast<const float*>(good->data(static_cast<size_t>(zi)));
+  for (size_t i = 0; i < 65536; i += 997) ASSERT_EQ(z[i], (x[i] + 1.0f) + 1.0f) << i;
+
+  // Whatever the planner chose for a0 -> a1 goes: the grid barrier before a1, or a1's waits (its descriptor
+  // row {blocks, early, waits, first wait, ...} with no waits).
+  std::string broken = std::regex_replace(text, std::regex(R"(\n *sk_cta_barrier\(&sk_bar[^\n]*)"), "");
+  broken = std::regex_replace(broken, std::regex(R"(\{2u, 0u, [1-9]u, (\d+)u,)"), "{2u, 0u, 0u, $1u,");
+  ASSERT_NE(broken, text) << text;
+
+  const Backend* b = *findBackend("cuda-sim");
+  auto tc = (*s)->toolchain("cuda-sim");
+  ASSERT_TRUE(tc.ok()) << msg(tc.error());
+  Driver driver(b->makeRecipe(), **tc, nullptr);
+  std::vector<KernelVariant> vars;
+  for (uint32_t v : step.source.variants) vars.push_back(cp->plan.variants[v]);
+  const Options& opts = cp->plan.steps[0].options;
+  auto objs = driver.compileObjects(vars, opts);
+  ASSERT_TRUE(objs.ok()) << msg(objs.error());
+  auto art = driver.buildSuperKernel(broken, *objs, opts);
+  ASSERT_TRUE(art.ok()) << msg(art.error());
+  auto dev = (*s)->device("cuda-sim");
+  ASSERT_TRUE(dev.ok());
+  auto kernel = (*dev)->load(*art->artifact);
+  ASSERT_TRUE(kernel.ok()) << msg(kernel.error());
+  step.kernel = *kernel;
+
+  auto bad = BufferSet::create(*list);
+  ASSERT_TRUE(bad.ok());
+  ASSERT_TRUE((*s)->run(*cp, *bad).ok());
+  auto diff = good->compare(*bad, {"z"});
+  ASSERT_TRUE(diff.ok());
+  EXPECT_TRUE(diff->has_value()) << "the SuperKernel without its waits gave the right result: the test cannot fail";
+}
+
+// The simulated GPU's size and skew come from the environment: a bad value is one clear error naming it.
+TEST(CudaSimDevice, BadEnvironmentValuesAreClearErrors) {
+  const Backend* b = *findBackend("cuda-sim");
+  for (const char* var : {"SK_CUDA_SIM_SMS", "SK_CUDA_SIM_SKEW_US"}) {
+    for (const char* value : {"abc", "0x10", "99999999999", "-1"}) {
+      ::setenv(var, value, 1);
+      auto d = b->makeDevice(DeviceOptions{});
+      ::unsetenv(var);
+      ASSERT_FALSE(d.ok()) << var << "=" << value;
+      EXPECT_EQ(d.error().kind(), ErrorKind::BadInput);
+      EXPECT_NE(d.error().message().find(std::string(var) + "=" + value + ": expected a whole number"),
+                std::string::npos)
+          << d.error().message();
+    }
+  }
+  ::setenv("SK_CUDA_SIM_SMS", "0", 1);
+  EXPECT_FALSE(b->makeDevice(DeviceOptions{}).ok());  // at least one SM
+  ::setenv("SK_CUDA_SIM_SMS", "3", 1);
+  auto d = b->makeDevice(DeviceOptions{});
+  ::unsetenv("SK_CUDA_SIM_SMS");
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ((*d)->machine().deviceCores(), 3u);
+}
+
+}  // namespace
+}  // namespace sk

@@ -1,0 +1,163 @@
+// The cuda simulator's engine (runtime/cuda/sim, CudaSim.h) on kernels
+// compiled as simulated CUDA (sim_kernels.cpp): barriers and shuffles mean
+// what they mean on a GPU, and everything a GPU would silently get wrong or
+// hang on is one error of the launch naming the CTA.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "sim/sim_kernels.h"
+#include "superkernel/cuda/CudaSim.h"
+
+namespace {
+using namespace sk::cuda_sim;
+using ::testing::HasSubstr;
+
+struct SimGuard {
+  explicit SimGuard(Config c) : saved(config()) {
+    setConfig(c);
+    simBind(ops());
+  }
+  ~SimGuard() { setConfig(saved); }
+  Config saved;
+};
+
+int launch(SimKernelFn k, void* arg, unsigned grid, unsigned threads, size_t smem = 0) {
+  return ops()->launch(simEnter, sk_cuda_sim_dim3{grid, 1, 1}, sk_cuda_sim_dim3{threads, 1, 1}, smem, k, arg);
+}
+
+Config small(uint32_t sms = 4) {
+  Config c;
+  c.multiprocessors = sms;
+  c.watchdog = std::chrono::milliseconds(20000);
+  return c;
+}
+
+TEST(CudaSim, CtaReductionsOverWarpsAndSharedMemory) {
+  SimGuard g(small());
+  const uint32_t blocks = 6, n = 1000;
+  std::vector<float> x(blocks * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+  std::vector<float> sum(blocks, -1), mx(blocks, -1);
+  SimReduceArgs a{x.data(), n, sum.data(), mx.data()};
+  // 96 threads: three warps, so the cross-warp step of sk_cta_sum matters; 6 CTAs on 4 SMs run in two waves.
+  ASSERT_EQ(launch(simReduceKernel, &a, blocks, 96), 0) << lastLaunchError();
+  for (uint32_t b = 0; b < blocks; ++b) {
+    double want = 0;
+    float wantMax = -1e30f;
+    for (uint32_t i = 0; i < n; ++i) want += x[b * n + i];
+    for (uint32_t t = 0; t < 96; ++t) wantMax = std::max(wantMax, x[b * n + t % n]);
+    EXPECT_NEAR(sum[b], want, 1e-2) << b;
+    EXPECT_EQ(mx[b], wantMax) << b;
+  }
+}
+
+TEST(CudaSim, SyncthreadsOrdersDynamicSharedMemory) {
+  SimGuard g(small());
+  const uint32_t blocks = 3, threads = 64;
+  std::vector<uint32_t> out(blocks * threads, 0);
+  SimSmemArgs a{out.data()};
+  ASSERT_EQ(launch(simSmemKernel, &a, blocks, threads, threads * 4), 0) << lastLaunchError();
+  for (uint32_t b = 0; b < blocks; ++b)
+    for (uint32_t t = 0; t < threads; ++t) EXPECT_EQ(out[b * threads + t], ((t + 1) % threads) * 3u + b);
+}
+
+TEST(CudaSim, ExitedThreadsDoNotHoldABarrier) {
+  SimGuard g(small());
+  std::vector<uint32_t> out(64, 0);
+  SimSmemArgs a{out.data()};
+  ASSERT_EQ(launch(simEarlyReturnKernel, &a, 1, 64), 0) << lastLaunchError();
+  EXPECT_EQ(std::accumulate(out.begin(), out.end(), 0u), 40u);
+}
+
+TEST(CudaSim, ABarrierNotEveryThreadReachesIsAnError) {
+  SimGuard g(small());
+  EXPECT_EQ(launch(simDivergentKernel, nullptr, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("16 wait at __syncthreads"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr("16 at a warp shuffle or __syncwarp"));
+}
+
+TEST(CudaSim, LanesAtDifferentWarpOperationsAreAnError) {
+  SimGuard g(small());
+  EXPECT_EQ(launch(simWarpMixKernel, nullptr, 1, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("lanes wait at different warp operations"));
+}
+
+// A thread spinning without __nanosleep cannot be stopped: after the watchdog fails the launch and a grace period,
+// the report goes to onHang (the tools exit there); here the handler lets the spinner go, and the launch fails.
+TEST(CudaSim, ACtaThatCannotBeStoppedGoesToTheHangHandler) {
+  Config c = small();
+  c.watchdog = std::chrono::milliseconds(200);
+  int stop = 0;
+  std::string told;
+  c.onHang = [&](const std::string& report) {
+    told = report;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  };
+  SimGuard g(c);
+  unsigned long long flag = 0;
+  SimSpinArgs a{&stop, &flag};
+  EXPECT_EQ(launch(simSpinKernel, &a, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(told, HasSubstr("never return"));
+  EXPECT_THAT(told, HasSubstr("CTA 0 is running"));
+  EXPECT_THAT(told, HasSubstr("CTA 1 waits for the word at"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr("no progress for 200 ms"));
+}
+
+TEST(CudaSim, APartialWarpMaskIsAnError) {
+  SimGuard g(small());
+  EXPECT_EQ(launch(simPartialMaskKernel, nullptr, 1, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("mask 0xffff"));
+}
+
+TEST(CudaSim, TrapFailsTheLaunchNamingTheThread) {
+  SimGuard g(small());
+  EXPECT_EQ(launch(simTrapKernel, nullptr, 4, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("CTA 2 thread 5: __trap()"));
+  // The next launch is unaffected.
+  std::vector<uint32_t> out(32, 0);
+  SimSmemArgs a{out.data()};
+  EXPECT_EQ(launch(simSmemKernel, &a, 1, 32, 128), 0) << lastLaunchError();
+}
+
+TEST(CudaSim, AHangIsReportedWithTheWordItWaitsOn) {
+  Config c = small();
+  c.watchdog = std::chrono::milliseconds(300);
+  SimGuard g(c);
+  unsigned long long flag = 0;
+  SimFlagArgs a{&flag};
+  EXPECT_EQ(launch(simHangKernel, &a, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("no progress for 300 ms"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr("CTA 1 waits for the word at"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr(">= 1 (it is 0)"));
+}
+
+TEST(CudaSim, BadLaunchShapesAreRefused) {
+  SimGuard g(small());
+  EXPECT_EQ(launch(simSmemKernel, nullptr, 1, 2048), SK_CUDA_SIM_ERR_INVALID_VALUE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("1..1024 threads"));
+  EXPECT_EQ(launch(simSmemKernel, nullptr, 0, 32), SK_CUDA_SIM_ERR_INVALID_VALUE);
+}
+
+// A chain of flags across co-resident CTAs gives the right order with its
+// waits; without them, the skewed CTAs (later CTAs start earlier) break it.
+// This is what makes a missing wait in generated code a wrong result.
+TEST(CudaSim, SkewTurnsAMissingWaitIntoAWrongResult) {
+  Config c = small(8);
+  c.skewMicros = 2000;
+  SimGuard g(c);
+  for (int wait : {1, 0}) {
+    std::vector<unsigned long long> flags(8, 0);
+    std::vector<uint32_t> data(8, 0);
+    SimChainArgs a{flags.data(), data.data(), wait};
+    ASSERT_EQ(launch(simChainKernel, &a, 8, 32), 0) << lastLaunchError();
+    bool ordered = true;
+    for (uint32_t b = 0; b < 8; ++b) ordered = ordered && data[b] == b + 1;
+    EXPECT_EQ(ordered, wait == 1) << "wait=" << wait;
+  }
+}
+
+}  // namespace
