@@ -2,7 +2,7 @@
 # Set up, build and run the test suite (the README's test command).
 #   scripts/test.sh                  release build, every test
 #   scripts/test.sh asan             ASan+UBSan build, every test
-#   scripts/test.sh tsan             TSan build of the runtime and cache tests only
+#   scripts/test.sh tsan             TSan build of the runtime, cache and cuda simulator tests only
 # Extra arguments go to ctest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,7 +11,7 @@ config=${1:-release}; shift || true
 if [ "$config" = tsan ]; then
   # TSan is for the concurrent parts: the executor/primitives, the cache and the cuda simulator's engine.
   "$root/scripts/build.sh" tsan sk_test_runtime sk_test_cache sk_test_cuda_sim
-  set -- -L 'runtime|cache' "$@"
+  set -- -L 'runtime|cache|cuda-sim' "$@"
 else
   "$root/scripts/build.sh" "$config"
 fi

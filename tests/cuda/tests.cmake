@@ -26,7 +26,7 @@ foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
 endforeach()
 
 # The cuda simulator (target cuda-sim, runtime/cuda/sim):
-#   sk_test_cuda_sim      labels cuda, runtime: the engine on kernels compiled as simulated CUDA
+#   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
 #                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included, as the recipe compiles).
 #   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's checks (fused vs unfused, cuda vs cpu) on cuda-sim,
 #                         which needs only the host compiler.
@@ -41,7 +41,7 @@ set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp PROPER
 target_link_libraries(sk_test_cuda_sim PRIVATE superkernel::superkernel GTest::gtest GTest::gmock GTest::gtest_main
   Threads::Threads)
 gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST
-  PROPERTIES LABELS "cuda;runtime" ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
+  PROPERTIES LABELS cuda-sim ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
 
 add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp)
 sk_set_warnings(sk_test_cuda_sim_run)

@@ -548,6 +548,26 @@ int opCtasPerSm(unsigned threads, size_t smem) {
   return threads >= 1 && threads <= kMaxThreads && smem <= kMaxDynamicSmem ? 1 : 0;
 }
 
+// A fresh fiber that starts in fiberMain. Its own frame: getcontext returns
+// twice, which must not clobber the caller's locals.
+__attribute__((noinline)) void initFiber(Fiber& f) {
+#ifdef SK_SIM_FAST_SWITCH
+  // The first switch pops six zero registers and returns into fiberMain as
+  // if called (the stack 16-byte aligned before the call's return address).
+  auto* top = reinterpret_cast<void**>(static_cast<char*>(f.stack) + kStackBytes - 64);
+  for (int r = 0; r < 6; ++r) top[r] = nullptr;
+  top[6] = reinterpret_cast<void*>(&fiberMain);
+  top[7] = nullptr;
+  f.sp = top;
+#else
+  ::getcontext(&f.ctx);
+  f.ctx.uc_stack.ss_sp = f.stack;
+  f.ctx.uc_stack.ss_size = kStackBytes;
+  f.ctx.uc_link = nullptr;
+  ::makecontext(&f.ctx, fiberMain, 0);
+#endif
+}
+
 // Runs CTA `index` of the launch on this worker.
 void runCta(Launch& L, uint64_t index, std::vector<void*>& myStacks) {
   Cta c;
@@ -591,21 +611,7 @@ void runCta(Launch& L, uint64_t index, std::vector<void*>& myStacks) {
     f.stack = myStacks[i];
     f.t.linear = i;
     f.t.idx = unflatten(i, L.block);
-#ifdef SK_SIM_FAST_SWITCH
-    // The first switch pops six zero registers and returns into fiberMain as
-    // if called (the stack 16-byte aligned before the call's return address).
-    auto* top = reinterpret_cast<void**>(static_cast<char*>(f.stack) + kStackBytes - 64);
-    for (int r = 0; r < 6; ++r) top[r] = nullptr;
-    top[6] = reinterpret_cast<void*>(&fiberMain);
-    top[7] = nullptr;
-    f.sp = top;
-#else
-    ::getcontext(&f.ctx);
-    f.ctx.uc_stack.ss_sp = f.stack;
-    f.ctx.uc_stack.ss_size = kStackBytes;
-    f.ctx.uc_link = nullptr;
-    ::makecontext(&f.ctx, fiberMain, 0);
-#endif
+    initFiber(f);
 #ifdef SK_SIM_TSAN
     f.tsan = __tsan_create_fiber(0);
 #endif
