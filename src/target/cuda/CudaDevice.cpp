@@ -24,57 +24,49 @@
 
 #include "superkernel/support/Log.h"
 #include "target/cuda/CudaBackend.h"
+#include "target/cuda/CudaDeviceBase.h"
 #include "target/cuda/CudaModule.h"
 #include "target/cuda/CudaRuntime.h"
 
 namespace sk {
 namespace {
 
-class CudaDevice final : public Device {
- public:
-  explicit CudaDevice(const DeviceOptions&) {
-    uint32_t ctas = kCudaDefaultCtas;
-    auto api = cudaRuntimeWithDevice();
-    if (api) {
-      int dev = 0, sms = 0;
-      if ((*api)->getDevice(&dev) == 0 && (*api)->deviceGetAttribute(&sms, kCudaAttrMultiProcessorCount, dev) == 0 &&
-          sms > 0)
-        ctas = static_cast<uint32_t>(sms);
-    } else {
-      spdlog::debug("cuda device: {}; planning for the default {} CTAs", api.error().message(), ctas);
-    }
-    machine_ = cudaMachineModel("cuda", ctas);
+// One CTA per SM of the current device, or the documented default without one.
+uint32_t deviceCtas() {
+  uint32_t ctas = kCudaDefaultCtas;
+  auto api = cudaRuntimeWithDevice();
+  if (api) {
+    int dev = 0, sms = 0;
+    if ((*api)->getDevice(&dev) == 0 && (*api)->deviceGetAttribute(&sms, kCudaAttrMultiProcessorCount, dev) == 0 &&
+        sms > 0)
+      ctas = static_cast<uint32_t>(sms);
+  } else {
+    spdlog::debug("cuda device: {}; planning for the default {} CTAs", api.error().message(), ctas);
   }
+  return ctas;
+}
 
-  std::string_view target() const override { return "cuda"; }
-  const MachineModel& machine() const override { return machine_; }
+class CudaDevice final : public CudaDeviceBase {
+ public:
+  explicit CudaDevice(const DeviceOptions&) : CudaDeviceBase("cuda", cudaMachineModel("cuda", deviceCtas())) {}
+
 
   Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
-    if (!a.bytes) return internalError("cuda load: an artifact without bytes");
     // No device needed: loading registers the module's fatbinary with the
     // runtime (lazily, CUDA's module loading); plans compile on GPU-less
     // machines and run() is where "no CUDA device" is answered. The module's
     // DT_NEEDED libcudart must resolve, so the runtime is loaded first.
     if (auto api = cudaRuntime(); !api) return std::move(api).error();
-    std::lock_guard<std::mutex> g(mu_);
-    if (auto k = loaded_[a.key].lock()) return k;
-    SK_ASSIGN_OR_RETURN(auto m, CudaModule::fromBytes(*a.bytes, a.key));
-    std::shared_ptr<const LoadedKernel> k = m;
-    loaded_[a.key] = k;
-    return k;
+    return modules_.load(a);
   }
 
-  // The legacy default stream: cudaMemcpy in download() orders after it.
-  void* defaultStream() override { return nullptr; }
 
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
-    CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
     const auto& module = static_cast<const CudaModule&>(kernel);
     const uint64_t issued = cudaHostNs();
-    const int rc = module.runFn()(cores, stream, &args);
-    if (rc < 0) return runtimeError(describeCudaRejection(rc));
+    SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
     if (rc > 0) return runtimeError(api->describe("SuperKernel launch", rc));
     if (profiler_.on()) {  // the records are complete once the launch is: wait for it (profiled runs only)
       if (int err = api->streamSynchronize(stream); err != 0)
@@ -86,14 +78,6 @@ class CudaDevice final : public Device {
     return Status::success();
   }
 
-  // UNVERIFIED on a GPU; the same records and reader run in the cuda simulator (CudaSimDevice).
-  Status setProfiling(bool on) override {
-    profiler_.setOn(on);
-    return Status::success();
-  }
-  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
-    return profiler_.takeTrace(opNamesByLaunch);
-  }
 
   // UNVERIFIED on a GPU (none in the sessions so far).
   Status synchronize(void* stream) override {
@@ -132,12 +116,6 @@ class CudaDevice final : public Device {
       return runtimeError(api->describe("cudaMemcpy (download; a failed SuperKernel launch shows here too)", err));
     return Status::success();
   }
-
- private:
-  MachineModel machine_;
-  CudaProfiler profiler_;
-  std::mutex mu_;
-  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
 }  // namespace

@@ -52,6 +52,25 @@ CudaModule::~CudaModule() {
 
 void* CudaModule::symbol(const char* name) const { return ::dlsym(handle_, name); }
 
+Expected<int> CudaModule::call(uint32_t cores, void* stream, void* const* buffers, uint32_t numBuffers) const {
+  CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
+  const int rc = run_(cores, stream, &args);
+  if (rc < 0) return runtimeError(describeCudaRejection(rc));
+  return rc;
+}
+
+Expected<std::shared_ptr<const LoadedKernel>> CudaModuleSet::load(const Artifact& a,
+                                                                   const std::function<Status(CudaModule&)>& prepare) {
+  if (!a.bytes) return internalError("cuda load: an artifact without bytes");
+  std::lock_guard<std::mutex> g(mu_);
+  if (auto k = loaded_[a.key].lock()) return k;
+  SK_ASSIGN_OR_RETURN(auto m, CudaModule::fromBytes(*a.bytes, a.key));
+  if (prepare) SK_RETURN_IF_ERROR(prepare(*m));
+  std::shared_ptr<const LoadedKernel> k = m;
+  loaded_[a.key] = k;
+  return k;
+}
+
 uint64_t cudaHostNs() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

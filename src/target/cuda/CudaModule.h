@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,7 +33,9 @@ class CudaModule final : public LoadedKernel {
   /// `label` names the memfd and errors (the artifact's key).
   static Expected<std::shared_ptr<CudaModule>> fromBytes(std::string_view bytes, const std::string& label);
   ~CudaModule() override;
-  CudaRunFn runFn() const { return run_; }
+  /// Calls the module's run(): 0 or the cuda error of the launch (> 0); a
+  /// rejection of the call (< 0) is the error describeCudaRejection gives.
+  Expected<int> call(uint32_t cores, void* stream, void* const* buffers, uint32_t numBuffers) const;
   /// Profiling rows (sk_profile_shape): {0, 0} when built without profiling=1.
   uint32_t profileCtas() const { return profCtas_; }
   uint32_t profileSlots() const { return profSlots_; }
@@ -45,6 +48,19 @@ class CudaModule final : public LoadedKernel {
   int fd_ = -1;
   CudaRunFn run_ = nullptr;
   uint32_t profCtas_ = 0, profSlots_ = 0;
+};
+
+/// The modules a device loaded, one per key while any is in use (a step
+/// loaded twice shares it, so its epoch and sync area stay one).
+class CudaModuleSet {
+ public:
+  /// `prepare` runs once on a freshly loaded module (the simulator binds it).
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a,
+                                                      const std::function<Status(CudaModule&)>& prepare = {});
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
 /// Profiling of the cuda and cuda-sim devices: after each run() of a module

@@ -27,6 +27,7 @@
 #include "superkernel/cuda/CudaSim.h"
 #include "support/HostMemory.h"
 #include "target/cuda/CudaBackend.h"
+#include "target/cuda/CudaDeviceBase.h"
 #include "target/cuda/CudaModule.h"
 
 namespace sk {
@@ -44,12 +45,12 @@ Expected<uint32_t> envCount(const char* name, uint32_t fallback, uint32_t lo, ui
   return static_cast<uint32_t>(n);
 }
 
-class CudaSimDevice final : public Device {
+class CudaSimDevice final : public CudaDeviceBase {
  public:
   // The simulated GPU is process-wide (loaded modules share the engine's ops): the last device created sets it.
   CudaSimDevice(uint32_t sms, uint32_t skewUs, uint32_t watchdogMs,
                 std::function<void(const std::string&)> onHang)
-      : machine_(cudaMachineModel("cuda-sim", sms)) {
+      : CudaDeviceBase("cuda-sim", cudaMachineModel("cuda-sim", sms)) {
     cuda_sim::Config c;
     c.multiprocessors = sms;
     c.skewMicros = skewUs;
@@ -58,34 +59,25 @@ class CudaSimDevice final : public Device {
     cuda_sim::setConfig(c);
   }
 
-  std::string_view target() const override { return "cuda-sim"; }
-  const MachineModel& machine() const override { return machine_; }
 
   Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
-    if (!a.bytes) return internalError("cuda-sim load: an artifact without bytes");
-    std::lock_guard<std::mutex> g(mu_);
-    if (auto k = loaded_[a.key].lock()) return k;
-    SK_ASSIGN_OR_RETURN(auto m, CudaModule::fromBytes(*a.bytes, a.key));
-    auto bind = reinterpret_cast<sk_cuda_sim_bind_fn>(m->symbol("sk_cuda_sim_bind"));
-    if (!bind)
-      return runtimeError(fmt::format("SuperKernel {} does not export sk_cuda_sim_bind: it was not built for the "
-                                      "cuda simulator",
-                                      a.key));
-    bind(cuda_sim::ops());
-    std::shared_ptr<const LoadedKernel> k = m;
-    loaded_[a.key] = k;
-    return k;
+    return modules_.load(a, [&](CudaModule& m) -> Status {
+      auto bind = reinterpret_cast<sk_cuda_sim_bind_fn>(m.symbol("sk_cuda_sim_bind"));
+      if (!bind)
+        return runtimeError(fmt::format("SuperKernel {} does not export sk_cuda_sim_bind: it was not built for the "
+                                        "cuda simulator",
+                                        a.key));
+      bind(cuda_sim::ops());
+      return Status::success();
+    });
   }
 
-  void* defaultStream() override { return nullptr; }
 
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {
-    CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
     const auto& module = static_cast<const CudaModule&>(kernel);
     const uint64_t issued = cudaHostNs();
-    const int rc = module.runFn()(cores, stream, &args);
-    if (rc < 0) return runtimeError(describeCudaRejection(rc));
+    SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
     if (rc > 0)
       return runtimeError(fmt::format("SuperKernel launch failed in the cuda simulator (error {}): {}", rc,
                                       cuda_sim::lastLaunchError()));
@@ -95,13 +87,6 @@ class CudaSimDevice final : public Device {
     return Status::success();
   }
 
-  Status setProfiling(bool on) override {
-    profiler_.setOn(on);
-    return Status::success();
-  }
-  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
-    return profiler_.takeTrace(opNamesByLaunch);
-  }
 
   bool hostMemory() const override { return false; }
 
@@ -110,12 +95,6 @@ class CudaSimDevice final : public Device {
   void release(void* buffer) override { hostRelease(buffer); }
   Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
   Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
-
- private:
-  MachineModel machine_;
-  CudaProfiler profiler_;
-  std::mutex mu_;
-  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
 }  // namespace
