@@ -54,17 +54,18 @@
 #endif
 #endif
 #ifdef SK_SIM_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 // Fiber switches: ucontext's swapcontext saves the signal mask with a system
 // call on every switch, which dominated the simulator's time (a decode-stack
 // launch switches tens of millions of times). On x86-64 a switch is the six
-// callee-saved registers and the stack pointer (sk_sim_switch below); the
-// sanitizers' fiber annotations are written for ucontext, so their builds
-// and other architectures keep it.
-// Under CET shadow stacks (-fcf-protection=return) a hand-made return would
-// fault: ucontext then too.
-#if defined(__x86_64__) && !defined(SK_SIM_ASAN) && !defined(SK_SIM_TSAN) && !(defined(__CET__) && (__CET__ & 2))
+// callee-saved registers and the stack pointer (sk_cuda_sim_switch below);
+// the sanitizers' fiber annotations (toFiber / toScheduler) do not depend on
+// how the switch is made. Other architectures, and CET shadow stacks
+// (-fcf-protection=return, where a hand-made return would fault), keep
+// ucontext.
+#if defined(__x86_64__) && !(defined(__CET__) && (__CET__ & 2))
 #define SK_SIM_FAST_SWITCH 1
 extern "C" void sk_cuda_sim_switch(void** saveSp, void* newSp);
 asm(R"(
@@ -293,10 +294,15 @@ void toFiber(Cta& c, Fiber& f) {
 #endif
 }
 
-// A failed launch: leave this fiber where it is; the scheduler stops.
-[[noreturn]] void abandon(Cta& c) {
+// A failed launch: leave this fiber where it is; the scheduler stops and
+// never resumes it. Not [[noreturn]]: ASan would unpoison "the stack" before
+// the call (__asan_handle_no_return), which on a fiber stack it does not
+// know the bounds of fails its own check.
+volatile bool gResumedAbandoned = false;  // never set: keeps the compiler from inferring noreturn
+
+void abandon(Cta& c) {
   toScheduler(c, true);
-  std::abort();  // never resumed
+  if (!gResumedAbandoned) std::abort();  // never resumed
 }
 
 void releaseBarriersAfterExit(Cta& c, const Fiber& f) {
@@ -551,6 +557,11 @@ int opCtasPerSm(unsigned threads, size_t smem) {
 // A fresh fiber that starts in fiberMain. Its own frame: getcontext returns
 // twice, which must not clobber the caller's locals.
 __attribute__((noinline)) void initFiber(Fiber& f) {
+#ifdef SK_SIM_ASAN
+  // A reused stack keeps the shadow of the frames an abandoned fiber left on it (ucontext's interceptors clear
+  // it; a hand-made switch must).
+  __asan_unpoison_memory_region(f.stack, kStackBytes);
+#endif
 #ifdef SK_SIM_FAST_SWITCH
   // The first switch pops six zero registers and returns into fiberMain as
   // if called (the stack 16-byte aligned before the call's return address).
