@@ -7,7 +7,8 @@
 //    scheduler. CTAs of a persistent SuperKernel wait for each other, so they
 //    must all be resident: the generated run() checks that (through
 //    multiprocessors / ctas_per_sm) before launching, as on a GPU;
-//  - each CUDA thread of a CTA is a fiber (ucontext) on its worker. Fibers
+//  - each CUDA thread of a CTA is a fiber on its worker (a hand-written
+//    switch on x86-64, ucontext elsewhere; see below). Fibers
 //    switch only at __syncthreads, warp shuffles / __syncwarp and
 //    __nanosleep, so everything between is sequential within a CTA and
 //    every thread-local of the worker is CTA-local (__shared__ is
@@ -20,7 +21,9 @@
 //    while the others wait at a barrier, yielding the host CPU: the watchdog
 //    sees which word each CTA waits on when a launch hangs;
 //  - a failed launch abandons its fibers where they are (their stacks are
-//    reused, nothing on them is destroyed: the code on them is plain C).
+//    reused, nothing on them is destroyed: the code on them is plain C);
+//  - the launching thread is the watchdog (watch()): no progress for the
+//    configured time fails the launch with what each CTA waits on.
 #include "superkernel/cuda/CudaSim.h"
 
 #include <sched.h>
