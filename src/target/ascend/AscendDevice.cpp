@@ -28,6 +28,7 @@
 #include "superkernel/runtime/Executor.h"
 #include "support/Fd.h"
 #include "support/HostMemory.h"
+#include "target/LaunchTrace.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendMachine.h"
 #include "target/ascend/SideLaunches.h"
@@ -114,12 +115,6 @@ void collectRecords(const std::vector<uint8_t>& profile, ascend_sim::TaskType ty
   }
 }
 
-uint64_t steadyNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
 // What the next launch on this thread is called in errors (Session::run sets it around each run() on the
 // calling thread; per thread, so plans run concurrently never see each other's label).
 thread_local std::string tLaunchLabel;
@@ -189,30 +184,19 @@ class AscendDevice final : public Device {
         d.notifyWords, d.sides, tLaunchLabel.empty() ? d.entry : tLaunchLabel,
         [&](void* notify) {
           std::lock_guard<std::mutex> g(runMu_);
-          Status st = launchLocked(*k, buffers, numBuffers, notify);
-          if (profiling_) launches_ += static_cast<uint32_t>(sides.size());  // launch numbers follow the steps
-          return st;
+          // The side launches' numbers follow the SuperKernel's, as their steps follow its step.
+          return launchLocked(*k, buffers, numBuffers, notify, 1 + static_cast<uint32_t>(sides.size()));
         },
         runs, std::chrono::milliseconds(sideDelayMs_));
   }
 
   Status setProfiling(bool on) override {
-    std::lock_guard<std::mutex> g(runMu_);
-    profiling_ = on;
-    if (on) {  // launch numbering restarts here
-      events_.clear();
-      tracks_.clear();
-      launches_ = 0;
-    }
+    trace_.setOn(on);
     return Status::success();
   }
 
   Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
-    std::lock_guard<std::mutex> g(runMu_);
-    std::string json = Executor::traceToJson(events_, opNamesByLaunch, tracks_);
-    events_.clear();
-    launches_ = 0;
-    return json;
+    return trace_.take(opNamesByLaunch);
   }
 
   // Buffers are host memory, allocated and copied as on every host-memory device (support/HostMemory.h).
@@ -256,13 +240,14 @@ class AscendDevice final : public Device {
     return ascend_sim::launch(spec);
   }
 
-  // runMu_ held. `notify`: the side launches' words (a SuperKernel with side launches), else null.
-  Status launchLocked(const AscendKernel& k, void* const* buffers, uint32_t numBuffers, void* notify) {
+  // runMu_ held. `notify`: the side launches' words (a SuperKernel with side launches), else null. `numbers`:
+  // the trace's launch numbers this launch takes (its own and its side launches').
+  Status launchLocked(const AscendKernel& k, void* const* buffers, uint32_t numBuffers, void* notify,
+                      uint32_t numbers = 1) {
     const ascend::LaunchDescriptor& d = k.descriptor();
     ascend_sim::LaunchSpec spec = specOf(k, tLaunchLabel.empty() ? d.entry : tLaunchLabel);
-    const uint32_t launch = launches_;
-    if (profiling_) ++launches_;  // launch i = the i-th run() since profiling was switched on
-    const bool record = profiling_ && d.profileBytes;
+    const std::optional<uint32_t> launch = trace_.nextLaunch(numbers);
+    const bool record = launch && d.profileBytes;
     // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
     std::vector<uint8_t>& profile = profileScratch_;
     if (d.args.empty()) {
@@ -276,10 +261,15 @@ class AscendDevice final : public Device {
     } else {
       spec.args = directArguments(k, buffers);
     }
-    const uint64_t launchNs = record ? steadyNs() : 0;
+    const uint64_t launchNs = record ? steadyClockNs() : 0;
     Status st = ascend_sim::launch(spec);
     // A failed launch's records are kept: its unfinished slices show where it stopped.
-    if (record) collectRecords(profile, spec.type, spec.blockDim, launchNs, launch, events_, tracks_);
+    if (record) {
+      std::vector<TraceEvent> events;
+      std::map<uint32_t, std::string> tracks;
+      collectRecords(profile, spec.type, spec.blockDim, launchNs, *launch, events, tracks);
+      trace_.add(std::move(events), tracks);
+    }
     return st;
   }
 
@@ -288,13 +278,10 @@ class AscendDevice final : public Device {
   uint32_t sideDelayMs_ = 0;
   std::mutex mu_, runMu_;
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
-  // Launch scratch and profiling state, guarded by runMu_.
+  // Launch scratch, guarded by runMu_.
   std::vector<uint8_t> profileScratch_;
   std::vector<uint64_t> tableScratch_;
-  bool profiling_ = false;
-  uint32_t launches_ = 0;
-  std::vector<TraceEvent> events_;
-  std::map<uint32_t, std::string> tracks_;
+  LaunchTrace trace_;
 };
 
 }  // namespace

@@ -65,14 +65,15 @@ class CudaDevice final : public CudaDeviceBase {
              uint32_t numBuffers) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
     const auto& module = static_cast<const CudaModule&>(kernel);
-    const uint64_t issued = cudaHostNs();
+    const std::optional<uint32_t> launch = trace_.nextLaunch();  // nullopt unless profiling: no clock read then
+    const uint64_t issued = launch ? steadyClockNs() : 0;
     SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
     if (rc > 0) return runtimeError(api->describe("SuperKernel launch", rc));
-    if (profiler_.on()) {  // the records are complete once the launch is: wait for it (profiled runs only)
+    if (launch && module.profileSlots()) {  // the records are complete once the launch is: wait for it
       if (int err = api->streamSynchronize(stream); err != 0)
         return runtimeError(api->describe("cudaStreamSynchronize (a profiled SuperKernel launch)", err));
       int readErr = 0;
-      SK_RETURN_IF_ERROR(profiler_.collect(module, issued, &readErr));
+      SK_RETURN_IF_ERROR(collectCudaProfile(module, *launch, issued, trace_, &readErr));
       if (readErr) return runtimeError(api->describe("sk_read_profile (cudaMemcpyFromSymbol)", readErr));
     }
     return Status::success();

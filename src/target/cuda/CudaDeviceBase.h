@@ -1,12 +1,13 @@
 // Private: what the cuda and cuda-sim devices share: the machine model, the
-// loaded modules (CudaModuleSet), profiling (CudaProfiler) and the target's
-// name. Each device adds how a launch is checked and where buffers live.
+// loaded modules (CudaModuleSet), the profiling trace (LaunchTrace) and the
+// target's name. Each device adds how a launch is checked and where buffers live.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "superkernel/target/Backend.h"
+#include "target/LaunchTrace.h"
 #include "target/cuda/CudaModule.h"
 
 namespace sk {
@@ -21,15 +22,15 @@ class CudaDeviceBase : public Device {
   void* defaultStream() override { return nullptr; }
 
   Status setProfiling(bool on) override {
-    profiler_.setOn(on);
+    trace_.setOn(on);
     return Status::success();
   }
   Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
-    return profiler_.takeTrace(opNamesByLaunch);
+    return trace_.take(opNamesByLaunch);
   }
 
  protected:
-  CudaProfiler profiler_;
+  LaunchTrace trace_;
   CudaModuleSet modules_;
 
  private:

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -71,32 +70,9 @@ Expected<std::shared_ptr<const LoadedKernel>> CudaModuleSet::load(const Artifact
   return k;
 }
 
-uint64_t cudaHostNs() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-void CudaProfiler::setOn(bool on) {
-  std::lock_guard<std::mutex> g(mu_);
-  on_ = on;
-  if (on) {  // launch numbering restarts here
-    events_.clear();
-    tracks_.clear();
-    launches_ = 0;
-  }
-}
-
-bool CudaProfiler::on() const {
-  std::lock_guard<std::mutex> g(mu_);
-  return on_;
-}
-
-Status CudaProfiler::collect(const CudaModule& m, uint64_t hostLaunchNs, int* readError) {
+Status collectCudaProfile(const CudaModule& m, uint32_t launch, uint64_t hostLaunchNs, LaunchTrace& trace,
+                          int* readError) {
   *readError = 0;
-  std::lock_guard<std::mutex> g(mu_);
-  if (!on_) return Status::success();
-  const uint32_t launch = launches_++;  // launch i: the i-th run() since setOn(true)
   const uint32_t ctas = m.profileCtas(), slots = m.profileSlots();
   if (ctas == 0 || slots == 0) return Status::success();  // built without profiling=1
   struct Rec {  // superkernel_rt.cuh's sk_prof_rec
@@ -112,27 +88,22 @@ Status CudaProfiler::collect(const CudaModule& m, uint64_t hostLaunchNs, int* re
   unsigned long long first = ~0ull;
   for (uint32_t c = 0; c < ctas; ++c)
     for (uint32_t r = 0; r < std::min(counts[c], slots); ++r) first = std::min(first, recs[size_t(c) * slots + r].ns);
+  std::vector<TraceEvent> events;
+  std::map<uint32_t, std::string> tracks;
   uint64_t dropped = 0;
   for (uint32_t c = 0; c < ctas; ++c) {
     const uint32_t n = std::min(counts[c], slots);
     dropped += counts[c] - n;
-    if (n) tracks_.emplace(c, fmt::format("CTA {}", c));
+    if (n) tracks.emplace(c, fmt::format("CTA {}", c));
     for (uint32_t r = 0; r < n; ++r) {
       const Rec& rec = recs[size_t(c) * slots + r];
-      events_.push_back(TraceEvent{c, c, rec.kind, rec.op, launch, hostLaunchNs + (rec.ns - first)});
+      events.push_back(TraceEvent{c, c, rec.kind, rec.op, launch, hostLaunchNs + (rec.ns - first)});
     }
   }
   if (dropped) spdlog::warn("cuda profiling: launch {} dropped {} record(s) that did not fit their CTA's row", launch,
                             dropped);
+  trace.add(std::move(events), tracks);
   return Status::success();
-}
-
-std::string CudaProfiler::takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) {
-  std::lock_guard<std::mutex> g(mu_);
-  std::string json = Executor::traceToJson(events_, opNamesByLaunch, tracks_);
-  events_.clear();
-  launches_ = 0;
-  return json;
 }
 
 std::string describeCudaRejection(int rc) {

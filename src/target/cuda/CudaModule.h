@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "superkernel/runtime/Executor.h"
 
 #include "superkernel/support/Error.h"
 #include "superkernel/target/Backend.h"
+#include "target/LaunchTrace.h"
 
 namespace sk {
 
@@ -63,31 +63,15 @@ class CudaModuleSet {
   std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
 };
 
-/// Profiling of the cuda and cuda-sim devices: after each run() of a module
-/// built with profiling=1, its records (sk_read_profile: per CTA, {op, kind,
-/// %globaltimer}) become TraceEvents on one track per CTA; takeTrace()
-/// exports them with the cpu target's trace writer. The GPU's timer is not
-/// the host's: each launch's records are placed at the host time the launch
-/// was issued, keeping their spacing.
-class CudaProfiler {
- public:
-  void setOn(bool on);
-  bool on() const;
-  /// Called after every run() while on (launch i is the i-th since setOn(true)); reads the records of `m`'s
-  /// last launch, which must have completed. `readFailed`: the reader's cuda error, described by the caller.
-  Status collect(const CudaModule& m, uint64_t hostLaunchNs, int* readError);
-  std::string takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch);
-
- private:
-  mutable std::mutex mu_;
-  bool on_ = false;
-  uint32_t launches_ = 0;
-  std::vector<TraceEvent> events_;
-  std::map<uint32_t, std::string> tracks_;
-};
-
-/// Host steady-clock nanoseconds (where profiled launches are placed).
-uint64_t cudaHostNs();
+/// After a completed launch of `m`, number `launch` of `trace`: the
+/// module's profiling records (sk_read_profile: per CTA, {op, kind,
+/// %globaltimer}) as trace events on one track per CTA ("CTA c"). The GPU's
+/// timer is not the host's: the records are placed at `hostLaunchNs`, the
+/// host time the launch was issued, keeping their spacing. Nothing for a
+/// module built without profiling=1. `readError`: the reader's cuda error
+/// (0: none), described by the caller.
+Status collectCudaProfile(const CudaModule& m, uint32_t launch, uint64_t hostLaunchNs, LaunchTrace& trace,
+                          int* readError);
 
 /// What run()'s negative return `rc` means (SK_RUN_* of superkernel_rt.cuh).
 std::string describeCudaRejection(int rc);

@@ -14,8 +14,8 @@
 // without progress, its report for CTAs that cannot be stopped going to
 // DeviceOptions::onRunTimeout;
 // SK_CUDA_SIM_SKEW_US delays CTAs deterministically (tests use it to turn a
-// missing wait into a wrong result). Profiling is cuda's (CudaProfiler): the
-// records come from the simulator's clock.
+// missing wait into a wrong result). Profiling is cuda's (collectCudaProfile):
+// the records come from the simulator's clock.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -76,14 +76,17 @@ class CudaSimDevice final : public CudaDeviceBase {
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {
     const auto& module = static_cast<const CudaModule&>(kernel);
-    const uint64_t issued = cudaHostNs();
+    const std::optional<uint32_t> launch = trace_.nextLaunch();  // nullopt unless profiling: no clock read then
+    const uint64_t issued = launch ? steadyClockNs() : 0;
     SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
     if (rc > 0)
       return runtimeError(fmt::format("SuperKernel launch failed in the cuda simulator (error {}): {}", rc,
                                       cuda_sim::lastLaunchError()));
-    int readErr = 0;  // launches are synchronous: the records are complete
-    SK_RETURN_IF_ERROR(profiler_.collect(module, issued, &readErr));
-    if (readErr) return runtimeError(fmt::format("sk_read_profile failed in the cuda simulator (error {})", readErr));
+    if (launch) {  // launches are synchronous: the records are complete
+      int readErr = 0;
+      SK_RETURN_IF_ERROR(collectCudaProfile(module, *launch, issued, trace_, &readErr));
+      if (readErr) return runtimeError(fmt::format("sk_read_profile failed in the cuda simulator (error {})", readErr));
+    }
     return Status::success();
   }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <regex>
 
+#include "superkernel/cuda/CudaSim.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/session/BufferSet.h"
@@ -95,6 +96,47 @@ TEST(CudaSimSync, RemovingTheGeneratedWaitsGivesAWrongResult) {
   auto diff = good->compare(*bad, {"z"});
   ASSERT_TRUE(diff.ok());
   EXPECT_TRUE(diff->has_value()) << "the SuperKernel without its waits gave the right result: the test cannot fail";
+}
+
+// A grid the simulated GPU cannot hold at once is refused by the module's own run() before anything runs (a grid
+// wait could deadlock), as on a GPU: the SuperKernel was planned for 8 CTAs, the GPU now has 2 SMs.
+TEST(CudaSimSync, AGridThatIsNotCoResidentIsRefused) {
+  SessionOptions o;
+  o.diskCache = false;
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << msg(s.error());
+  auto list = parseOpList(kList, "inline", std::filesystem::current_path());
+  ASSERT_TRUE(list.ok()) << msg(list.error());
+  auto cp = (*s)->compile(*list);
+  ASSERT_TRUE(cp.ok()) << msg(cp.error());
+  const cuda_sim::Config saved = cuda_sim::config();
+  cuda_sim::Config two = saved;
+  two.multiprocessors = 2;
+  cuda_sim::setConfig(two);
+  auto bufs = BufferSet::create(*list);
+  ASSERT_TRUE(bufs.ok());
+  Status st = (*s)->run(*cp, *bufs);
+  cuda_sim::setConfig(saved);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("cannot all be resident"), std::string::npos) << msg(st.error());
+}
+
+// Bytes built for another target are not a simulated module: one error naming what is missing.
+TEST(CudaSimSync, AModuleNotBuiltForTheSimulatorIsRefusedAtLoad) {
+  SessionOptions o;
+  o.diskCache = false;
+  o.workers = 2;
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << msg(s.error());
+  auto list = parseOpList(kList, "inline", std::filesystem::current_path());
+  ASSERT_TRUE(list.ok()) << msg(list.error());
+  auto cpu = (*s)->compile(*list, CompileRequest{"", true, "cpu"});
+  ASSERT_TRUE(cpu.ok()) << msg(cpu.error());
+  auto dev = (*s)->device("cuda-sim");
+  ASSERT_TRUE(dev.ok()) << msg(dev.error());
+  auto k = (*dev)->load(*cpu->steps[0].artifact.artifact);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.error().message().find("does not export sk_cuda_sim_bind"), std::string::npos) << msg(k.error());
 }
 
 // The simulated GPU's size and skew come from the environment: a bad value is one clear error naming it.
