@@ -100,6 +100,8 @@ inline sk::Expected<std::string> emitBaselineSource(const sk::FusionPlan& plan, 
         args += fmt::format(", static_cast<{}{}*>(buf[{}])", d.access == Access::Read ? "const " : "",
                             cpuCType(d.dtype), arg.buffer);
         if (arg.offset) args += fmt::format(" + {}", arg.offset);
+      } else if (arg.runtime) {
+        args += fmt::format(", static_cast<const {}*>(buf[{}])[{}]", cpuCType(d.dtype), arg.buffer, arg.offset);
       } else {
         auto lit = cpuScalarLiteral(arg.scalar, d.dtype);
         if (!lit) return std::move(lit).error();

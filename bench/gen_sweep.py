@@ -15,6 +15,8 @@
   blockdim_<B>_percall.json                the same with the add kernel not declared
                                            block_dim_invariant (one call per block)
   decode_small.json                        the latency-bound decode stack: hidden 128
+  decode_loop.json / decode_loop_small.json the decode stacks as a generation step:
+                                           runtime position, KV caches of 256 rows
   nodedup.json                             --nodedup-layers layers whose ops each get
                                            a unique macro: no two sub-kernels are
                                            identical, so deduplication cannot help
@@ -205,16 +207,19 @@ def blockdim_chain(k, n, bd, out_dir=None):
             "options": "early-start=1", "kernels": {"add": kernel}, "buffers": bufs, "ops": ops}
 
 
-def small_decode_stack(layers, options):
+def small_decode_stack(layers, options, loop=False):
     """The latency-bound configuration: the same layer at hidden 128 (2 query
     heads of 64, 1 KV head, 32 cached positions, expert intermediate 64,
     shared intermediate 128): ops of well under a microsecond, where a
-    per-op launch or barrier is a large part of the step."""
+    per-op launch or barrier is a large part of the step. loop: as the decode
+    loop (gen_examples.decode_loop, KV caches of capacity CAP)."""
     keys = ("HIDDEN", "HEADS", "KV_HEADS", "SEQ", "EXPERT_INTER", "SHARED_INTER")
     saved = {key: getattr(gen_examples, key) for key in keys}
     try:
         for key, val in zip(keys, (128, 2, 1, 32, 64, 128)):
             setattr(gen_examples, key, val)
+        if loop:
+            return gen_examples.decode_loop(layers, options)
         return gen_examples.decode_stack(layers, options)
     finally:
         for key, val in saved.items():
@@ -274,6 +279,9 @@ def main():
         write(os.path.join(out, f"blockdim_{bd}.json"), blockdim_chain(args.bd_ops, 64, bd))
         write(os.path.join(out, f"blockdim_{bd}_percall.json"), blockdim_chain(args.bd_ops, 64, bd, out))
     write(os.path.join(out, "decode_small.json"), small_decode_stack(args.small_layers, opts))
+    # The decode loop (runtime position, KV caches): the committed example and its hidden-128 twin.
+    write(os.path.join(out, "decode_loop.json"), gen_examples.decode_loop(args.decode_layers, opts))
+    write(os.path.join(out, "decode_loop_small.json"), small_decode_stack(args.small_layers, opts, loop=True))
     print(f"gen_sweep: op lists in {out} (W={w}, chain K={args.chain_ops} n={args.chain_n}, "
           f"decode layers={args.decode_layers})")
 

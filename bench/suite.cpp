@@ -1,7 +1,7 @@
 // superkernel benchmark suite (issue 6; DESIGN section 8 targets). Run by
 // scripts/bench.sh, which generates the op lists with bench/gen_sweep.py.
 //
-//   sk_bench_suite --ops DIR --out DIR [--only boundary,decode,compile,sweep,static] [--smoke]
+//   sk_bench_suite --ops DIR --out DIR [--only boundary,decode,loop,compile,sweep,static] [--smoke]
 //
 // Method (why the ratios are fair on a noisy 2-core VM):
 //  - every comparison runs its variants side by side in ONE process, with
@@ -65,6 +65,7 @@ struct Config {
   std::string options;         // SessionOptions::options (merged over every op list's)
   // Decode stacks of section 2 (the op lists' file names without .json).
   std::vector<std::string> stacks = {"decode_stack_shared_weights", "decode_stack", "decode_small"};
+  int loopTokens = 32;         // tokens per sample of the decode loop (section 2b)
 };
 Config cfg;
 
@@ -409,6 +410,62 @@ void benchDecode() {
     fmt::print("\nideal per op (mean over {} ops): {:.3f} µs\n", list.ops.size(), e.median / double(list.ops.size()));
     sum.row("{},ideal_us_per_op,{:.4f},{:.4f},{:.4f}", stack, e.median / double(list.ops.size()),
             e.min / double(list.ops.size()), e.max / double(list.ops.size()));
+  }
+}
+
+// ---- 2b. decode loop ------------------------------------------------------
+//
+// The decode stacks as a step of generation (gen_examples.decode_loop): the
+// position is read at run time from "step", each step appends to KV caches of
+// 256 rows and feeds its output back to its input. One sample runs T tokens
+// from the start: every variant's run first restores the position (0) and the
+// input (not timed separately: 512 floats and one integer), then runs T steps
+// of the same compiled plan. tokens/s = T / time of the run.
+
+void benchDecodeLoop() {
+  fmt::print("\n## 2b. Decode loop (runtime position, KV cache of 256 rows)\n");
+  Csv csv("decode_loop.csv", "stack,variant,tokens,median_tok_s,min_tok_s,max_tok_s");
+  const int tokens = cfg.smoke ? 2 : cfg.loopTokens;
+  for (const std::string& stack : {std::string("decode_loop"), std::string("decode_loop_small")}) {
+    if (!fs::exists(cfg.ops / (stack + ".json"))) die("no op list " + stack + ".json in " + cfg.ops.string());
+    sk::OpList list = load(stack + ".json");
+    sk::CompiledPlan es1 = compile(list, "early-start=1");
+    sk::CompiledPlan unfused = compile(list, "", false);
+    fmt::print("\n### {} ({} ops, {} tokens per sample)\n\n- early-start=1: {}\n- unfused: {} steps\n", stack,
+               list.ops.size(), tokens, syncSummary(es1), unfused.steps.size());
+    sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
+    sk::BufferSet initial = must(bufs.clone(), "buffers");
+    auto base = baselines(es1, bufs);
+    BaselineRunner* r = base.get();
+    auto restart = [&bufs, &initial] { must(bufs.copyFrom(initial), "restoring the loop's buffers"); };
+    auto loop = [tokens, restart](std::function<void()> step) {
+      return [tokens, restart, step] {
+        restart();
+        for (int t = 0; t < tokens; ++t) step();
+      };
+    };
+    std::vector<Variant> vs;
+    vs.push_back({"a_unfused_session", loop(runSession(unfused, bufs)), {}, 1});
+    vs.push_back({"b_pool_barrier", loop([r] { r->whole(skbench::kModePool); }), {}, 1});
+    vs.push_back({"d_sk_es1", loop(runSession(es1, bufs)), {}, 1});
+    sample(vs);
+    fmt::print("\n| variant | tokens/s, median (min–max) |\n|---|---|\n");
+    auto perSecond = [tokens](const Variant& v) {
+      std::vector<double> t;
+      for (double us : v.usPerRun) t.push_back(us > 0 ? tokens * 1e6 / us : 0);
+      return summarize(std::move(t));
+    };
+    for (Variant& v : vs) {
+      Summary s = perSecond(v);
+      csv.row("{},{},{},{:.2f},{:.2f},{:.2f}", stack, v.name, tokens, s.median, s.min, s.max);
+      fmt::print("| {} | {} |\n", v.name, fmtS(s, 1));
+    }
+    Variant& d = find(vs, "d_sk_es1");
+    fmt::print("\n| ratio (per repetition) | median (min–max) |\n|---|---|\n");
+    for (const char* other : {"a_unfused_session", "b_pool_barrier"}) {
+      Summary s = summarize(perRep(find(vs, other), d, [](double o, double dd) { return o / dd; }));
+      fmt::print("| tokens/s of d over {} | {} |\n", other, fmtS(s, 2));
+    }
   }
 }
 
@@ -834,8 +891,9 @@ void usage() {
   fmt::print(
       "usage: sk_bench_suite --ops DIR --out DIR [--only LIST] [--smoke] [--reps N] [--sample-ms MS]\n"
       "                      [--compile-reps N] [--no-session-unfused] [--options STR]\n"
-      "                      [--stacks NAME,...]\n"
-      "  LIST: comma-separated of boundary,decode,compile,sweep,static,kernels,blockdim (default: all)\n"
+      "                      [--stacks NAME,...] [--loop-tokens T]\n"
+      "  LIST: comma-separated of boundary,decode,loop,compile,sweep,static,kernels,blockdim (default: all)\n"
+      "  --loop-tokens: tokens per sample of the decode loop (section 2b, default 32)\n"
       "  --stacks: the decode stacks of section 2 (op list names in --ops, default\n"
       "            decode_stack_shared_weights,decode_stack,decode_small)\n");
 }
@@ -859,6 +917,7 @@ int main(int argc, char** argv) {
     else if (a == "--reps") cfg.reps = std::stoi(next());
     else if (a == "--sample-ms") cfg.sampleMs = std::stod(next());
     else if (a == "--compile-reps") cfg.compileReps = std::stoi(next());
+    else if (a == "--loop-tokens") cfg.loopTokens = std::stoi(next());
     else if (a == "--no-session-unfused") cfg.sessionUnfused = false;
     else if (a == "--options") cfg.options = next();
     else if (a == "--stacks") {
@@ -898,6 +957,7 @@ int main(int argc, char** argv) {
     cfg.compileReps = 1;
   }
   if (cfg.reps < 5) die("--reps must be >= 5");
+  if (cfg.loopTokens < 1 || cfg.loopTokens > 256) die("--loop-tokens must be 1..256 (the KV caches hold 256 rows)");
   fs::create_directories(cfg.out);
   fmt::print("# superkernel benchmarks ({} mode): {} reps, {} ms samples, W = {} workers\n", cfg.smoke ? "smoke" : "full",
              cfg.reps, cfg.sampleMs, cpuExec().numWorkers());
@@ -906,6 +966,7 @@ int main(int argc, char** argv) {
   if (wanted("boundary")) benchBoundary();
   if (wanted("blockdim")) benchBlockDim();
   if (wanted("decode")) benchDecode();
+  if (wanted("loop")) benchDecodeLoop();
   if (wanted("sweep")) benchSweep();
   if (wanted("static")) benchStatic();
   if (wanted("compile")) benchCompile();

@@ -11,6 +11,13 @@ Shapes (small-model decode, every op a few microseconds or less):
   batch 1, hidden 512, 8 query heads x 64 (2 KV heads, grouped-query),
   KV cache of 64 positions, 8 routed experts per rank with top-2, expert
   intermediate 128, shared expert intermediate 256; bf16 projection weights.
+
+The decode loop (decode_loop/decode_loop.json) is the same stack as a step of
+generation: the position is element 0 of the i64 buffer "step", read at run
+time by rope, the KV-cache append and decode attention (over the first
+pos + 1 rows of caches of capacity CAP), and the step's last two ops copy the
+output back to the input and advance the position. One compiled plan then
+serves every token: T runs of it generate T tokens with nothing from the host.
 """
 import argparse
 import json
@@ -27,6 +34,7 @@ EXPERT_INTER = 128
 SHARED_INTER = 256
 EPS = 1e-6
 THETA = 10000.0
+CAP = 256  # KV-cache capacity (rows) of the decode loop
 
 # block_dim per kind of op: a real engine picks them per op from the core
 # count; mixing them exercises local, flag and counter edges.
@@ -82,8 +90,10 @@ def gemv(ol, name, w, x, y, rows, cols, scope, weight="bf16"):
           macros={"SK_ROWS": rows, "SK_COLS": cols})
 
 
-def decode_layer(ol, l, h_in, scope, shared_weights=False):
-    """Appends one layer: h_in (residual stream) -> returns the next residual."""
+def decode_layer(ol, l, h_in, scope, shared_weights=False, step=None):
+    """Appends one layer: h_in (residual stream) -> returns the next residual.
+    With `step` (a buffer name): the decode loop's layer, the position read at
+    run time from step[0] and attention over a KV cache of capacity CAP."""
     p = f"l{l}_"
     wp = "w_" if shared_weights else f"l{l}_w_"
 
@@ -108,6 +118,47 @@ def decode_layer(ol, l, h_in, scope, shared_weights=False):
     gemv(ol, p + "k_proj", weight("k", "bf16", [kv, HIDDEN]), hn, k, kv, HIDDEN, scope)
     gemv(ol, p + "v_proj", weight("v", "bf16", [kv, HIDDEN]), hn, v, kv, HIDDEN, scope)
     qr = act("q_rope", q_dim)
+    if step is not None:
+        o = loop_attention(ol, p, q, k, v, qr, step, scope)
+    else:
+        o = frozen_attention(ol, p, q, k, v, qr, scope)
+    return ffn_block(ol, p, weight, act, h_in, o, scope)
+
+
+def loop_attention(ol, p, q, k, v, qr, step, scope):
+    """RoPE at the runtime position, the new K/V row appended to the caches at
+    that position, attention over positions 0..pos: returns the attention output."""
+    kv = KV_HEADS * HEAD_DIM
+    q_dim = HEADS * HEAD_DIM
+    pos = {"from": step, "index": 0}
+    ol.op(p + "rope_q", "rope_f32", BD_ROW,
+          {"x": q, "y": qr, "heads": HEADS, "dim": HEAD_DIM, "pos": pos, "theta": THETA}, scope,
+          macros={"SK_HEADS": HEADS, "SK_DIM": HEAD_DIM})
+    kr = ol.buf(p + "k_rope", "f32", [kv])
+    ol.op(p + "rope_k", "rope_f32", BD_ROW,
+          {"x": k, "y": kr, "heads": KV_HEADS, "dim": HEAD_DIM, "pos": pos, "theta": THETA}, scope,
+          macros={"SK_HEADS": KV_HEADS, "SK_DIM": HEAD_DIM})
+    kcache = ol.buf(p + "k_cache", "f32", [CAP, KV_HEADS, HEAD_DIM])
+    vcache = ol.buf(p + "v_cache", "f32", [CAP, KV_HEADS, HEAD_DIM])
+    ol.op(p + "kv_append", "kv_append_f32", BD_VEC,
+          {"k": kr, "v": v, "k_cache": kcache, "v_cache": vcache, "row": kv, "cap": CAP, "pos": pos}, scope,
+          macros={"SK_ROW": kv, "SK_CAP": CAP})
+    o = ol.buf(p + "attn_o", "f32", [q_dim])
+    ol.op(p + "attention", "attn_decode_f32", BD_ROW,
+          {"q": qr, "k_cache": kcache, "v_cache": vcache, "out": o, "heads": HEADS, "kv_heads": KV_HEADS,
+           "dim": HEAD_DIM, "cap": CAP, "pos": pos, "scale": 1.0 / HEAD_DIM ** 0.5}, scope,
+          macros={"SK_HEADS": HEADS, "SK_KV_HEADS": KV_HEADS, "SK_DIM": HEAD_DIM, "SK_CAP": CAP})
+    return o
+
+
+def frozen_attention(ol, p, q, k, v, qr, scope):
+    """One frozen step: the new token at the last of SEQ cached positions."""
+    kv = KV_HEADS * HEAD_DIM
+    q_dim = HEADS * HEAD_DIM
+
+    def act(name, n):
+        return ol.buf(p + name, "f32", [n])
+
     ol.op(p + "rope_q", "rope_f32", BD_ROW,
           {"x": q, "y": qr, "heads": HEADS, "dim": HEAD_DIM, "pos": SEQ - 1, "theta": THETA}, scope,
           macros={"SK_HEADS": HEADS, "SK_DIM": HEAD_DIM})
@@ -132,6 +183,12 @@ def decode_layer(ol, l, h_in, scope, shared_weights=False):
     ol.op(p + "attn_out", "attn_weighted_sum_f32", BD_VEC,
           {"p": pr, "v": vcache, "o": o, "heads": HEADS, "kv_heads": KV_HEADS, "seq": SEQ, "dim": HEAD_DIM}, scope,
           macros={"SK_HEADS": HEADS, "SK_KV_HEADS": KV_HEADS, "SK_SEQ": SEQ, "SK_DIM": HEAD_DIM})
+    return o
+
+
+def ffn_block(ol, p, weight, act, h_in, o, scope):
+    """o_proj, the residual add + norm, the MoE block: returns the layer's output."""
+    q_dim = HEADS * HEAD_DIM
     ao = act("o_proj", HIDDEN)
     gemv(ol, p + "o_proj", weight("o", "bf16", [HIDDEN, q_dim]), o, ao, HIDDEN, q_dim, scope)
     # Residual add + norm before the MoE block.
@@ -189,6 +246,20 @@ def decode_stack(layers, options, shared_weights=False, scope="decode"):
     return ol.json()
 
 
+def decode_loop(layers, options, scope="decode"):
+    """The stack as one step of a generation loop: its output becomes the next
+    step's input and the position advances, inside the plan."""
+    ol = OpList(options)
+    h_in = ol.buf("embed", "f32", [HIDDEN], "random")
+    step = ol.buf("step", "i64", [1])
+    h = h_in
+    for l in range(layers):
+        h = decode_layer(ol, l, h, scope, step=step)
+    ol.op("feed_back", "copy_f32", BD_VEC, {"x": h, "y": h_in, "n": HIDDEN}, scope, macros={"SK_N": HIDDEN})
+    ol.op("advance", "increment_i64", 1, {"x": step, "n": 1, "delta": 1}, scope, macros={"SK_N": 1})
+    return ol.json()
+
+
 def two_stream(options):
     """A matmul-heavy stream and a vector stream joined by events."""
     ol = OpList(options)
@@ -235,6 +306,11 @@ def main():
     write(os.path.join(d, "decode_stack", "decode_stack_shared_weights.json"),
           decode_stack(61, "early-start=1:preload-code=per-func", shared_weights=True))
     write(os.path.join(d, "two_stream", "two_stream.json"), two_stream("stream-fusion=1"))
+    os.makedirs(os.path.join(d, "decode_loop"), exist_ok=True)
+    write(os.path.join(d, "decode_loop", "decode_loop.json"), decode_loop(61, "early-start=1:preload-code=per-func"))
+    # Two layers: the loop for the simulators' tests (cuda-sim runs a fused launch in about a second).
+    write(os.path.join(d, "decode_loop", "decode_loop_2layers.json"),
+          decode_loop(2, "early-start=1:preload-code=per-func"))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,12 @@
 # on a latency-bound configuration (hidden 128, decode_small), printing per
 # decode step: fused SuperKernel vs unfused (one launch per op) vs a
 # barrier-per-op pool (the ggml way) vs the no-sync ideal, plus the fused
-# stack with the previous builtin kernels.
+# stack with the previous builtin kernels. Then the same stack as a decode
+# loop (examples/decode_loop: the position read at run time, KV caches of 256
+# rows, each step's output fed to the next): sk-compile --tokens 32 checks
+# every token fused vs unfused and prints tokens per second, and the
+# benchmark's loop section adds the barrier-per-op pool, for the 61-layer and
+# the hidden-128 stacks.
 #   scripts/run-example.sh [OPLIST.json] [sk-compile flags...]
 # Default: the 61-layer decode stack (examples/decode_stack/decode_stack.json).
 # SK_EXAMPLE_COMPARE=0 skips the comparison; SK_NUM_WORKERS sets W.
@@ -33,3 +38,10 @@ python3 "$root/bench/gen_sweep.py" --out "$out/ops" --workers "$w" --chain-ops 2
   --kernel-mib 1 --bd-list "$w" --bd-ops 2 >/dev/null
 "$root/build/release/bench/sk_bench_suite" --ops "$out/ops" --out "$out" --only decode \
   --stacks decode_stack,decode_small --reps 5
+
+echo
+echo "Decode loop: 32 tokens of examples/decode_loop (one compiled plan serves every token):"
+"$root/build/release/tools/sk-compile" --tokens 32 "$root/examples/decode_loop/decode_loop.json" "$@"
+echo
+echo "Decode loop, tokens per second: fused vs unfused vs pool ($w workers, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+"$root/build/release/bench/sk_bench_suite" --ops "$out/ops" --out "$out" --only loop --reps 5 --loop-tokens 32

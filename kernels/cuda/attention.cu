@@ -1,6 +1,9 @@
 // Decode attention pieces for one query position (bs = 1), layouts as on cpu:
 // q [heads, dim], k / v [seq, kv_heads, dim], s / p [heads, seq], o [heads, dim];
 // grouped-query attention maps head h to kv head h / (heads / kv_heads).
+// The KV-cache pair of a decode loop: kv_append_f32 writes a token's k and v
+// rows at row pos of [cap, kv_heads * dim] caches, attn_decode_f32 attends
+// over rows 0..pos (pos a runtime scalar on both).
 #include "superkernel/cuda/kernel.cuh"
 
 #if defined(SK_ATTN_SCORES)
@@ -81,6 +84,91 @@ SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t 
     y[h * dim + 2 * i + 1] = a * s + b * c;
   }
 }
+#elif defined(SK_KV_APPEND)
+// k_cache[pos, :] = k, v_cache[pos, :] = v (rows of `row` floats, caches [cap, row]); block b copies its
+// sk_block_range(row) slice, the CTA's threads stride over it.
+SK_KERNEL void sk_kv_append_f32(const sk_ctx* ctx, const float* k, const float* v, float* k_cache, float* v_cache,
+                                int64_t row, int64_t cap, int64_t pos) {
+  // pos outside [0, cap): nothing is written (cuda has no sk_report_error yet; cpu and ascend fail the launch).
+  if (pos < 0 || pos >= cap) return;
+  int64_t b, e;
+  sk_block_range(ctx, row, &b, &e);
+  float* kr = k_cache + pos * row;
+  float* vr = v_cache + pos * row;
+  for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) {
+    kr[i] = k[i];
+    vr[i] = v[i];
+  }
+}
+#elif defined(SK_ATTN_DECODE)
+// Decode attention over cache rows 0..pos (never a row above pos): block b owns whole heads
+// sk_block_range(heads); per head an online softmax over chunks of SK_AD_CHUNK positions: one warp per
+// position's score, the chunk max over the CTA, p = exp(s - max) in shared memory, the sum of a chunk
+// added in position order by every thread alike, each thread accumulating its columns
+// d = threadIdx.x + j * blockDim.x (j < SK_AD_PER_THREAD) in position order. m and l are the same in
+// every thread, so every branch on them is uniform.
+#define SK_AD_CHUNK 256
+#define SK_AD_PER_THREAD 4
+SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float* k_cache, const float* v_cache,
+                                  float* out, int64_t heads, int64_t kv_heads, int64_t dim, int64_t cap, int64_t pos,
+                                  float scale) {
+  // Bad shapes (pos outside [0, cap), kv_heads not dividing heads, dim outside [0, 1024]): nothing is
+  // written (cuda has no sk_report_error yet; cpu and ascend fail the launch).
+  if (pos < 0 || pos >= cap || kv_heads < 1 || heads % kv_heads != 0 || dim < 0 || dim > 1024 ||
+      dim > SK_AD_PER_THREAD * (int64_t)blockDim.x)
+    return;
+  __shared__ float sc[SK_AD_CHUNK];
+  __shared__ float scratch[32];
+  const int64_t group = heads / kv_heads, stride = kv_heads * dim;
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  int64_t hb, he;
+  sk_block_range(ctx, heads, &hb, &he);
+  for (int64_t h = hb; h < he; ++h) {
+    const float* qh = q + h * dim;
+    const float* kh = k_cache + (h / group) * dim;
+    const float* vh = v_cache + (h / group) * dim;
+    float m = -__int_as_float(0x7f800000), l = 0.0f;
+    float acc[SK_AD_PER_THREAD];
+    for (int j = 0; j < SK_AD_PER_THREAD; ++j) acc[j] = 0.0f;
+    for (int64_t t0 = 0; t0 <= pos; t0 += SK_AD_CHUNK) {
+      const int64_t n = pos + 1 - t0 < SK_AD_CHUNK ? pos + 1 - t0 : SK_AD_CHUNK;
+      for (int64_t i = warp; i < n; i += warps) {
+        const float* kt = kh + (t0 + i) * stride;
+        float s = 0.0f;
+        for (int64_t d = lane; d < dim; d += 32) s += kt[d] * qh[d];
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        if (lane == 0) sc[i] = s * scale;
+      }
+      __syncthreads();
+      float cm = -__int_as_float(0x7f800000);
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) cm = fmaxf(cm, sc[i]);
+      cm = sk_cta_max(cm, scratch);  // its barriers also order the reads of sc above before the writes below
+      if (cm > m) {
+        const float r = expf(m - cm);
+        l *= r;
+        for (int j = 0; j < SK_AD_PER_THREAD; ++j) acc[j] *= r;
+        m = cm;
+      }
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sc[i] = expf(sc[i] - m);
+      __syncthreads();
+      for (int64_t i = 0; i < n; ++i) l += sc[i];
+      for (int j = 0; j < SK_AD_PER_THREAD; ++j) {
+        const int64_t d = threadIdx.x + (int64_t)j * blockDim.x;
+        if (d >= dim) break;
+        const float* vd = vh + t0 * stride + d;
+        float a = acc[j];
+        for (int64_t i = 0; i < n; ++i) a += sc[i] * vd[i * stride];
+        acc[j] = a;
+      }
+      __syncthreads();  // sc is rewritten by the next chunk or head
+    }
+    const float inv = 1.0f / l;
+    for (int j = 0; j < SK_AD_PER_THREAD; ++j) {
+      const int64_t d = threadIdx.x + (int64_t)j * blockDim.x;
+      if (d < dim) out[h * dim + d] = acc[j] * inv;
+    }
+  }
+}
 #else
-#error "attention.cu: define SK_ATTN_SCORES, SK_ATTN_WEIGHTED_SUM, SK_SOFTMAX or SK_ROPE (the kernel's macros do)"
+#error "attention.cu: define SK_ATTN_SCORES, SK_ATTN_WEIGHTED_SUM, SK_SOFTMAX, SK_ROPE, SK_KV_APPEND or SK_ATTN_DECODE (the kernel's macros do)"
 #endif

@@ -99,6 +99,12 @@ Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const P
       text = fmt::format("static_cast<{}{}*>({}[{}])", decl.access == Access::Read ? "const " : "",
                          cpuCType(decl.dtype), bufArray, arg.buffer);
       if (arg.offset) text += fmt::format(" + {}", arg.offset);
+    } else if (arg.runtime) {
+      // Read when the call is made: after the op's waits (Bind never lets an op with a runtime scalar
+      // start early), so an op of this step that writes the element has finished.
+      usesBuf = true;
+      text = fmt::format("static_cast<const {}*>({}[{}])[{}]", cpuCType(decl.dtype), bufArray, arg.buffer,
+                         arg.offset);
     } else {
       auto lit = cpuScalarLiteral(arg.scalar, decl.dtype);
       if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, decl.name));

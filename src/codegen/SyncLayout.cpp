@@ -56,7 +56,7 @@ Status checkStepShape(const FusionPlan& plan, const SuperKernelPlan& sk) {
         return internalError(fmt::format("op {} argument {}: kind differs from the declaration", op.name,
                                          decl.params[a].name));
       }
-      if (arg.kind == ParamKind::Buffer && (arg.buffer < 0 || static_cast<size_t>(arg.buffer) >= sk.buffers.size())) {
+      if (arg.touchesBuffer() && (arg.buffer < 0 || static_cast<size_t>(arg.buffer) >= sk.buffers.size())) {
         return internalError(fmt::format("op {} argument {}: buffer index {} of {}", op.name,
                                          decl.params[a].name, arg.buffer, sk.buffers.size()));
       }

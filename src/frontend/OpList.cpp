@@ -1,6 +1,7 @@
 // Small helpers of the op-list data model (dtypes, lookups) and the message
 // helpers every front-end error goes through, so that all of them read
 // "<file>: <json path>: <what>".
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "frontend/OpListInternal.h"
@@ -36,6 +37,12 @@ size_t dtypeSize(DType t) { return info(t).size; }
 const char* dtypeName(DType t) { return info(t).name; }
 const char* dtypeCType(DType t) { return info(t).ctype; }
 bool dtypeIsFloat(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+std::string scalarMacroName(std::string_view param) {
+  std::string macro = "SK_";
+  for (char c : param) macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return macro;
+}
+
 std::optional<__int128> scalarInteger(const ScalarValue& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return *i;
   if (const auto* u = std::get_if<uint64_t>(&v)) return *u;

@@ -206,7 +206,7 @@ fs::path resolveSource(const fs::path& baseDir, const std::string& source) {
 
 Expected<ParamDecl> parseParam(const Reader& r, const ojson& j, const std::string& path) {
   SK_RETURN_IF_ERROR(r.isObject(j, path));
-  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"name", "kind", "dtype", "access", "partition"}));
+  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"name", "kind", "dtype", "access", "partition", "runtime"}));
   ParamDecl p;
   for (const char* req : {"name", "kind", "dtype"})
     if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
@@ -225,8 +225,11 @@ Expected<ParamDecl> parseParam(const Reader& r, const ojson& j, const std::strin
   if (p.kind == ParamKind::Scalar) {
     for (const char* k : {"access", "partition"})
       if (j.contains(k)) return r.err(path + "." + k, "only buffer parameters take \"" + std::string(k) + "\"");
+    if (j.contains("runtime")) { SK_ASSIGN_OR_RETURN(p.runtime, r.boolean(j["runtime"], path + ".runtime")); }
     return p;
   }
+  if (j.contains("runtime"))
+    return r.err(path + ".runtime", "only scalar parameters take \"runtime\" (a buffer is always read at run time)");
   if (!j.contains("access")) return r.err(path, "missing key \"access\" (buffer parameters need read, write or readwrite)");
   SK_ASSIGN_OR_RETURN(std::string acc, r.str(j["access"], path + ".access"));
   if (acc == "read") p.access = Access::Read;
@@ -382,6 +385,13 @@ Expected<ArgValue> parseArg(const Reader& r, const ojson& j, const std::string& 
     BufferRef ref;
     SK_ASSIGN_OR_RETURN(ref.buffer, r.name(j, path));
     a.value = ref;
+  } else if (j.is_object() && j.contains("from")) {
+    // A runtime scalar: {"from": buffer, "index": element (default 0)}.
+    SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"from", "index"}));
+    RuntimeScalar rs;
+    SK_ASSIGN_OR_RETURN(rs.buffer, r.name(j["from"], path + ".from"));
+    if (j.contains("index")) { SK_ASSIGN_OR_RETURN(rs.index, r.unsignedInt(j["index"], path + ".index")); }
+    a.value = rs;
   } else if (j.is_object()) {
     SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"buffer", "offset", "count"}));
     for (const char* req : {"buffer", "count"})
@@ -402,7 +412,8 @@ Expected<ArgValue> parseArg(const Reader& r, const ojson& j, const std::string& 
   } else if (j.is_number_float()) {
     a.value = ScalarValue(j.get<double>());
   } else {
-    return r.err(path, std::string("expected a buffer name, a view {\"buffer\", \"offset\", \"count\"} or a number, got ") +
+    return r.err(path, std::string("expected a buffer name, a view {\"buffer\", \"offset\", \"count\"}, a number or a "
+                                   "runtime scalar {\"from\", \"index\"}, got ") +
                            j.type_name());
   }
   return a;

@@ -88,8 +88,7 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
     if (k.params[i].kind != ParamKind::Scalar) continue;
     // Where scalars are compiled in (ascend), a scalar is the macro SK_<NAME>: it obeys the macro rules and
     // no two scalars may become one macro.
-    std::string macro = "SK_";
-    for (char c : name) macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string macro = scalarMacroName(name);
     if (std::string p = grammar::macroNameProblem(macro, k.entry); !p.empty())
       return err(l, pp, "scalar parameter " + quote(name) + " becomes the macro " + macro +
                             " on targets that compile scalars in (ascend): " + p);
@@ -152,6 +151,34 @@ Status validateBuffer(const OpList& l, size_t bi, const OpListLimits& limits, ui
   return Status::success();
 }
 
+// A runtime scalar (RuntimeScalar): the parameter takes one (declared "runtime"), the buffer exists, holds
+// the parameter's dtype and has the element, and no macro fixes the parameter at compile time (a kernel's
+// SK_<NAME> static-shape macro would silently win over the value read at run time).
+Status checkRuntimeScalar(const OpList& l, const Op& op, const KernelDecl& k, const ParamDecl& p,
+                          const RuntimeScalar& rs, const std::string& ap) {
+  if (!p.runtime)
+    return err(l, ap, "parameter " + quote(p.name) + " of kernel " + quote(op.kernel) +
+                          " is compile-time: it takes a number, not a value read from buffer " + quote(rs.buffer) +
+                          " at run time (a kernel declares \"runtime\": true on the scalar parameters it reads "
+                          "only as values; on ascend the others are compiled in as macros)");
+  const BufferDecl* b = l.findBuffer(rs.buffer);
+  if (!b) return err(l, ap + ".from", "unknown buffer " + quote(rs.buffer));
+  if (b->dtype != p.dtype)
+    return err(l, ap + ".from", "buffer " + quote(rs.buffer) + " is " + dtypeName(b->dtype) + " but parameter " +
+                                    quote(p.name) + " of kernel " + quote(op.kernel) + " is " + dtypeName(p.dtype) +
+                                    " (a runtime scalar is read as the parameter's dtype)");
+  if (rs.index >= b->elements())
+    return err(l, ap + ".index", "index " + std::to_string(rs.index) + " is out of range of buffer " +
+                                     quote(rs.buffer) + " (" + std::to_string(b->elements()) + " elements)");
+  const std::string macro = scalarMacroName(p.name);
+  for (const auto* macros : {&k.macros, &op.macros})
+    if (macros->count(macro))
+      return err(l, ap, "macro " + macro + " (" + (macros == &op.macros ? "the op's" : "the kernel's") +
+                            " macros) fixes parameter " + quote(p.name) +
+                            " at compile time, but its argument is a runtime value: drop one of the two");
+  return Status::success();
+}
+
 Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpListLimits& limits) {
   const Op& op = l.ops[oi];
   std::string path = opPath(oi);
@@ -173,6 +200,10 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
     if (!p)
       return err(l, ap, "kernel " + quote(op.kernel) + " has no parameter " + quote(name) + " (parameters: " + paramList(k) + ")");
     if (p->kind == ParamKind::Buffer) {
+      if (arg.isRuntime())
+        return err(l, ap, "parameter " + quote(name) + " is a buffer (" + dtypeName(p->dtype) +
+                              "), got a runtime scalar {\"from\": " + quote(arg.runtime().buffer) +
+                              "}: pass the buffer's name or a view {\"buffer\", \"offset\", \"count\"}");
       if (!arg.isBuffer())
         return err(l, ap, "parameter " + quote(name) + " is a buffer (" + dtypeName(p->dtype) + "), got a number");
       const BufferRef& ref = arg.buffer();
@@ -188,6 +219,8 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
           return err(l, ap, "view [" + std::to_string(ref.offset) + ", +" + std::to_string(ref.count) +
                                 ") is out of bounds of buffer " + quote(ref.buffer) + " (" + std::to_string(n) + " elements)");
       }
+    } else if (arg.isRuntime()) {
+      SK_RETURN_IF_ERROR(checkRuntimeScalar(l, op, k, *p, arg.runtime(), ap));
     } else {
       if (arg.isBuffer())
         return err(l, ap, "parameter " + quote(name) + " is a scalar (" + dtypeName(p->dtype) + "), got buffer " +

@@ -54,6 +54,7 @@ ojson writeKernelObject(const KernelDecl& k) {
       pj["access"] = accessName(p.access);
       pj["partition"] = partitionName(p.partition);
     }
+    if (p.runtime) pj["runtime"] = true;
     params.push_back(std::move(pj));
   }
   j["params"] = std::move(params);
@@ -71,6 +72,12 @@ ojson writeArg(const ArgValue& a) {
     v["buffer"] = r.buffer;
     v["offset"] = r.offset;
     v["count"] = r.count;
+    return v;
+  }
+  if (a.isRuntime()) {
+    ojson v = ojson::object();
+    v["from"] = a.runtime().buffer;
+    v["index"] = a.runtime().index;
     return v;
   }
   if (std::holds_alternative<int64_t>(a.scalar())) return std::get<int64_t>(a.scalar());

@@ -8,7 +8,14 @@
 // scalars converted to their parameter's kind (an integer given for a float
 // parameter becomes a double); the manifest is the buffers the segment
 // touches, in op-list order (OpList::buffers is the manifest order).
-// earlyStart = the kernel declares early_start and early-start == 1.
+// A runtime scalar is bound as a read of its one element (BoundArg::runtime),
+// its buffer is in the manifest, and its source is a slot of the step's
+// runtimeValues (distinct sources in order of first use).
+// earlyStart = the kernel declares early_start, early-start == 1 and the op
+// has no runtime scalar: a call's arguments are evaluated before the kernel
+// runs, so a runtime scalar is read before a kernel's own sk_wait_inputs; the
+// op is then waited for before its call, like any other.
+#include <algorithm>
 #include <set>
 
 #include "plan/PlanInternal.h"
@@ -28,6 +35,7 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   for (uint32_t i : seg.ops)
     for (const auto& [name, a] : list.ops[i].args)
       if (a.isBuffer()) used.insert(static_cast<uint32_t>(list.bufferIndex(a.buffer().buffer)));
+      else if (a.isRuntime()) used.insert(static_cast<uint32_t>(list.bufferIndex(a.runtime().buffer)));
   std::map<uint32_t, int> manifest;
   for (uint32_t bi : used) {
     const BufferDecl& b = list.buffers[bi];
@@ -44,7 +52,9 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
     p.variant = static_cast<uint32_t>(ctx.opVariant[i]);
     p.blockDim = op.blockDim;
     p.stream = op.stream;
-    p.earlyStart = k.earlyStart && seg.options.earlyStart == 1;
+    bool anyRuntime = false;
+    for (const auto& [name, a] : op.args) anyRuntime = anyRuntime || a.isRuntime();
+    p.earlyStart = k.earlyStart && seg.options.earlyStart == 1 && !anyRuntime;
     p.kernelSync = k.kernelSync;
     for (const ParamDecl& param : k.params) {
       const ArgValue* a = op.findArg(param.name);  // validated: present, right kind
@@ -59,6 +69,18 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
         b.buffer = manifest.at(bi);
         b.offset = ref.isView ? ref.offset : 0;
         b.count = ref.isView ? ref.count : list.buffers[bi].elements();
+      } else if (a->isRuntime()) {
+        const uint32_t bi = static_cast<uint32_t>(list.bufferIndex(a->runtime().buffer));
+        b.runtime = true;
+        b.access = Access::Read;
+        b.partition = Partition::All;
+        b.buffer = manifest.at(bi);
+        b.offset = a->runtime().index;
+        b.count = 1;
+        const RuntimeValue rv{b.buffer, b.offset, param.dtype};
+        auto slot = std::find(sk.runtimeValues.begin(), sk.runtimeValues.end(), rv);
+        b.runtimeSlot = static_cast<uint32_t>(slot - sk.runtimeValues.begin());
+        if (slot == sk.runtimeValues.end()) sk.runtimeValues.push_back(rv);
       } else {
         ScalarValue v = a->scalar();
         if (dtypeIsFloat(param.dtype) && !std::holds_alternative<double>(v)) v = scalarAsDouble(v);
@@ -81,8 +103,14 @@ struct Touch {
 std::vector<Touch> touches(const PlanContext& ctx, const Op& op) {
   std::vector<Touch> out;
   for (const ParamDecl& param : ctx.kernels.at(op.kernel).params) {
+    const ArgValue* a = op.findArg(param.name);  // validated: present, of the parameter's kind
+    if (a->isRuntime()) {
+      const RuntimeScalar& rs = a->runtime();
+      out.push_back({static_cast<size_t>(ctx.list.bufferIndex(rs.buffer)), rs.index, rs.index + 1, false});
+      continue;
+    }
     if (param.kind != ParamKind::Buffer) continue;
-    const BufferRef& ref = op.findArg(param.name)->buffer();  // validated: present, a buffer
+    const BufferRef& ref = a->buffer();
     const auto bi = static_cast<size_t>(ctx.list.bufferIndex(ref.buffer));
     const uint64_t lo = ref.isView ? ref.offset : 0;
     out.push_back({bi, lo, lo + (ref.isView ? ref.count : ctx.list.buffers[bi].elements()), writes(param.access)});

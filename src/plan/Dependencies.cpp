@@ -32,7 +32,7 @@ std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk) {
     std::set<uint32_t> candidates;
     std::set<int> bufs;
     for (const BoundArg& a : sk.ops[c].args)
-      if (a.kind == ParamKind::Buffer) bufs.insert(a.buffer);
+      if (a.touchesBuffer()) bufs.insert(a.buffer);
     for (int b : bufs)
       for (uint32_t p : touching[static_cast<size_t>(b)]) candidates.insert(p);
     for (uint32_t p : candidates) {

@@ -42,9 +42,9 @@ Requirement requirement(const PlannedOp& p, const PlannedOp& c) {
   bool any = false;
   int best = 0;
   for (const BoundArg& pa : p.args) {
-    if (pa.kind != ParamKind::Buffer) continue;
+    if (!pa.touchesBuffer()) continue;
     for (const BoundArg& ca : c.args) {
-      if (ca.kind != ParamKind::Buffer || ca.buffer != pa.buffer) continue;
+      if (!ca.touchesBuffer() || ca.buffer != pa.buffer) continue;
       if (!writes(pa.access) && !writes(ca.access)) continue;
       // Whole-argument overlap first: most pairs are disjoint.
       if (std::max(pa.offset, ca.offset) >= std::min(pa.offset + pa.count, ca.offset + ca.count)) continue;

@@ -2,9 +2,12 @@
 // block count at compile time (MachineModel::staticArguments; ascend).
 //
 // Guarantees (only when the machine model asks for it; otherwise nothing
-// changes): after specializeVariants, every op of the step points at a
+// changes): a runtime scalar (BoundArg::runtime) is recorded by name and slot
+// (KernelVariant::runtimeScalars; the device passes the slot's address), or is
+// one BadInput error naming the op and the argument where the machine model
+// says its device cannot (MachineModel::runtimeScalars); otherwise after specializeVariants, every op of the step points at a
 // KernelVariant with specialised = true that carries the op's scalar values
-// (parameter order), its block count inside a SuperKernel (0 for an unfused
+// (parameter order; runtime scalars by slot, never by value), its block count inside a SuperKernel (0 for an unfused
 // step) and whether its own early-start calls are honoured (fused,
 // early-start=1, the kernel declares it). Two ops share a specialised variant
 // iff their base variant and all of these are equal; its symbol is the base
@@ -36,6 +39,7 @@ std::string scalarKey(const ScalarValue& v) {
 
 bool sameSpecialisation(const KernelVariant& a, const KernelVariant& b) {
   return a.macros == b.macros && a.decl.name == b.decl.name && a.staticScalars == b.staticScalars &&
+         a.runtimeScalars == b.runtimeScalars &&
          a.staticBlocks == b.staticBlocks && a.ownEarlyStart == b.ownEarlyStart;
 }
 
@@ -49,9 +53,25 @@ Status specializeVariants(PlanContext& ctx, SuperKernelPlan& sk) {
     KernelVariant v = base;
     v.specialised = true;
     v.staticScalars.clear();
+    v.runtimeScalars.clear();
     std::string key = base.symbol + '\0';
-    for (const BoundArg& a : op.args) {
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      const BoundArg& a = op.args[i];
       if (a.kind != ParamKind::Scalar) continue;
+      if (a.runtime) {
+        if (!ctx.config.machine.runtimeScalars) {
+          // The device cannot hand the object a value read at launch: one clear error here rather than an
+          // object that fails to compile for a missing macro.
+          return badInput("op " + op.name + " argument " + base.decl.params.at(i).name + ": a runtime value " +
+                          "(\"from\") on target " + ctx.config.machine.target +
+                          ", whose sub-kernels take their scalars at compile time, is not supported there; pass "
+                          "a number, or run the list on cpu, cuda or cuda-sim");
+        }
+        // The object reads slot runtimeSlot of its launch: the slot, never the value, is part of it.
+        v.runtimeScalars.emplace_back(base.decl.params.at(i).name, a.runtimeSlot);
+        key += "runtime " + v.runtimeScalars.back().first + "@" + std::to_string(a.runtimeSlot) + ';';
+        continue;
+      }
       v.staticScalars.push_back(a.scalar);
       key += scalarKey(a.scalar) + ';';
     }

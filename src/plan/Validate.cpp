@@ -69,7 +69,7 @@ Status checkShape(const SuperKernelPlan& sk) {
       return badInput("plan " + sk.name + ": kernel_sync " + opName(sk, o) + " has " + std::to_string(op.blockDim) +
                       " blocks but its queue only " + std::to_string(sk.queues[op.queue].numCores) + " cores");
     for (const BoundArg& a : op.args)
-      if (a.kind == ParamKind::Buffer && (a.buffer < 0 || static_cast<size_t>(a.buffer) >= sk.buffers.size()))
+      if (a.touchesBuffer() && (a.buffer < 0 || static_cast<size_t>(a.buffer) >= sk.buffers.size()))
         return bad(sk, opName(sk, o) + " names a missing buffer");
   }
   return Status::success();

@@ -348,12 +348,13 @@ void Session::attach(Graph& graph) {
     one.ops.push_back(std::move(o));
     const std::vector<void*>& host = g->hostPointers();
     for (const auto& [param, a] : op.args) {
-      if (!a.isBuffer()) continue;
-      int bi = list.bufferIndex(a.buffer().buffer);
+      if (a.isScalar()) continue;
+      const std::string& buffer = a.isBuffer() ? a.buffer().buffer : a.runtime().buffer;
+      int bi = list.bufferIndex(buffer);
       if (bi < 0 || static_cast<size_t>(bi) >= host.size() || !host[static_cast<size_t>(bi)]) {
         return badInput(fmt::format("{}: buffer \"{}\" has no host memory (pass it to Graph::addBuffer) to run "
                                     "an unscoped launch immediately",
-                                    op.name, a.buffer().buffer));
+                                    op.name, buffer));
       }
     }
     std::string key = writeOpList(one);

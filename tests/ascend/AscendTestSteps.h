@@ -248,6 +248,35 @@ inline AscendStep feedMix(const sk::Options& options) {
   return s;
 }
 
+/// Runtime scalars (MIX_AIV_1_0): bump (step += 3) -> rope x -> y at the position in step -> bump again ->
+/// rope y -> z at the new position. Both ropes read pos from runtime slot 0 (step[0]) when they run, so a
+/// read before the bump it waits for would rotate by the wrong angle. Buffers: 0 step[1] i64, 1 x[64] 2 y[64]
+/// 3 z[64] (4 heads x 16).
+inline AscendStep runtimeScalar(const sk::Options& options) {
+  AscendStep s;
+  s.name = "runtime";
+  s.fused = true;
+  s.options = options;
+  s.type = KernelType::MixAiv1_0;
+  s.blockDim = 4;
+  s.buffers = {buffer("step", sk::DType::I64, 1, 0), buffer("x", sk::DType::F32, 64, 1),
+               buffer("y", sk::DType::F32, 64, 2), buffer("z", sk::DType::F32, 64, 3)};
+  s.runtimeValues = {AscendRuntimeValue{0, 0, sk::DType::I64}};
+  s.objects = {
+      object("increment.cpp", "sk_increment_i64", "sk_increment_i64__vt0", Pool::Vector,
+             {{"SK_N", "1"}, {"SK_DELTA", "3"}}),
+      object("rope.cpp", "sk_rope_f32", "sk_rope_f32__vt1", Pool::Vector,
+             {{"SK_HEADS", "4"}, {"SK_DIM", "16"}, {"SK_POS", "SK_ASCEND_RUNTIME_I64_0"}, {"SK_THETA", "10000.0f"}}),
+  };
+  s.ops = {op("bump", 0, 1, Pool::Vector, {{0, 0}}), op("rope_x", 1, 4, Pool::Vector, {{1, 0}, {2, 0}}),
+           op("bump2", 0, 1, Pool::Vector, {{0, 0}}), op("rope_y", 1, 4, Pool::Vector, {{2, 0}, {3, 0}})};
+  s.ops[1].runtimeScalars = {{"pos", 0}};
+  s.ops[3].runtimeScalars = {{"pos", 0}};
+  s.edges = {edge(0, 1, false, "rope_x <- bump (RAW on step)"), edge(1, 2, false, "bump2 <- rope_x (WAR on step)"),
+             edge(2, 3, false, "rope_y <- bump2 (RAW on step)"), edge(1, 3, false, "rope_y <- rope_x (RAW on y)")};
+  return s;
+}
+
 /// The unfused step of op i of `s`: its one sub-kernel, launched alone (AIV_ONLY / AIC_ONLY).
 inline AscendStep unfused(const AscendStep& s, size_t i) {
   AscendStep u;
@@ -255,6 +284,7 @@ inline AscendStep unfused(const AscendStep& s, size_t i) {
   u.fused = false;
   u.options = s.options;
   u.buffers = s.buffers;
+  u.runtimeValues = s.runtimeValues;  // the op's slots keep their numbers
   u.objects = {s.objects[s.ops[i].object]};
   u.ops = {s.ops[i]};
   u.ops[0].object = 0;

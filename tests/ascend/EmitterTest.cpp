@@ -87,6 +87,13 @@ Buffers initialBuffers(const AscendStep& s) {
   return out;
 }
 
+// The step's runtime scalars' slots point into `bufs`, as the device's do into the run's buffers.
+void passRuntimeValues(const AscendStep& s, Buffers& bufs, sk::ascend_sim::LaunchSpec& spec) {
+  for (size_t k = 0; k < s.runtimeValues.size(); ++k)
+    spec.runtimeValues[k] = bufs[s.runtimeValues[k].buffer].data() + s.runtimeValues[k].byteOffset;
+  spec.numRuntimeValues = static_cast<uint32_t>(s.runtimeValues.size());
+}
+
 // Build and launch one step (fused with its source, or unfused) on `bufs`.
 sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, const fs::path& work,
                    std::vector<uint8_t>* profile = nullptr, void* notify = nullptr) {
@@ -116,6 +123,7 @@ sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, 
   } else {
     for (const AscendArg& a : s.ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
   }
+  passRuntimeValues(s, bufs, spec);
   sk::Status st = sk::ascend_sim::launch(spec);
   if (profile) *profile = std::move(prof);
   return st;
@@ -146,6 +154,7 @@ Buffers reference(const AscendStep& s) {
     spec.enter = mod->enter();
     spec.name = steps[i].name;
     for (const AscendArg& a : steps[i].ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
+    passRuntimeValues(steps[i], bufs, spec);
     sk::Status st = sk::ascend_sim::launch(spec);
     EXPECT_TRUE(st.ok()) << st.error().message();
   }
@@ -177,6 +186,8 @@ const Case kCases[] = {
     {"feed_sync_all.cpp", feedVector, "feed-sync-all=1:split-mode=2", 2},
     {"feed_sync_all_mix.cpp", feedMix, "feed-sync-all=1:split-mode=1", 3},
     {"feed_sync_all_stream_fusion.cpp", feedMix, "feed-sync-all=1:stream-fusion=1:split-mode=1:early-start=2", 2},
+    // Runtime scalars: two ropes read their position from the launch's slot 0, each after the bump it waits for.
+    {"runtime_scalar.cpp", runtimeScalar, "split-mode=2", 3},
 };
 
 // One test for all cases (one process: the unfused references are built once per step).
@@ -196,6 +207,11 @@ TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
     ASSERT_TRUE(st.ok()) << st.error().message();
     const Buffers ref = reference(step);
     for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << step.buffers[b].name;
+    if (step.buffers[0].name == "step") {
+      int64_t pos = 0;
+      std::memcpy(&pos, fused[0].data(), sizeof pos);
+      EXPECT_EQ(pos, 6) << "two bumps by 3";
+    }
     if (src->profileBytes) {
       // Every core recorded each op's begin and end, in order, with non-decreasing cycles.
       const uint32_t cores = step.poolCores(Pool::Cube) + step.poolCores(Pool::Vector);

@@ -52,6 +52,12 @@ ASC(cast_f32_bf16, uint8_t*, uint8_t*);
 ASC(cast_bf16_f32, uint8_t*, uint8_t*);
 ASC(matmul, uint8_t*, uint8_t*, uint8_t*);
 ASC(matmul_bf16w, uint8_t*, uint8_t*, uint8_t*);
+ASC(kv_append, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(kv_append_bad, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(attn_decode, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(attn_decode_long, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(attn_decode_bad, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(increment, uint8_t*);
 
 // The cpu builtins (scalars are ignored: the static shapes are compiled in).
 void cpu_add(const sk_ctx*, const float*, const float*, float*, int64_t);
@@ -83,6 +89,12 @@ void cpu_cast_f32_bf16(const sk_ctx*, const float*, uint16_t*, int64_t);
 void cpu_cast_bf16_f32(const sk_ctx*, const uint16_t*, float*, int64_t);
 void cpu_matmul(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, int64_t);
 void cpu_matmul_bf16w(const sk_ctx*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t);
+void cpu_kv_append(const sk_ctx*, const float*, const float*, float*, float*, int64_t, int64_t, int64_t);
+void cpu_attn_decode(const sk_ctx*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t,
+                     int64_t, float);
+void cpu_attn_decode_long(const sk_ctx*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, float);
+void cpu_increment(const sk_ctx*, int64_t*, int64_t, int64_t);
 }
 
 namespace {
@@ -119,6 +131,7 @@ struct Case {
   void* asc;
   std::function<void(const sk_ctx*, std::vector<Buf>&)> cpu;
   std::function<void(std::vector<Buf>&)> prepare = {};  // fix up inputs (indices etc.)
+  bool inPlace = false;  // the outputs are readwrite: they keep their inputs instead of the garbage fill
 };
 
 // Kernels whose cpu builtin sums in a different (vectorized) order: compared to a relative tolerance of
@@ -155,6 +168,12 @@ std::vector<Case> cases() {
   auto anyBits = [](std::vector<Buf>& b) {
     std::mt19937 gen(99);
     for (size_t i = 0; i < b[0].w.size(); i += 2) b[0].w[i] = static_cast<uint32_t>(gen());
+  };
+  // KV caches [cap, row] with the rows above pos NaN: attn_decode must never read them.
+  auto nanAbove = [](size_t row, size_t pos) {
+    return [=](std::vector<Buf>& b) {
+      for (size_t i = (pos + 1) * row; i < b[1].w.size(); ++i) b[1].w[i] = b[2].w[i] = 0x7fc00000u;
+    };
   };
   auto idx = [](std::vector<Buf>& b) {  // expert indices in range for moe_expert
     b[2].as<int32_t>()[0] = 3;
@@ -255,6 +274,24 @@ std::vector<Case> cases() {
        [](std::vector<Buf>& b) {
          for (uint32_t& w : b[1].w) w = (w & 0xffff0000u) | (w >> 16);
        }},
+      {"kv_append_f32", TaskType::AivOnly, {37, 37, 37 * 5, 37 * 5}, {2, 3}, fn(asc_kv_append),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_kv_append(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), b[3].as<float>(), 0, 0, 0);
+       },
+       {}, true},
+      {"attn_decode_f32", TaskType::AivOnly, {64, 9 * 2 * 16, 9 * 2 * 16, 64}, {3}, fn(asc_attn_decode),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_attn_decode(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), b[3].as<float>(), 0, 0, 0, 0, 0, 0);
+       },
+       nanAbove(2 * 16, 6)},
+      {"attn_decode_f32 long", TaskType::AivOnly, {6 * 8, 300 * 3 * 8, 300 * 3 * 8, 6 * 8}, {3}, fn(asc_attn_decode_long),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_attn_decode_long(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), b[3].as<float>(), 0, 0, 0, 0, 0,
+                              0);
+       },
+       nanAbove(3 * 8, 290)},
+      {"increment_i64", TaskType::AivOnly, {2 * 10}, {0}, fn(asc_increment),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_increment(c, b[0].as<int64_t>(), 0, 0); }, {}, true},
   };
 }
 
@@ -268,6 +305,7 @@ TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
       std::vector<Buf> asc = in, cpu = in;
       // Outputs start as different garbage so an element nobody writes shows up.
       for (size_t o : k.outputs) {
+        if (k.inPlace) continue;
         std::fill(asc[o].w.begin(), asc[o].w.end(), 0x7fc00001u);
         std::fill(cpu[o].w.begin(), cpu[o].w.end(), 0x7fc00002u);
       }
@@ -285,6 +323,9 @@ TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
         k.cpu(&ctx, cpu);
       }
       for (size_t o : k.outputs) {
+        if (k.inPlace) {
+          EXPECT_NE(0, std::memcmp(asc[o].w.data(), in[o].w.data(), in[o].w.size() * 4)) << "output " << o << " unchanged";
+        }
         if (reduces(k.name)) {
           expectClose(asc[o], cpu[o], o);
         } else {
@@ -377,6 +418,26 @@ TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
   st = sk::ascend_sim::launch(s);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("expert index out of range"), std::string::npos) << st.error().message();
+
+  // pos outside [0, cap) (compiled with pos = cap): the launch fails and nothing is written.
+  std::vector<float> kv(37, 1.0f), cache(37 * 5, 2.0f), cache2(37 * 5, 3.0f);
+  s.type = TaskType::AivOnly;
+  s.entry = fn(asc_kv_append_bad);
+  s.args = {kv.data(), kv.data(), cache.data(), cache2.data()};
+  st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("kv_append_f32: pos out of range [0, cap) on AIV 0"), std::string::npos)
+      << st.error().message();
+  for (float f : cache) ASSERT_EQ(f, 2.0f);
+  for (float f : cache2) ASSERT_EQ(f, 3.0f);
+  std::vector<float> q(64, 1.0f), kc(9 * 32, 1.0f), vc(9 * 32, 1.0f), o(64, 4.0f);
+  s.entry = fn(asc_attn_decode_bad);
+  s.args = {q.data(), kc.data(), vc.data(), o.data()};
+  st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("attn_decode_f32: pos out of range [0, cap) on AIV 0"), std::string::npos)
+      << st.error().message();
+  for (float f : o) ASSERT_EQ(f, 4.0f);
 }
 
 // Each ascend builtin declares the same parameters as the cpu builtin of the
@@ -391,7 +452,8 @@ TEST(AscendKernels, DeclarationsMirrorTheCpuBuiltins) {
                          "moe_expert_gemv_bf16w", "moe_combine_f32", "moe_gate_topk_f32",
                          "mul_f32",      "scale_f32",          "concat_f32",     "transpose_f32",
                          "reduce_mean_f32", "cast_f32_f16",    "cast_f16_f32",   "cast_f32_bf16",
-                         "cast_bf16_f32", "matmul_f32",        "matmul_bf16w"};
+                         "cast_bf16_f32", "matmul_f32",        "matmul_bf16w",   "kv_append_f32",
+                         "attn_decode_f32", "increment_i64"};
   auto load = [](const std::string& path) {
     std::ifstream in(path);
     std::stringstream ss;

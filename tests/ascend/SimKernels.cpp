@@ -207,3 +207,14 @@ extern "C" __global__ __aicore__ void sim_syncall_some(GM_ADDR data, GM_ADDR out
     reinterpret_cast<__gm__ int64_t*>(out)[round * 64 + b] = sum;
   }
 }
+
+// Runtime scalars (RuntimeScalarTest.cpp): slot 0 as f32 and slot 1 as i64, the way an object compiled with
+// -DSK_<NAME>=SK_ASCEND_RUNTIME_<T>_<k> reads them; block 0 writes them as doubles.
+extern "C" __global__ __aicore__ void sk_test_read_runtime(GM_ADDR out) {
+  const double a = SK_ASCEND_RUNTIME_F32_0;
+  const double b = static_cast<double>(SK_ASCEND_RUNTIME_I64_1);
+  if (AscendC::GetBlockIdx() == 0) {
+    reinterpret_cast<__gm__ double*>(out)[0] = a;
+    reinterpret_cast<__gm__ double*>(out)[1] = b;
+  }
+}

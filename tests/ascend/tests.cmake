@@ -82,6 +82,15 @@ _sk_ascend_kernel_pair(cast_f32_bf16 cast.cpp sk_cast_f32_bf16 "SK_CAST_F32_BF16
 _sk_ascend_kernel_pair(cast_bf16_f32 cast.cpp sk_cast_bf16_f32 "SK_CAST_BF16_F32=1,SK_N=1000")
 _sk_ascend_kernel_pair(matmul matmul.cpp sk_matmul_f32 "SK_M=3,SK_K=19,SK_N=11")
 _sk_ascend_kernel_pair(matmul_bf16w matmul.cpp sk_matmul_bf16w "SK_WEIGHT_BF16=1,SK_M=3,SK_K=19,SK_N=12")
+_sk_ascend_kernel_pair(kv_append kv_append.cpp sk_kv_append_f32 "SK_ROW=37,SK_CAP=5,SK_POS=3")
+_sk_ascend_kernel_pair(kv_append_bad kv_append.cpp sk_kv_append_f32 "SK_ROW=37,SK_CAP=5,SK_POS=5")
+_sk_ascend_kernel_pair(attn_decode attn_decode.cpp sk_attn_decode_f32
+  "SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=16,SK_CAP=9,SK_POS=6,SK_SCALE=0.25f")
+_sk_ascend_kernel_pair(attn_decode_long attn_decode.cpp sk_attn_decode_f32
+  "SK_HEADS=6,SK_KV_HEADS=3,SK_DIM=8,SK_CAP=300,SK_POS=290,SK_SCALE=0.7f")
+_sk_ascend_kernel_pair(attn_decode_bad attn_decode.cpp sk_attn_decode_f32
+  "SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=16,SK_CAP=9,SK_POS=9,SK_SCALE=0.25f")
+_sk_ascend_kernel_pair(increment increment.cpp sk_increment_i64 "SK_N=10,SK_DELTA=3")
 target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
 target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
   SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")

@@ -71,6 +71,67 @@ check(lib.sk_run(session, plan, bufs, 3), "sk_run")
 bad = [i for i in range(256) if c[i] != 4.0 * i]
 assert not bad, f"wrong results at {bad[:5]}"
 
+# A generation loop: the position is element 0 of "step", read at run time
+# ({"from": "step"}); the plan's last op advances it, so T runs need nothing
+# from the host, and a host that writes the position between runs works too.
+# No run compiles anything (the cache's compile counter stays put).
+class CacheStats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("hits", "misses", "compiles", "compile_failures", "corrupt",
+                                                "untrusted", "evicted", "entries", "bytes", "max_bytes")]
+
+
+loop_kernel = b"""#include <superkernel/cpu/kernel.h>
+SK_KERNEL void at_pos(const sk_ctx* ctx, const float* x, float* y, int64_t n, int64_t pos) {
+  int64_t b, e;
+  sk_block_range(ctx, n, &b, &e);
+  for (int64_t i = b; i < e; ++i) y[i] = x[i] * (float)(pos + 1);
+}
+SK_KERNEL void advance(const sk_ctx* ctx, int64_t* s) {
+  if (ctx->block_idx == 0) s[0] += 1;
+}
+"""
+loop_list = b"""{"format": "superkernel.oplist", "version": 1,
+ "kernels": {
+   "at_pos": {"source": "loop.cpp", "entry": "at_pos", "params": [
+     {"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+     {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
+     {"name": "n", "kind": "scalar", "dtype": "i64"},
+     {"name": "pos", "kind": "scalar", "dtype": "i64", "runtime": true}]},
+   "advance": {"source": "loop.cpp", "entry": "advance", "params": [
+     {"name": "s", "kind": "buffer", "dtype": "i64", "access": "readwrite", "partition": "all"}]}},
+ "buffers": {"x": {"dtype": "f32", "shape": [64]}, "y": {"dtype": "f32", "shape": [64]},
+             "step": {"dtype": "i64", "shape": [1]}},
+ "ops": [{"name": "scale", "kernel": "at_pos", "block_dim": 4, "scope": "tok",
+          "args": {"x": "x", "y": "y", "n": 64, "pos": {"from": "step", "index": 0}}},
+         {"name": "next", "kernel": "advance", "block_dim": 1, "scope": "tok", "args": {"s": "step"}}]}"""
+lsrc = Source(b"loop.cpp", loop_kernel, len(loop_kernel))
+loop_plan = ctypes.c_void_p()
+check(lib.sk_compile_json(session, loop_list, len(loop_list), None, ctypes.byref(lsrc), 1, None, 1,
+                          ctypes.byref(loop_plan)), "sk_compile_json (loop)")
+before = CacheStats()
+check(lib.sk_cache_stats_get(session, ctypes.byref(before)), "sk_cache_stats_get")
+x, y = (ctypes.c_float * 64)(*[0.5 * i for i in range(64)]), (ctypes.c_float * 64)()
+step = (ctypes.c_int64 * 1)(0)
+loop_bufs = (ctypes.c_void_p * 3)(ctypes.addressof(x), ctypes.addressof(y), ctypes.addressof(step))
+for t in range(6):
+    check(lib.sk_run(session, loop_plan, loop_bufs, 3), f"sk_run (token {t})")
+    assert step[0] == t + 1, (t, step[0])
+    assert all(y[i] == x[i] * (t + 1) for i in range(64)), f"token {t}: {list(y)[:4]}"
+step[0] = 40  # the host sets the position
+check(lib.sk_run(session, loop_plan, loop_bufs, 3), "sk_run (host position)")
+assert step[0] == 41 and y[3] == x[3] * 41, (step[0], y[3])
+after = CacheStats()
+check(lib.sk_cache_stats_get(session, ctypes.byref(after)), "sk_cache_stats_get")
+assert after.compiles == before.compiles, (before.compiles, after.compiles)
+lib.sk_plan_destroy(loop_plan)
+
+# A runtime value for a compile-time parameter is bad input (status 1) naming the argument.
+bad_list = loop_list.replace(b'"runtime": true', b'"runtime": false')
+status = lib.sk_compile_json(session, bad_list, len(bad_list), None, ctypes.byref(lsrc), 1, None, 1,
+                             ctypes.byref(ctypes.c_void_p()))
+msg = lib.sk_last_error().decode()
+assert status == 1 and "ops[0].args.pos" in msg and "compile-time" in msg, (status, msg)
+
 # An error comes back as a status and a message.
 status = lib.sk_compile_json(session, b"[]", 2, None, None, 0, None, 1, ctypes.byref(ctypes.c_void_p()))
 assert status == 1 and lib.sk_last_error(), (status, lib.sk_last_error())

@@ -96,6 +96,16 @@ TEST(CpuCodegen, GoldenSeedExample) {
 TEST(CpuCodegen, GoldenSyncKinds) { checkGolden("sync_kinds.cpp", emitOk(syncKindsPlan()).text); }
 TEST(CpuCodegen, GoldenTwoStreams) { checkGolden("two_streams.cpp", emitOk(twoStreamsPlan()).text); }
 TEST(CpuCodegen, GoldenUnfusedOp) { checkGolden("unfused_op.cpp", emitOk(unfusedPlan()).text); }
+TEST(CpuCodegen, GoldenRuntimeScalar) { checkGolden("runtime_scalar.cpp", emitOk(runtimeScalarPlan()).text); }
+
+// A runtime scalar is read from the step's buffer array at the call, never printed as its value: the text
+// (the cache key) is the same whatever the buffer holds.
+TEST(CpuCodegen, RuntimeScalarIsReadAtTheCall) {
+  const std::string t = emitOk(runtimeScalarPlan()).text;
+  EXPECT_NE(t.find("static_cast<float*>(buf[2]), static_cast<const int64_t*>(buf[4])[1])"), std::string::npos);
+  EXPECT_NE(t.find("static_cast<float*>(buf[3]), INT64_C(4096))"), std::string::npos);
+  EXPECT_EQ(t.find("INT64_C(0)"), std::string::npos) << "the bound literal of a runtime scalar must not be printed";
+}
 
 TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   std::string t = emitOk(seedPlan()).text;

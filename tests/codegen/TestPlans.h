@@ -248,6 +248,39 @@ inline FusionPlan twoStreamsPlan() {
   return plan;
 }
 
+/// Runtime scalars: add_0's `n` is element 1 of the i64 buffer "step"
+/// (read at the call), add_1's a literal; a local edge between them.
+inline FusionPlan runtimeScalarPlan() {
+  FusionPlan plan;
+  KernelVariant v = addVariant();
+  v.decl.params[3].runtime = true;
+  plan.variants.push_back(v);
+  SuperKernelPlan sk;
+  sk.name = "decode";
+  sk.fused = true;
+  sk.scope = "decode";
+  sk.endReason = "end of op list";
+  sk.numCores = 2;
+  const char* names[] = {"x", "y", "t1", "out"};
+  for (uint32_t i = 0; i < 4; ++i) sk.buffers.push_back(planBuf(names[i], DType::F32, 4096, i));
+  sk.buffers.push_back(planBuf("step", DType::I64, 2, 4));
+  std::vector<BoundArg> a0 = addArgs(v, 0, 1, 2, 4096);
+  a0[3] = scalarArg(v.decl.params[3], int64_t{0});
+  a0[3].runtime = true;
+  a0[3].buffer = 4;
+  a0[3].offset = 1;
+  a0[3].count = 1;
+  sk.ops.push_back(op(0, "add_0", 0, 8, 0, a0));
+  sk.ops.push_back(op(1, "add_1", 0, 8, 0, addArgs(v, 2, 1, 3, 4096)));
+  sk.edges.push_back(edge(0, 1, DepKind::RAW, SyncKind::Local, "t1"));
+  Queue q;
+  q.numCores = 2;
+  q.ops = {0, 1};
+  sk.queues.push_back(q);
+  plan.steps.push_back(std::move(sk));
+  return plan;
+}
+
 /// One unfused op (the reference path): a single op in its own step.
 inline FusionPlan unfusedPlan() {
   FusionPlan plan = seedPlan();

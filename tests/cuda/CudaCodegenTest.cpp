@@ -40,6 +40,14 @@ TEST(CudaCodegen, GoldenSeed) { checkGolden("seed.cu", emitOk(seedPlan()).text);
 TEST(CudaCodegen, GoldenSyncKinds) { checkGolden("sync_kinds.cu", emitOk(syncKindsPlan()).text); }
 TEST(CudaCodegen, GoldenTwoStreams) { checkGolden("two_streams.cu", emitOk(twoStreamsPlan()).text); }
 TEST(CudaCodegen, GoldenUnfusedOp) { checkGolden("unfused_op.cu", emitOk(unfusedPlan()).text); }
+TEST(CudaCodegen, GoldenRuntimeScalar) { checkGolden("runtime_scalar.cu", emitOk(runtimeScalarPlan()).text); }
+
+// A runtime scalar is a load from the step's device buffer at the call.
+TEST(CudaCodegen, RuntimeScalarIsADeviceLoadAtTheCall) {
+  const std::string t = emitOk(runtimeScalarPlan()).text;
+  EXPECT_NE(t.find("static_cast<const int64_t*>(sk_buf[4])[1])"), std::string::npos);
+  EXPECT_EQ(t.find("INT64_C(0)"), std::string::npos);
+}
 // profiling=1: record rows sized 4 per block a CTA runs, records around waits and blocks, the reader.
 TEST(CudaCodegen, GoldenProfiling) {
   FusionPlan plan = syncKindsPlan();

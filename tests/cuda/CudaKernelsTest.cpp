@@ -35,6 +35,15 @@ TEST(CudaKernels, TheDecodeLayerSetExists) {
   }
 }
 
+// A decode loop's kernels: the KV-cache append and attention over rows 0..pos
+// (pos a runtime scalar), rope at a runtime position, the position counter.
+TEST(CudaKernels, TheDecodeLoopSetExists) {
+  for (const char* n : {"kv_append_f32", "attn_decode_f32", "increment_i64", "rope_f32"}) {
+    auto k = findBuiltinKernel(n, "cuda");
+    EXPECT_TRUE(k.ok()) << n << ": " << (k.ok() ? "" : k.error().message());
+  }
+}
+
 TEST(CudaKernels, DeclarationsMatchCpu) {
   for (const std::string& n : cudaBuiltins()) {
     auto c = findBuiltinKernel(n, "cuda");

@@ -85,6 +85,7 @@ foreach(mode find_package pkgconfig)
   run_checked("configuring the ${mode} consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer"
     -B "${work}/consumer-${mode}" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DSK_VIA_PKGCONFIG=${via}
     -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON
+    "-DSK_GENERATE_LOOP_SOURCE=${SOURCE_DIR}/examples/api/generate_loop.cpp"
     "-DCMAKE_CXX_FLAGS=${SAN_FLAGS} -I${work}/poison" "-DCMAKE_EXE_LINKER_FLAGS=${SAN_FLAGS}"
     # The library's own compiler: a sanitizer runtime (or a C++ ABI detail)
     # of one compiler does not link with the other's.
@@ -95,6 +96,12 @@ foreach(mode find_package pkgconfig)
     message(FATAL_ERROR "${mode} consumer: ${last_out}")
   endif()
   message(STATUS "${mode}: ${last_out}")
+  if(mode STREQUAL find_package)
+    run_checked("running the installed generation loop" ${hide} "${work}/consumer-${mode}/generate_loop")
+    if(NOT last_out MATCHES "generate_loop ok")
+      message(FATAL_ERROR "generate_loop from the installed package: ${last_out}")
+    endif()
+  endif()
 endforeach()
 
 # The installed tool on an op list copied out of the source tree.

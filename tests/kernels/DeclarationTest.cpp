@@ -4,9 +4,11 @@
 //  - exactly the op-list v1 kernel keys, a source that exists, an entry;
 //  - params (names, kinds, dtypes, order) equal the C signature's table below;
 //  - for every "block" buffer, block b of B really touches only its slice
-//    [n/B*b, last ? n : n/B*(b+1)) of that argument: a written block param
-//    keeps every byte outside the slice, and poisoning a read block param
-//    outside the slice does not change what the block writes.
+//    [n/B*b, last ? n : n/B*(b+1)) of that argument: a written (or
+//    read-written) block param keeps every byte outside the slice, and
+//    poisoning a read block param outside the slice does not change what the
+//    block writes;
+//  - a scalar declares "runtime": true exactly where runtimeScalars() says.
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -32,6 +34,7 @@ struct Builtin {
 #define H(i) static_cast<uint16_t*>(p[i])
 #define I(i) static_cast<int32_t*>(p[i])
 #define U(i) static_cast<uint8_t*>(p[i])
+#define L(i) static_cast<int64_t*>(p[i])
 
 const std::map<std::string, Builtin>& builtins() {
   static const std::map<std::string, Builtin> table = {
@@ -116,6 +119,17 @@ const std::map<std::string, Builtin>& builtins() {
       {"concat_f32", {{"a:buffer:f32", "b:buffer:f32", "y:buffer:f32", "rows:scalar:i64", "ca:scalar:i64", "cb:scalar:i64"},
                       {3 * 4, 3 * 5, 3 * 9},
                       [](const sk_ctx* c, void* const* p) { sk_concat_f32(c, F(0), F(1), F(2), 3, 4, 5); }}},
+      {"kv_append_f32", {{"k:buffer:f32", "v:buffer:f32", "k_cache:buffer:f32", "v_cache:buffer:f32", "row:scalar:i64",
+                          "cap:scalar:i64", "pos:scalar:i64"},
+                         {13, 13, 4 * 13, 4 * 13},
+                         [](const sk_ctx* c, void* const* p) { sk_kv_append_f32(c, F(0), F(1), F(2), F(3), 13, 4, 2); }}},
+      {"attn_decode_f32", {{"q:buffer:f32", "k_cache:buffer:f32", "v_cache:buffer:f32", "out:buffer:f32",
+                            "heads:scalar:i64", "kv_heads:scalar:i64", "dim:scalar:i64", "cap:scalar:i64",
+                            "pos:scalar:i64", "scale:scalar:f32"},
+                           {4 * 3, 6 * 2 * 3, 6 * 2 * 3, 4 * 3},
+                           [](const sk_ctx* c, void* const* p) { sk_attn_decode_f32(c, F(0), F(1), F(2), F(3), 4, 2, 3, 6, 4, 0.5f); }}},
+      {"increment_i64", {{"x:buffer:i64", "n:scalar:i64", "delta:scalar:i64"}, {103},
+                         [](const sk_ctx* c, void* const* p) { sk_increment_i64(c, L(0), 103, 5); }}},
   };
   return table;
 }
@@ -124,6 +138,7 @@ const std::map<std::string, Builtin>& builtins() {
 #undef H
 #undef I
 #undef U
+#undef L
 
 nlohmann::json loadJson(const fs::path& p) {
   std::ifstream in(p);
@@ -138,7 +153,14 @@ std::vector<fs::path> jsonFiles() {
   return out;
 }
 
-size_t dtypeBytes(const std::string& d) { return d == "f32" || d == "i32" ? 4 : d == "u8" ? 1 : 2; }
+size_t dtypeBytes(const std::string& d) { return d == "i64" ? 8 : d == "f32" || d == "i32" ? 4 : d == "u8" ? 1 : 2; }
+
+// Scalars a decode loop may give a runtime value (an element of a buffer read
+// on the device): exactly these declare "runtime": true.
+const std::set<std::string>& runtimeScalars() {
+  static const std::set<std::string> s{"rope_f32.pos", "kv_append_f32.pos", "attn_decode_f32.pos"};
+  return s;
+}
 
 TEST(Declarations, EveryJsonMatchesItsKernel) {
   auto files = jsonFiles();
@@ -172,6 +194,9 @@ TEST(Declarations, EveryJsonMatchesItsKernel) {
         EXPECT_TRUE(p["access"] == "read" || p["access"] == "write" || p["access"] == "readwrite") << sig;
         EXPECT_TRUE(p["partition"] == "block" || p["partition"] == "all") << sig;
         EXPECT_EQ(p.size(), 5u) << sig;
+      } else if (runtimeScalars().count(name + "." + p["name"].get<std::string>())) {
+        EXPECT_EQ(p.size(), 4u) << sig << ": a runtime scalar has name, kind, dtype, runtime";
+        EXPECT_EQ(p.value("runtime", false), true) << sig << " should declare \"runtime\": true";
       } else {
         EXPECT_EQ(p.size(), 3u) << sig << ": scalars have name, kind, dtype only";
       }
@@ -188,6 +213,7 @@ void fill(std::vector<uint8_t>& b, const std::string& dtype, size_t n, uint32_t 
   for (size_t i = 0; i < n; ++i) {
     if (dtype == "f32") std::memcpy(&b[4 * i], &f[i], 4);
     else if (dtype == "i32") { int32_t v = static_cast<int32_t>(i % 2); std::memcpy(&b[4 * i], &v, 4); }
+    else if (dtype == "i64") { int64_t v = static_cast<int64_t>(i * 3 + seed); std::memcpy(&b[8 * i], &v, 8); }
     else if (dtype == "u8") b[i] = static_cast<uint8_t>((i * 37 + seed) % 251);  // q8_0 bytes
     else { uint16_t h = dtype == "bf16" ? floatToBf16Ref(f[i]) : static_cast<uint16_t>(0x3800 + (i % 256)); std::memcpy(&b[2 * i], &h, 2); }
   }
@@ -197,6 +223,7 @@ void poison(std::vector<uint8_t>& b, const std::string& dtype, size_t from, size
   const size_t e = dtypeBytes(dtype);
   for (size_t i = from; i < to; ++i) {
     if (e == 1) { b[i] = 0x7f; }
+    else if (e == 8) { int64_t v = int64_t(1) << 40; std::memcpy(&b[8 * i], &v, 8); }
     else if (e == 4) { uint32_t v = dtype == "i32" ? 0x40000000u : 0x7fc00000u; std::memcpy(&b[4 * i], &v, 4); }
     else { uint16_t v = 0x7e00; std::memcpy(&b[2 * i], &v, 2); }
   }
@@ -246,9 +273,13 @@ TEST(Declarations, BlockPartitionsAreExact) {
           auto [lo, hi] = slice(bufs[i].n);
           const size_t e = dtypeBytes(bufs[i].dtype);
           if (bufs[i].access != "read") {
+            // Outside the slice: the sentinel (write) or the data it started with (readwrite).
+            std::vector<uint8_t> before;
+            fill(before, bufs[i].dtype, bufs[i].n, static_cast<uint32_t>(100 + i));
+            if (bufs[i].access == "write") std::fill(before.begin(), before.end(), 0xA5);
             for (size_t k = 0; k < bufs[i].n * e; ++k) {
               if (k < lo * e || k >= hi * e) {
-                ASSERT_EQ(clean[i][k], 0xA5) << "param " << i << " written outside its slice at byte " << k;
+                ASSERT_EQ(clean[i][k], before[k]) << "param " << i << " written outside its slice at byte " << k;
               }
             }
           }

@@ -44,4 +44,8 @@ SK_DECLARE_BOTH(sk_attn_scores_f32, const float*, const float*, float*, int64_t,
 SK_DECLARE_BOTH(sk_attn_weighted_sum_f32, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t)
 SK_DECLARE_BOTH(sk_transpose_f32, const float*, float*, int64_t, int64_t)
 SK_DECLARE_BOTH(sk_concat_f32, const float*, const float*, float*, int64_t, int64_t, int64_t)
+SK_DECLARE_BOTH(sk_kv_append_f32, const float*, const float*, float*, float*, int64_t, int64_t, int64_t)
+SK_DECLARE_BOTH(sk_attn_decode_f32, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t, int64_t,
+                int64_t, float)
+SK_DECLARE_BOTH(sk_increment_i64, int64_t*, int64_t, int64_t)
 }

@@ -137,4 +137,30 @@ TEST(StaticShape, AttentionAndLayout) {
   }
 }
 
+TEST(StaticShape, DecodeLoop) {
+  for (uint32_t bd : {1u, 5u, 40u}) {
+    auto k = randomFloats(37, 67), v = randomFloats(37, 68);
+    const auto k0 = randomFloats(37 * 5, 69), v0 = randomFloats(37 * 5, 70);
+    auto ka = k0, va = v0, kb = k0, vb = v0;
+    both(bd, [&](const sk_ctx* c) {
+      sk_kv_append_f32(c, k.data(), v.data(), ka.data(), va.data(), 37, 5, 3);
+      sk_kv_append_f32_static(c, k.data(), v.data(), kb.data(), vb.data(), 0, 0, -1);
+    });
+    EXPECT_TRUE(near(kb, ka, 0, 0)) << "kv_append k";
+    EXPECT_TRUE(near(vb, va, 0, 0)) << "kv_append v";
+    auto q = randomFloats(64, 75), kc = randomFloats(9 * 2 * 16, 76), vc = randomFloats(9 * 2 * 16, 77);
+    for (size_t i = 7 * 2 * 16; i < kc.size(); ++i) kc[i] = vc[i] = NAN;  // rows above pos 6
+    std::vector<float> oa(64, NAN), ob(64, NAN);
+    both(bd, [&](const sk_ctx* c) {
+      sk_attn_decode_f32(c, q.data(), kc.data(), vc.data(), oa.data(), 4, 2, 16, 9, 6, 0.25f);
+      sk_attn_decode_f32_static(c, q.data(), kc.data(), vc.data(), ob.data(), 0, 0, 0, 0, -1, 1.0f);
+    });
+    EXPECT_TRUE(near(ob, oa, 0, 0)) << "attn_decode";
+    std::vector<int64_t> xa(1000), xb(1000);
+    for (size_t i = 0; i < xa.size(); ++i) xa[i] = xb[i] = int64_t(i) - 500;
+    both(bd, [&](const sk_ctx* c) { sk_increment_i64(c, xa.data(), 1000, 3); sk_increment_i64_static(c, xb.data(), 0, 0); });
+    EXPECT_EQ(xa, xb) << "increment";
+  }
+}
+
 }  // namespace

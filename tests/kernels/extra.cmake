@@ -63,7 +63,10 @@ set(_sk_static
   "attn_scores_static|attn_scores.cpp|SK_HEADS=4,SK_KV_HEADS=2,SK_SEQ=9,SK_DIM=16,SK_SCALE=0.25f,sk_attn_scores_f32=sk_attn_scores_f32_static"
   "attn_wsum_static|attn_weighted_sum.cpp|SK_HEADS=4,SK_KV_HEADS=2,SK_SEQ=9,SK_DIM=16,sk_attn_weighted_sum_f32=sk_attn_weighted_sum_f32_static"
   "transpose_static|transpose.cpp|SK_ROWS=5,SK_COLS=7,sk_transpose_f32=sk_transpose_f32_static"
-  "concat_static|concat.cpp|SK_ROWS=3,SK_CA=4,SK_CB=5,sk_concat_f32=sk_concat_f32_static")
+  "concat_static|concat.cpp|SK_ROWS=3,SK_CA=4,SK_CB=5,sk_concat_f32=sk_concat_f32_static"
+  "kv_append_static|kv_append.cpp|SK_ROW=37,SK_CAP=5,SK_POS=3,sk_kv_append_f32=sk_kv_append_f32_static"
+  "attn_decode_static|attn_decode.cpp|SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=16,SK_CAP=9,SK_POS=6,SK_SCALE=0.25f,sk_attn_decode_f32=sk_attn_decode_f32_static"
+  "increment_static|increment.cpp|SK_N=1000,SK_DELTA=3,sk_increment_i64=sk_increment_i64_static")
 foreach(_entry IN LISTS _sk_static)
   string(REPLACE "|" ";" _parts "${_entry}")
   list(GET _parts 0 _name)
@@ -82,7 +85,7 @@ target_compile_definitions(${t} PRIVATE SK_KERNELS_DIR="${_sk_kdir}")
 # when the CPU supports it (__builtin_cpu_supports).
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   set(_sk_simd_builtins gemv_f32 gemv_bf16w gemv_f16w gemv_q8_0 matmul_f32 matmul_bf16w matmul_f16w matmul_q8_0
-      rms_norm_f32 add_rms_norm_f32 softmax_f32 attn_scores_f32 attn_weighted_sum_f32)
+      rms_norm_f32 add_rms_norm_f32 softmax_f32 attn_scores_f32 attn_weighted_sum_f32 attn_decode_f32)
   foreach(_arch v3 v4)
     foreach(_name IN LISTS _sk_simd_builtins)
       file(READ ${_sk_kdir}/${_name}.json _text)

@@ -18,7 +18,7 @@ using ::testing::Not;
 TEST(SkCompile, HelpListsEveryFlag) {
   Result r = run({kCompile, "--help"});
   ASSERT_EQ(r.code, 0) << r.all();
-  for (const char* flag : {"--run", "--repeat", "--emit-source", "--emit-dot", "--trace", "--json", "--dump",
+  for (const char* flag : {"--run", "--tokens", "--repeat", "--emit-source", "--emit-dot", "--trace", "--json", "--dump",
                            "--options", "--cache-dir", "--jobs", "--target", "--workers", "--version", "OPLIST"}) {
     EXPECT_THAT(r.out, HasSubstr(flag));
   }

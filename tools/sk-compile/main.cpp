@@ -28,6 +28,7 @@
 #include "common/Timing.h"
 #include "common/Stalls.h"
 #include "common/ToolSupport.h"
+#include "common/Tokens.h"
 #include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
 
@@ -45,6 +46,7 @@ struct Args {
   bool planOnly = false;
   bool forceRecompile = false;
   int repeat = 5;
+  int tokens = 0;  // --tokens T: a decode loop of T steps (0: not given)
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
   std::string options, cacheDir, target;
@@ -229,6 +231,7 @@ std::string edgesCell(const json& e) {
 }
 
 std::string renderOutputs(const json& rep);
+std::string renderTokens(const json& rep, const json& p, const std::string& cores);
 
 // The text report: a header, the per-step table (like a profiler's), totals,
 // cache and compile lines, then the run section.
@@ -303,7 +306,9 @@ std::string renderText(const json& rep) {
                                r["superkernel_misses"].get<uint64_t>());
   }
   s += compileLine + "\n";
-  if (rep.contains("run")) {
+  if (rep.contains("run") && rep["run"].contains("tokens")) {
+    s += renderTokens(rep, p, cores);
+  } else if (rep.contains("run")) {
     const json& r = rep["run"];
     s += "\nRun: fused vs unfused from identical buffers";
     if (r.contains("fused_seconds")) {
@@ -338,6 +343,47 @@ std::string renderText(const json& rep) {
     }
   }
   return s + renderOutputs(rep);
+}
+
+// The "Tokens:" section of a --tokens run (common/Tokens.h says what is measured).
+std::string renderTokens(const json& rep, const json& p, const std::string& cores) {
+  const json& r = rep["run"];
+  const int tokens = r["tokens"].get<int>();
+  std::string s = fmt::format("\nTokens: {} decode step{} fused vs unfused from identical buffers", tokens,
+                              tokens == 1 ? "" : "s");
+  if (r.contains("fused_tokens_per_second")) {
+    s += fmt::format(", {} {}\n  {} samples per side, each {} consecutive run{} from the initial buffers (restored "
+                     "before each sample, untimed), after {} warm-up sequence; median and min-max over the samples\n",
+                     rep["workers"].get<uint32_t>(), cores, r["repeat"].get<int>(), tokens, tokens == 1 ? "" : "s",
+                     r["warmups"].get<int>());
+    Table rt({"", "tokens/s", "min", "max", "ms/token", "launches/token"}, "lrrrrr");
+    auto row = [&](const char* side, const char* key, uint32_t launches) {
+      const double med = r[std::string(key)].get<double>();
+      rt.add({side, fmt::format("{:.1f}", med), fmt::format("{:.1f}", r[std::string(key) + "_min"].get<double>()),
+              fmt::format("{:.1f}", r[std::string(key) + "_max"].get<double>()),
+              med > 0 ? fmt::format("{:.3f}", 1e3 / med) : std::string("-"), std::to_string(launches)});
+    };
+    row("fused", "fused_tokens_per_second", p["launches_after"].get<uint32_t>());
+    row("unfused", "unfused_tokens_per_second", p["ops_before"].get<uint32_t>());
+    s += rt.str();
+    s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
+                     r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
+  } else {
+    s += "\n";
+  }
+  if (r["identical"].get<bool>()) {
+    s += fmt::format("  results  identical after every token: {} buffers, {} compared bit-for-bit\n",
+                     r["buffers"].get<size_t>(), formatSize(r["bytes_compared"].get<uint64_t>()));
+  } else {
+    const json& m = r["mismatch"];
+    s += fmt::format("  results  DIFFER after token {} in {} of {} buffers; first: {}\n", m["token"].get<int>(),
+                     m["differing_buffers"].get<size_t>(), r["buffers"].get<size_t>(), m["message"].get<std::string>());
+  }
+  if (r.contains("compiles")) {
+    s += fmt::format("  compiles {} in this run (one plan serves every token: the same for any --tokens)\n",
+                     r["compiles"].get<uint64_t>());
+  }
+  return s;
 }
 
 // The "Wrote" and "note" lines.
@@ -405,6 +451,14 @@ class Compiler {
     // as a malformed one.
     if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
     makePathsAbsolute(*list);
+    // A list with runtime values is one step of a loop: each run may advance its position, so it is run and
+    // timed as T tokens from its initial buffers (common/Tokens.h), never as thousands of runs of one state.
+    tokens_ = args_.tokens;
+    if (args_.run && tokens_ == 0 && hasRuntimeValues(*list)) {
+      tokens_ = 1;
+      note("the op list has runtime values: --run runs and times it as a decode loop of 1 token from its initial "
+           "buffers (--tokens T for T)");
+    }
 
     CompileRequest fusedReq;
     fusedReq.target = args_.target;
@@ -452,6 +506,7 @@ class Compiler {
     rep_["core_noun"] = (*device)->machine().coreNoun;  // "workers" on cpu, "CTAs" / "cores" elsewhere
     rep_["compiler"] = json{{"path", (*toolchain)->path.string()}, {"version", (*toolchain)->versionLine()}};
     const auto& cache = ss.cache();
+    if (auto st = cache->stats()) compilesBefore_ = st->compiles;
     rep_["cache_dir"] = cache->root().string();
     if (cache->usingPrivateFallback()) {
       note(fmt::format("cache directory {} is not trusted; this run used a private temporary cache",
@@ -488,7 +543,9 @@ class Compiler {
     }
     progress_.clear();
 
-    if (args_.run) {
+    if (args_.run && tokens_ > 0) {
+      if (auto f = runTokensCompare(ss, *fused, *unfused)) return f;
+    } else if (args_.run) {
       if (auto f = runCompare(ss, *fused, *unfused)) return f;
     } else if (!args_.dump.empty()) {
       // --dump without --run: one fused run from the initial buffers.
@@ -514,6 +571,61 @@ class Compiler {
   void note(std::string n) {
     if (!rep_.contains("notes")) rep_["notes"] = json::array();
     rep_["notes"].push_back(std::move(n));
+  }
+
+  // --tokens T (and --run of a list with runtime values: T = 1): common/Tokens.h.
+  std::optional<Failure> runTokensCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
+    TimingConfig tc;
+    tc.samples = args_.repeat;
+    auto tr = runTokens(ss, fused, unfused, tokens_, tc, /*time=*/true);
+    if (!tr) return failure(std::move(tr).error());
+    json r;
+    r["repeat"] = args_.repeat;
+    r["tokens"] = tr->tokens;
+    r["buffers"] = tr->fused.size();
+    r["bytes_compared"] = tr->bytesCompared;
+    r["identical"] = !tr->mismatch.has_value();
+    // Compiler runs this invocation caused (the cache's counter is persisted: the difference since the
+    // session opened it): the same for any T, since one plan serves every token.
+    if (auto st = ss.cache()->stats()) r["compiles"] = st->compiles - compilesBefore_;
+    if (!args_.dump.empty()) {
+      if (auto f = dump(tr->fused)) {
+        rep_["run"] = r;
+        return f;
+      }
+    }
+    if (tr->mismatch) {
+      const BufferMismatch& m = *tr->mismatch;
+      r["mismatch"] = json{{"token", tr->mismatchToken},
+                           {"buffer", m.buffer},
+                           {"index", m.index},
+                           {"unfused", m.expected},
+                           {"fused", m.actual},
+                           {"differing_buffers", m.differingBuffers},
+                           {"message", m.message()}};
+      rep_["run"] = r;
+      return Failure{Error(ErrorKind::Mismatch,
+                           fmt::format("fused and unfused results differ after token {} of {} ({} buffer{}): {} "
+                                       "(expected: unfused, got: fused); run with --dump DIR to inspect, or --options "
+                                       "debug-sync-all=1 to check for a missing dependency",
+                                       tr->mismatchToken, tr->tokens, m.differingBuffers,
+                                       m.differingBuffers == 1 ? "" : "s", m.message())),
+                     kExitMismatch};
+    }
+    r["warmups"] = tr->warmups;
+    r["fused_tokens_per_second"] = tr->fusedTokensPerSecond.median;
+    r["fused_tokens_per_second_min"] = tr->fusedTokensPerSecond.min;
+    r["fused_tokens_per_second_max"] = tr->fusedTokensPerSecond.max;
+    r["unfused_tokens_per_second"] = tr->unfusedTokensPerSecond.median;
+    r["unfused_tokens_per_second_min"] = tr->unfusedTokensPerSecond.min;
+    r["unfused_tokens_per_second_max"] = tr->unfusedTokensPerSecond.max;
+    r["fused_samples"] = tr->fusedSeconds;
+    r["unfused_samples"] = tr->unfusedSeconds;
+    r["speedup"] = tr->speedup.median;
+    r["speedup_min"] = tr->speedup.min;
+    r["speedup_max"] = tr->speedup.max;
+    rep_["run"] = r;
+    return std::nullopt;
   }
 
   std::optional<Failure> runCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
@@ -671,6 +783,8 @@ class Compiler {
   }
 
   const Args& args_;
+  int tokens_ = 0;  // decode steps to run (common/Tokens.h); 0: the frozen-step --run
+  uint64_t compilesBefore_ = 0;  // the cache's compile counter when the session opened it
   json rep_ = json::object();
   Progress progress_;
   bool notedDiskFull_ = false;
@@ -687,6 +801,11 @@ int realMain(int argc, char** argv) {
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
   app.add_flag("--run", a.run,
                "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
+  app.add_option("--tokens", a.tokens,
+                 "run T decode steps of a list with runtime values (implies --run): fused and unfused compared after "
+                 "every token, tokens per second; --run of such a list alone runs 1")
+      ->type_name("T")
+      ->check(CLI::Range(1, 1000000));
   app.add_flag("--force-recompile", a.forceRecompile,
                "compile everything again instead of loading it from the cache, replacing the cached entries "
                "(also: SK_FORCE_RECOMPILE=1)");
@@ -732,9 +851,10 @@ int realMain(int argc, char** argv) {
     printSuggestions(kTool, suggestForArgs(app, argc, argv));
     return kExitBadInput;
   }
+  if (a.tokens > 0) a.run = true;
   if (a.planOnly && (a.run || !a.trace.empty() || !a.dump.empty() || !a.emitSource.empty())) {
-    std::fprintf(stderr, "%s: error: --plan-only compiles nothing, so it cannot be combined with --run, --trace, "
-                 "--dump or --emit-source (see %s --help)\n", kTool, kTool);
+    std::fprintf(stderr, "%s: error: --plan-only compiles nothing, so it cannot be combined with --run, --tokens, "
+                 "--trace, --dump or --emit-source (see %s --help)\n", kTool, kTool);
     return kExitBadInput;
   }
   initLogging();

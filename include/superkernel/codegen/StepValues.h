@@ -56,7 +56,8 @@ TemplateValues& addOpFn(TemplateValues& v, const FusionPlan& plan, const SuperKe
                         const SyncLayout& layout, size_t i);
 
 /// List "args" of an op's call: a buffer is `static_cast<[const ]T*>(<bufArray>[b]) [+ offset]`,
-/// a scalar its cpuScalarLiteral. Returns whether any argument is a buffer;
+/// a scalar its cpuScalarLiteral, a runtime scalar `static_cast<const T*>(<bufArray>[b])[index]` (read
+/// at the call). Returns whether any argument reads the buffer array;
 /// BadInput naming the op and argument for a scalar that cannot be printed.
 Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const PlannedOp& op,
                            std::string_view bufArray);

@@ -41,7 +41,8 @@
 
 namespace sk {
 
-/// Argument helpers: a whole buffer, a view (offset, count in elements), a scalar.
+/// Argument helpers: a whole buffer, a view (offset, count in elements), a
+/// scalar literal; argFrom below: a scalar read from a buffer at run time.
 inline ArgValue arg(std::string buffer) { return ArgValue{BufferRef{std::move(buffer), false, 0, 0}}; }
 inline ArgValue arg(std::string buffer, uint64_t offset, uint64_t count) {
   return ArgValue{BufferRef{std::move(buffer), true, offset, count}};
@@ -52,6 +53,13 @@ inline ArgValue arg(double v) { return ArgValue{ScalarValue{v}}; }
 /// For u64 parameters: values above INT64_MAX are kept as uint64_t.
 inline ArgValue arg(uint64_t v) {
   return v > static_cast<uint64_t>(INT64_MAX) ? ArgValue{ScalarValue{v}} : ArgValue{ScalarValue{static_cast<int64_t>(v)}};
+}
+
+/// A runtime scalar: element `index` of buffer `buffer` (its dtype the
+/// parameter's), read on the device each time the op is called; the
+/// parameter must be declared "runtime" (RuntimeScalar in OpList.h).
+inline ArgValue argFrom(std::string buffer, uint64_t index = 0) {
+  return ArgValue{RuntimeScalar{std::move(buffer), index}};
 }
 
 /// One launch to record.

@@ -57,8 +57,20 @@ struct ParamDecl {
   DType dtype = DType::F32;
   Access access = Access::Read;            // buffers only
   Partition partition = Partition::All;    // buffers only
+  /// Scalars only ("runtime": true): the parameter may take a runtime value,
+  /// an element of a buffer read on the device when the op is called
+  /// (RuntimeScalar), so one compiled object serves every value. A kernel
+  /// declares it where its code uses the parameter only as an ordinary value:
+  /// on ascend a scalar's SK_<NAME> macro then expands to a read of device
+  /// memory, never usable in `#if` or a constant expression.
+  bool runtime = false;
   bool operator==(const ParamDecl&) const = default;
 };
+
+/// "SK_<NAME>" (upper case): the macro by which a scalar parameter is
+/// compiled in where a target takes scalars at compile time (ascend) and
+/// by which every target's builtins take a static shape.
+std::string scalarMacroName(std::string_view param);
 
 struct KernelDecl {
   std::string name;                        // key in "kernels"
@@ -132,11 +144,27 @@ std::optional<__int128> scalarInteger(const ScalarValue& v);
 /// Any scalar as a double (what a float parameter receives).
 double scalarAsDouble(const ScalarValue& v);
 
+/// A runtime scalar argument (`{"from": "step", "index": 0}`): element
+/// `index` of buffer `from`, whose dtype is the parameter's, read on the device
+/// each time the op is called. Neither the generated source nor the cache key
+/// depends on the value, so a decode loop that changes the position in that
+/// buffer between (or inside) runs compiles once. The op reads the element
+/// like a read argument: an op of the same plan that writes it orders before.
+struct RuntimeScalar {
+  std::string buffer;
+  uint64_t index = 0;
+  bool operator==(const RuntimeScalar&) const = default;
+};
+
 struct ArgValue {
-  std::variant<BufferRef, ScalarValue> value;
+  std::variant<BufferRef, ScalarValue, RuntimeScalar> value;
   bool isBuffer() const { return value.index() == 0; }
+  /// A literal number (not a buffer, not a runtime scalar).
+  bool isScalar() const { return value.index() == 1; }
+  bool isRuntime() const { return value.index() == 2; }
   const BufferRef& buffer() const { return std::get<0>(value); }
   const ScalarValue& scalar() const { return std::get<1>(value); }
+  const RuntimeScalar& runtime() const { return std::get<2>(value); }
   bool operator==(const ArgValue&) const = default;
 };
 

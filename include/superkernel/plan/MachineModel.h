@@ -50,6 +50,11 @@ struct MachineModel {
   /// (plan/Specialize.cpp), so one object never serves two ops that differ
   /// in any of them. false (cpu): scalars are run-time arguments.
   bool staticArguments = false;
+  /// With staticArguments: the device passes each launch the addresses of its
+  /// runtime scalars' sources (SuperKernelPlan::runtimeValues) and an object
+  /// reads one by slot (KernelVariant::runtimeScalars). false: a runtime value
+  /// on such a target is bad input naming the op (plan/Specialize.cpp).
+  bool runtimeScalars = false;
   /// The device runs launches of other streams beside a SuperKernel, ordered
   /// with it by words in GM (the SuperKernel writes a notify word after the
   /// ops a side launch needs and polls a done word before the ops that need

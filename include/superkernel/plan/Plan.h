@@ -39,8 +39,12 @@ struct KernelVariant {
   /// MachineModel::staticArguments: this variant is one op's object, built
   /// for the values below (and `symbol` carries a hash of them).
   bool specialised = false;
-  /// The op's scalar arguments, in parameter order (specialised only).
+  /// The op's literal scalar arguments, in parameter order (specialised only).
   std::vector<ScalarValue> staticScalars;
+  /// The op's runtime scalars (specialised only): parameter name and slot
+  /// (BoundArg::runtimeSlot), in parameter order. The object reads the value
+  /// from the launch's slot, never compiles it in.
+  std::vector<std::pair<std::string, uint32_t>> runtimeScalars;
   /// Its block count inside a SuperKernel; 0: an unfused launch (specialised only).
   uint32_t staticBlocks = 0;
   /// Inside a SuperKernel with early-start=1, the kernel's own early-start
@@ -66,6 +70,16 @@ struct BoundArg {
   uint64_t offset = 0;                      // elements, views
   uint64_t count = 0;                       // elements the argument covers
   ScalarValue scalar = int64_t{0};
+  /// A runtime scalar (kind Scalar, frontend RuntimeScalar): the value is
+  /// element `offset` of buffer `buffer`, read when the op is called. It
+  /// touches that element like a read argument of partition "all" (count 1),
+  /// so dependencies and syncs treat it as one.
+  bool runtime = false;
+  /// Runtime scalars: the index of its source in SuperKernelPlan::runtimeValues.
+  uint32_t runtimeSlot = 0;
+  /// Whether the argument reads or writes a buffer of the manifest: a buffer
+  /// argument or a runtime scalar.
+  bool touchesBuffer() const { return kind == ParamKind::Buffer || runtime; }
 };
 
 struct PlannedOp {
@@ -134,6 +148,15 @@ struct SideLaunch {
   std::vector<uint32_t> after, before;
 };
 
+/// Where a step's runtime scalars come from (SuperKernelPlan::runtimeValues):
+/// element `element` of manifest buffer `buffer`, read as `dtype`.
+struct RuntimeValue {
+  int buffer = -1;
+  uint64_t element = 0;
+  DType dtype = DType::I64;
+  bool operator==(const RuntimeValue&) const = default;
+};
+
 struct SuperKernelPlan {
   std::string name;                         // scope name, "#k" suffix after a split
   bool fused = false;                       // false: one unfused op
@@ -146,6 +169,10 @@ struct SuperKernelPlan {
   std::vector<PlannedOp> ops;               // a topological order
   std::vector<Edge> edges;
   std::vector<PlanBuffer> buffers;
+  /// The distinct sources of the step's runtime scalars, in order of first use
+  /// (Bind). A back end whose objects cannot take a value at the call (ascend)
+  /// passes their addresses with the launch; an op names them by slot.
+  std::vector<RuntimeValue> runtimeValues;
   /// Fused: launches of other streams that run beside this SuperKernel, in
   /// recorded order (their steps follow this one).
   std::vector<SideLaunch> sides;

@@ -5,6 +5,8 @@
 
 #include <charconv>
 
+#include "target/ascend/AscendRecipe.h"
+
 namespace sk {
 
 Backend ascendBackend() {
@@ -67,6 +69,11 @@ std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
     s += " args=";
     for (size_t i = 0; i < d.args.size(); ++i) s += fmt::format("{}{}:{}", i ? "," : "", d.args[i].first, d.args[i].second);
   }
+  if (!d.runtime.empty()) {
+    s += " runtime=";
+    for (size_t i = 0; i < d.runtime.size(); ++i)
+      s += fmt::format("{}{}:{}", i ? "," : "", d.runtime[i].first, d.runtime[i].second);
+  }
   return s;
 }
 
@@ -123,6 +130,18 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
           return bad("args are buffer:byte_offset");
         d.args.push_back(arg);
       }
+    } else if (k == "runtime") {
+      for (std::string_view a : split(v, ',')) {
+        const size_t colon = a.find(':');
+        std::pair<uint32_t, uint64_t> slot;
+        if (colon == std::string_view::npos || !parseNumber(a.substr(0, colon), &slot.first) ||
+            !parseNumber(a.substr(colon + 1), &slot.second))
+          return bad("runtime slots are buffer:byte_offset");
+        d.runtime.push_back(slot);
+      }
+      if (d.runtime.size() > kMaxRuntimeValues) {
+        return bad(fmt::format("{} runtime slots (at most {})", d.runtime.size(), kMaxRuntimeValues));
+      }
     } else {
       return bad(fmt::format("unknown key '{}'", k));
     }
@@ -130,6 +149,8 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
   if (!haveEntry || !haveType) return bad("entry and type are required");
   for (const auto& [b, off] : d.args)
     if (b >= d.buffers) return bad(fmt::format("argument buffer {} of {}", b, d.buffers));
+  for (const auto& [b, off] : d.runtime)
+    if (b >= d.buffers) return bad(fmt::format("runtime slot buffer {} of {}", b, d.buffers));
   if (d.sides.empty() != (d.notifyWords == 0)) return bad("sides and notify_words come together");
   for (const SideWords& w : d.sides) {
     if (w.done >= d.notifyWords || w.first > d.notifyWords || w.count > d.notifyWords - w.first)

@@ -8,7 +8,8 @@
 //   extern "C" const char sk_ascend_launch[] = "entry=... type=MIX_AIC_1_2 block_dim=8 ...";
 // that the recipe reads from the source (which objects to split-copy) and the
 // device reads back from the loaded artifact (what to launch: entry, task
-// type, block dim, how buffers map to parameters). Everything in it is part
+// type, block dim, how buffers map to parameters, where the runtime scalars'
+// slots point). Everything in it is part
 // of the source text, so of the SuperKernel's key.
 #pragma once
 
@@ -49,6 +50,9 @@ struct LaunchDescriptor {
   std::vector<std::string> objects;  // object symbols, in GeneratedSource::variants order
   /// Unfused: the sub-kernel's parameters as (buffer index, byte offset); empty: buffers in order.
   std::vector<std::pair<uint32_t, uint64_t>> args;
+  /// Runtime scalars' sources by slot, as (buffer index, byte offset): the device passes each launch their
+  /// addresses (ascend_sim::LaunchSpec::runtimeValues), fused or not; at most kMaxRuntimeValues.
+  std::vector<std::pair<uint32_t, uint64_t>> runtime;
 };
 
 /// The GM arguments of a fused SuperKernel's entry: the `n` buffers one by

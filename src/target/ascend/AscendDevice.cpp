@@ -31,6 +31,7 @@
 #include "target/LaunchTrace.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendMachine.h"
+#include "target/ascend/AscendRecipe.h"
 #include "target/ascend/SideLaunches.h"
 
 namespace sk {
@@ -72,6 +73,8 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
     return badInput(fmt::format("SuperKernel {}: its entry takes {} arguments, the simulator passes at most {}", a.key,
                                 params, ascend_sim::kMaxArgs));
   }
+  // The runtime scalars' slots (parseLaunchDescriptor bounds them by ascend::kMaxRuntimeValues).
+  static_assert(ascend::kMaxRuntimeValues <= SK_ASCEND_SIM_MAX_RUNTIME_VALUES);
   ascend_sim::TaskType type;
   if (!ascend_sim::parseTaskType(d->type, &type)) {
     return runtimeError(fmt::format("SuperKernel {}: unknown task type {}", a.key, d->type));
@@ -216,13 +219,19 @@ class AscendDevice final : public Device {
     return k;
   }
 
-  ascend_sim::LaunchSpec specOf(const AscendKernel& k, std::string name) const {
+  // `buffers`: the run's buffers, which the runtime scalars' slots point into (a fixed array in the spec:
+  // no allocation per run).
+  ascend_sim::LaunchSpec specOf(const AscendKernel& k, std::string name, void* const* buffers) const {
     ascend_sim::LaunchSpec spec;
     spec.type = k.type();
     spec.blockDim = k.descriptor().blockDim;
     spec.entry = k.entry();
     spec.enter = k.module().enter();
     spec.name = std::move(name);
+    const auto& runtime = k.descriptor().runtime;  // at most kMaxRuntimeValues (checked at load)
+    for (size_t i = 0; i < runtime.size(); ++i)
+      spec.runtimeValues[i] = static_cast<const uint8_t*>(buffers[runtime[i].first]) + runtime[i].second;
+    spec.numRuntimeValues = static_cast<uint32_t>(runtime.size());
     if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
     return spec;
   }
@@ -235,7 +244,7 @@ class AscendDevice final : public Device {
 
   // An unfused launch: its arguments come from the descriptor, no scratch, so it may run beside another.
   Status launchDirect(const AscendKernel& k, void* const* buffers, const std::string& name) const {
-    ascend_sim::LaunchSpec spec = specOf(k, name);
+    ascend_sim::LaunchSpec spec = specOf(k, name, buffers);
     spec.args = directArguments(k, buffers);
     return ascend_sim::launch(spec);
   }
@@ -245,7 +254,7 @@ class AscendDevice final : public Device {
   Status launchLocked(const AscendKernel& k, void* const* buffers, uint32_t numBuffers, void* notify,
                       uint32_t numbers = 1) {
     const ascend::LaunchDescriptor& d = k.descriptor();
-    ascend_sim::LaunchSpec spec = specOf(k, tLaunchLabel.empty() ? d.entry : tLaunchLabel);
+    ascend_sim::LaunchSpec spec = specOf(k, tLaunchLabel.empty() ? d.entry : tLaunchLabel, buffers);
     const std::optional<uint32_t> launch = trace_.nextLaunch(numbers);
     const bool record = launch && d.profileBytes;
     // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).

@@ -115,6 +115,16 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
   if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
   const size_t n = s.ops.size();
   for (const AscendOp& op : s.ops) {
+    if (op.ownEarlyStart && !op.runtimeScalars.empty()) {
+      return internalError(fmt::format("op {}: starts early itself but reads a runtime value (read after its waits)",
+                                       op.name));
+    }
+    for (const auto& [param, slot] : op.runtimeScalars) {
+      if (slot >= s.runtimeValues.size()) {
+        return internalError(fmt::format("op {} argument {}: runtime slot {} of {}", op.name, param, slot,
+                                         s.runtimeValues.size()));
+      }
+    }
     if (op.blockDim == 0 || op.blockDim > s.poolCores(op.pool)) {
       return internalError(fmt::format("op {}: {} block(s) on {} {} core(s)", op.name, op.blockDim,
                                        s.poolCores(op.pool), poolName(op.pool)));
@@ -213,6 +223,17 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
   if (split > 1) {
     w.line(0, fmt::format("// split-mode {}: every sub-kernel has {} code copies; a core runs copy get_coreid() % {}.",
                           split, split, split));
+  }
+  if (!s.runtimeValues.empty()) {
+    w.line(0, "// Runtime values: every launch passes the address of each slot's source (launch descriptor runtime=),");
+    w.line(0, "// and a sub-kernel reads slot k as its SK_<NAME> (SK_ASCEND_RUNTIME_<T>_<k>) when it runs, after the");
+    w.line(0, "// op's waits: the values are never compiled in.");
+    for (size_t k = 0; k < s.runtimeValues.size(); ++k) {
+      const AscendRuntimeValue& rv = s.runtimeValues[k];
+      const PlanBuffer& b = s.buffers.at(static_cast<size_t>(rv.buffer));
+      w.line(0, fmt::format("//   slot {}: {}[{}] ({})", k, escapeComment(b.name), rv.byteOffset / dtypeSize(rv.dtype),
+                            dtypeName(rv.dtype)));
+    }
   }
   w.line(0, "#include \"kernel_operator.h\"");
   w.blank();
@@ -432,6 +453,12 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     common(1, fmt::format("// op {}: {} = {} x {} block(s) on {} cores{}", c, escapeComment(cur.name),
                           s.objects[cur.object].symbol, cur.blockDim, poolName(cur.pool),
                           cur.ownEarlyStart ? "; signals and waits early start itself" : ""));
+    if (!cur.runtimeScalars.empty()) {
+      std::string reads;
+      for (const auto& [param, slot] : cur.runtimeScalars)
+        reads += fmt::format("{}{} (slot {})", reads.empty() ? "" : ", ", escapeComment(param), slot);
+      common(1, "//   reads runtime " + reads);
+    }
     if (c == 0 && opt.preloadCode != PreloadCode::None) preloadOf(cur);
     if (c + 1 < n && opt.preloadCode != PreloadCode::None) preloadOf(s.ops[c + 1]);
     if (opt.profiling) common(1, fmt::format("SkProf({}, 0);", c));

@@ -14,6 +14,9 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // cores fetching the same sub-kernel spread over four instruction lines.
   m.defaultSplitMode = 4;
   m.staticArguments = true;
+  // Runtime scalars: an object reads slot k of its launch (SK_ASCEND_RUNTIME_<T>_<k>, kernel_operator.h), the
+  // device passes the slots' addresses with every launch (launch descriptor runtime=): the simulator only.
+  m.runtimeScalars = true;
   // Launches of other streams (tiling elsewhere, weight prefetch) run beside a SuperKernel, ordered by GM
   // notify/wait words (AscendEmitter.h, Device::runBeside), instead of splitting it.
   m.sideLaunches = true;

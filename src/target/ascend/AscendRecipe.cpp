@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
+#include "superkernel/frontend/OpList.h"
 
 namespace sk::ascend {
 namespace fs = std::filesystem;
@@ -221,11 +223,73 @@ std::vector<std::pair<std::string, std::string>> objectDefines(
   std::set<std::string> defined;
   for (const auto& [name, value] : macros) defined.insert(name);
   for (const auto& [param, literal] : scalars) {
-    std::string name = "SK_";
-    for (char c : param) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string name = scalarMacroName(param);
     if (defined.insert(name).second) out.emplace_back(std::move(name), literal);
   }
   return out;
+}
+
+Expected<std::string> runtimeScalarMacro(DType dtype, uint32_t slot) {
+  const char* t = nullptr;
+  switch (dtype) {
+    case DType::I32: t = "I32"; break;
+    case DType::I64: t = "I64"; break;
+    case DType::U32: t = "U32"; break;
+    case DType::U64: t = "U64"; break;
+    case DType::F32: t = "F32"; break;
+    case DType::F64: t = "F64"; break;
+    default:
+      return badInput(fmt::format("a runtime scalar of dtype {} (ascend reads runtime scalars of dtype i32, i64, u32, "
+                                  "u64, f32 or f64)",
+                                  dtypeName(dtype)));
+  }
+  if (slot >= kMaxRuntimeValues) {
+    return badInput(fmt::format("runtime value slot {} (an ascend launch passes at most {})", slot, kMaxRuntimeValues));
+  }
+  return fmt::format("SK_ASCEND_RUNTIME_{}_{}", t, slot);
+}
+
+Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vector<std::string>& compileOptions,
+                                         ObjectBuild build, const std::string& what) {
+  CompileStep cs;
+  cs.arch = v.decl.coreType == CoreType::Cube ? CoreArch::Cube : CoreArch::Vec;
+  std::vector<std::pair<std::string, std::string>> scalars;
+  size_t next = 0, nextRuntime = 0;
+  for (const ParamDecl& p : v.decl.params) {
+    if (p.kind != ParamKind::Scalar) continue;
+    if (nextRuntime < v.runtimeScalars.size() && v.runtimeScalars[nextRuntime].first == p.name) {
+      const uint32_t slot = v.runtimeScalars[nextRuntime++].second;
+      if (build == ObjectBuild::Device) {
+        return badInput(fmt::format(
+            "{} argument {}: a runtime value (\"from\") cannot be built for an ascend device yet: the bisheng "
+            "recipe compiles sub-kernel scalars in as -DSK_<NAME> literals and has no read of the launch's "
+            "runtime slots; the ascend simulator (sk-compile --target ascend) supports it",
+            what, p.name));
+      }
+      // A slot or dtype the simulator has no macro for: objects are compiled before the step is emitted, and
+      // makeAscendStep then refuses the step (BadInput naming it or the op), so this object is never linked;
+      // it is built reading SK_ASCEND_RUNTIME_INVALID, which traps, rather than failing its compile with a
+      // message about the compiler instead of the op list.
+      auto macro = runtimeScalarMacro(p.dtype, slot);
+      scalars.emplace_back(p.name, macro ? *macro : std::string("SK_ASCEND_RUNTIME_INVALID"));
+      continue;
+    }
+    if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
+    auto lit = cpuScalarLiteral(v.staticScalars[next++], p.dtype);
+    // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
+    scalars.emplace_back(p.name, lit ? *lit : "sk_unrepresentable_scalar");
+  }
+  if (nextRuntime != v.runtimeScalars.size()) {
+    return internalError(fmt::format("{}: runtime scalar {} is not a scalar parameter of kernel {} (in order)", what,
+                                     v.runtimeScalars[nextRuntime].first, v.decl.name));
+  }
+  cs.defines = objectDefines({v.macros.begin(), v.macros.end()}, scalars);
+  if (!v.decl.entry.empty() && !v.symbol.empty()) cs.defines.emplace_back(v.decl.entry, v.symbol);
+  cs.subKernel = v.staticBlocks > 0;
+  cs.blockNum = v.staticBlocks;
+  cs.kernelEarlyStart = v.ownEarlyStart;
+  cs.extra = compileOptions;
+  return cs;
 }
 
 std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& simInclude, const CompileStep& s) {

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 
 namespace sk::ascend {
@@ -107,6 +108,33 @@ std::vector<std::string> splitCopyArgv(const std::filesystem::path& objcopy, con
 std::vector<std::pair<std::string, std::string>> objectDefines(
     const std::vector<std::pair<std::string, std::string>>& macros,
     const std::vector<std::pair<std::string, std::string>>& scalars);
+
+/// Runtime scalars (KernelVariant::runtimeScalars): the slots one launch passes
+/// at most (the simulator's SK_ASCEND_SIM_MAX_RUNTIME_VALUES). A step with more
+/// distinct runtime values is bad input (makeAscendStep).
+constexpr uint32_t kMaxRuntimeValues = 16;
+
+/// The simulator's macro reading runtime slot `slot` as `dtype`'s C type, the
+/// value of -DSK_<NAME>= for a runtime scalar: "SK_ASCEND_RUNTIME_I64_0"
+/// (kernel_operator.h defines it as a GM read through the launch's slot
+/// addresses). dtypes i32, i64, u32, u64, f32, f64; another dtype, or a slot
+/// at or past kMaxRuntimeValues, is BadInput.
+Expected<std::string> runtimeScalarMacro(DType dtype, uint32_t slot);
+
+/// Which build an object's compile is for.
+enum class ObjectBuild : uint8_t { Simulator, Device };
+
+/// The CompileStep of a specialised variant's object (arch, defines, block
+/// count, own early start, compile-options; no source, object or include
+/// folders): its macros, each scalar as SK_<NAME>=<literal> (objectDefines),
+/// each runtime scalar as SK_<NAME>=<runtimeScalarMacro> (Simulator; where it
+/// has none, SK_ASCEND_RUNTIME_INVALID, which traps: makeAscendStep refuses
+/// such a step when it is emitted, after its objects were compiled, so that
+/// object is never linked), its entry renamed to its symbol. Device (bisheng): a variant with runtime scalars is
+/// BadInput naming `what` (the op) and the parameter: the device build has no
+/// slot reads yet, only the simulator does.
+Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vector<std::string>& compileOptions,
+                                         ObjectBuild build, const std::string& what);
 
 /// The same sources built for the simulator with the host compiler: C++17,
 /// -fPIC, exceptions (the simulator unwinds failed cores), the simulator's

@@ -6,9 +6,11 @@
 // loads.
 //
 // Objects. One per specialised variant (= one AscendObject): the variant's
-// macros, its scalars as -DSK_<NAME>=<literal>, its entry renamed to the
-// variant's symbol, and inside a SuperKernel its block count and early-start
-// macros. All of them are objectFlags, so they are in the object's key: two
+// macros, its scalars as -DSK_<NAME>=<literal> (a runtime scalar as
+// -DSK_<NAME>=SK_ASCEND_RUNTIME_<T>_<slot>, a read of the launch's slot: the
+// value is never in the object), its entry renamed to the variant's symbol,
+// and inside a SuperKernel its block count and early-start macros
+// (ascend::variantCompileStep). All of them are objectFlags, so they are in the object's key: two
 // ops with different scalars or block counts never share an object.
 //
 // Split copies are made at link time, not in postProcessObject: the copies
@@ -63,24 +65,11 @@ class AscendSimRecipe final : public BuildRecipe {
   }
 
   std::vector<std::string> objectFlags(const KernelVariant& v, const Options& o, const std::string&) const override {
-    ascend::CompileStep cs;
-    cs.arch = v.decl.coreType == CoreType::Cube ? ascend::CoreArch::Cube : ascend::CoreArch::Vec;
-    std::vector<std::pair<std::string, std::string>> scalars;
-    size_t next = 0;
-    for (const ParamDecl& p : v.decl.params) {
-      if (p.kind != ParamKind::Scalar) continue;
-      if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
-      auto lit = cpuScalarLiteral(v.staticScalars[next++], p.dtype);
-      // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
-      scalars.emplace_back(p.name, lit ? *lit : "sk_unrepresentable_scalar");
-    }
-    cs.defines = ascend::objectDefines({v.macros.begin(), v.macros.end()}, scalars);
-    if (!v.decl.entry.empty() && !v.symbol.empty()) cs.defines.emplace_back(v.decl.entry, v.symbol);
-    cs.subKernel = v.staticBlocks > 0;
-    cs.blockNum = v.staticBlocks;
-    cs.kernelEarlyStart = v.ownEarlyStart;
-    cs.extra = o.compileOptions;
-    return compileFlags(cs);
+    auto cs = ascend::variantCompileStep(v, o.compileOptions, ascend::ObjectBuild::Simulator, "variant " + v.symbol);
+    // Only an inconsistent variant (a runtime scalar that is no scalar parameter) fails here: a bug upstream,
+    // built with an argument the compiler rejects rather than without the scalar.
+    if (!cs) return {"-x", "c++", "--sk-ascend-unbuildable-object", "-DSK_ASCEND_OBJECT_ERROR"};
+    return compileFlags(*cs);
   }
 
   std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,

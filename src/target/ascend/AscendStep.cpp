@@ -96,6 +96,27 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
   s.options = sk.options;
   s.buffers = sk.buffers;
   if (sk.ops.empty()) return internalError("a step without ops");
+  // Runtime values: one slot each, passed by address with every launch (at most kMaxRuntimeValues).
+  if (sk.runtimeValues.size() > kMaxRuntimeValues) {
+    std::string which;
+    for (size_t k = 0; k < sk.runtimeValues.size(); ++k) {
+      const RuntimeValue& rv = sk.runtimeValues[k];
+      const std::string buf = rv.buffer >= 0 && static_cast<size_t>(rv.buffer) < sk.buffers.size()
+                                  ? sk.buffers[static_cast<size_t>(rv.buffer)].name
+                                  : "?";
+      which += fmt::format("{}{}[{}]", k ? ", " : "", buf, rv.element);
+    }
+    return badInput(fmt::format("step {}: its ops read {} distinct runtime values ({}); an ascend launch passes at "
+                                "most {} (one slot each): read fewer distinct elements in one step, or keep the ops "
+                                "in separate SuperKernels",
+                                sk.name, sk.runtimeValues.size(), which, kMaxRuntimeValues));
+  }
+  for (const RuntimeValue& rv : sk.runtimeValues) {
+    if (rv.buffer < 0 || static_cast<size_t>(rv.buffer) >= sk.buffers.size()) {
+      return internalError(fmt::format("step {}: a runtime value's buffer index", sk.name));
+    }
+    s.runtimeValues.push_back({rv.buffer, rv.element * dtypeSize(rv.dtype), rv.dtype});
+  }
 
   std::map<std::string, uint32_t> objectIndex;  // symbol -> object
   uint32_t maxCube = 0, maxVec = 0;
@@ -135,7 +156,18 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     for (size_t i = 0; i < op.args.size(); ++i) {
       const ParamDecl& p = v.decl.params[i];
       const BoundArg& arg = op.args[i];
-      if (p.kind == ParamKind::Scalar) {
+      if (p.kind == ParamKind::Scalar && arg.runtime) {
+        // Read from the launch's slot when the sub-kernel runs: the object names the slot, never the value.
+        if (arg.runtimeSlot >= s.runtimeValues.size()) {
+          return internalError(fmt::format("op {} argument {}: runtime slot {} of {}", op.name, p.name,
+                                           arg.runtimeSlot, s.runtimeValues.size()));
+        }
+        auto macro = runtimeScalarMacro(p.dtype, arg.runtimeSlot);
+        if (!macro) return std::move(macro).error().context(fmt::format("op {} argument {}", op.name, p.name));
+        scalarLiterals.emplace_back(p.name, *macro);
+        scalars += fmt::format("{}=@{};", p.name, arg.runtimeSlot);
+        a.runtimeScalars.emplace_back(p.name, arg.runtimeSlot);
+      } else if (p.kind == ParamKind::Scalar) {
         auto lit = cpuScalarLiteral(arg.scalar, p.dtype);
         if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, p.name));
         scalarLiterals.emplace_back(p.name, *lit);
@@ -148,7 +180,18 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
       }
     }
     // Inside a SuperKernel the object also carries its block count (__SUPER_KERNEL_STATIC_BLOCK_NUM__).
-    const bool ownEarly = sk.fused && sk.options.earlyStart == 1 && decl->earlyStart;
+    // Its own early-start points are honoured as the planner decided (PlannedOp::earlyStart: early-start=1,
+    // the kernel declares it, and no runtime scalar, which must be read after the op's waits), and only
+    // when this kernel's Ascend C declares them too.
+    if (sk.fused && op.earlyStart && !(sk.options.earlyStart == 1 && decl->earlyStart)) {
+      return internalError(fmt::format("op {}: planned to start early itself, but its ascend kernel {} does not "
+                                       "declare early start (or early-start is not 1)",
+                                       op.name, v.decl.name));
+    }
+    if (sk.fused && op.earlyStart && !a.runtimeScalars.empty()) {
+      return internalError(fmt::format("op {}: planned to start early itself while it reads a runtime value", op.name));
+    }
+    const bool ownEarly = sk.fused && op.earlyStart;
     if (sk.fused) scalars += fmt::format("blocks={};own_early_start={};", op.blockDim, ownEarly ? 1 : 0);
     // A variant the planner specialised (MachineModel::staticArguments) is this object already: its symbol
     // is the one the build recipe compiled it under. Otherwise the object's symbol is derived here.

@@ -1,8 +1,10 @@
 // One step of a FusionPlan in the ascend back end's terms (DESIGN section 9):
 // which pool (cube or vector cores) each op runs on, the objects to compile
-// (Ascend C has no run-time scalars, so a variant plus its op's scalar values
-// is one object), the SuperKernel's task type and block dim, and for every
-// dependency edge whether program order on one core already orders it.
+// (sub-kernel scalars are compile-time macros, so a variant plus its op's
+// scalar values is one object; a runtime scalar is a macro reading a slot of
+// the launch instead, and the step lists each slot's source), the
+// SuperKernel's task type and block dim, and for every dependency edge whether
+// program order on one core already orders it.
 //
 // Guarantee: an edge is marked `local` only when producer and consumer run
 // in the same pool and every consumer block depends on producer blocks that
@@ -49,6 +51,14 @@ struct AscendArg {
   uint64_t byteOffset = 0;  // views
 };
 
+/// A runtime scalar's source (plan RuntimeValue) in launch terms: the device
+/// passes the address buffers[buffer] + byteOffset as its slot.
+struct AscendRuntimeValue {
+  int buffer = -1;          // index into AscendStep::buffers
+  uint64_t byteOffset = 0;
+  DType dtype = DType::I64;
+};
+
 struct AscendOp {
   std::string name;
   uint32_t object = 0;
@@ -56,6 +66,9 @@ struct AscendOp {
   Pool pool = Pool::Vector;
   uint32_t stream = 0;
   std::vector<AscendArg> args;  // buffer parameters in declared order
+  /// Runtime scalars: (parameter, slot of AscendStep::runtimeValues), read by the sub-kernel when it runs
+  /// (its object defines SK_<NAME> as the slot's read). Such an op never honours its own early start.
+  std::vector<std::pair<std::string, uint32_t>> runtimeScalars;
   /// early-start 1 and the kernel declares it: its own SetNextTaskStart /
   /// WaitPreTaskEnd are honoured (the SuperKernel completes them for the
   /// pool's other cores).
@@ -98,6 +111,9 @@ struct AscendStep {
   std::vector<PlanBuffer> buffers;
   std::vector<AscendObject> objects;
   std::vector<AscendSide> sides;  // fused: launches of other streams beside it, in plan order
+  /// The sources of the ops' runtime scalars, by slot (at most kMaxRuntimeValues): every launch of the
+  /// step passes their addresses (launch descriptor `runtime=`).
+  std::vector<AscendRuntimeValue> runtimeValues;
 
   /// Cores of a pool in this launch.
   uint32_t poolCores(Pool p) const;
@@ -112,7 +128,9 @@ struct AscendStep {
 /// source, a mix sub-kernel, a cube kernel_sync sub-kernel (SyncAll needs
 /// vector cores), a kernel_sync op that other vector cores of its
 /// SuperKernel must feed whose kernel does not declare "sync_all_calls", an
-/// op with more blocks than any launch can give its pool.
+/// op with more blocks than any launch can give its pool, a step with more
+/// than kMaxRuntimeValues distinct runtime values, a runtime scalar of a
+/// dtype the simulator cannot read (runtimeScalarMacro).
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step, const std::filesystem::path& ascendKernelsDir);
 
 }  // namespace sk::ascend

@@ -81,6 +81,9 @@ class AscendTarget final : public Target {
     d.buffers = static_cast<uint32_t>(step.buffers.size());
     d.blockDim = step.blockDim;
     d.type = taskTypeSuffix(step.type);
+    // Runtime scalars: the slots' sources, so the device passes their addresses (never their values).
+    for (const ascend::AscendRuntimeValue& rv : step.runtimeValues)
+      d.runtime.emplace_back(static_cast<uint32_t>(rv.buffer), rv.byteOffset);
     if (step.fused) {
       SK_ASSIGN_OR_RETURN(ascend::AscendSource src, ascend::emitAscend(step));
       d.entry = src.entry;

@@ -108,6 +108,128 @@ inline int64_t get_subblockdim() { return sk_ascend_sim_core_now()->subblock_dim
 inline int64_t get_coreid() { return sk_ascend_sim_core_now()->core_id; }
 inline void set_ffts_base_addr(uint64_t) {}  // the simulator's flags need no base address
 
+// ---- runtime scalars ---------------------------------------------------------
+// A scalar parameter declared "runtime" whose argument names a buffer element is compiled as
+// -DSK_<NAME>=SK_ASCEND_RUNTIME_<T>_<k>: a read of slot k of the launch (the element's address, which the
+// device passes with every launch; sim_abi.h runtime_values), as the parameter's C type T, each time the
+// expression is evaluated. The object never holds the value, so one object serves every value. Kernels use
+// SK_<NAME> only in expressions (never in #if). T: I32 int32_t, I64 int64_t, U32 uint32_t, U64 uint64_t,
+// F32 float, F64 double; k < SK_ASCEND_SIM_MAX_RUNTIME_VALUES (16). A slot the launch did not pass fails it.
+template <typename T>
+inline T sk_ascend_sim_runtime_value(uint32_t slot) {
+  const sk_ascend_sim_core* c = sk_ascend_sim_core_now();
+  if (slot >= c->runtime_count || c->runtime_values == nullptr || c->runtime_values[slot] == nullptr) {
+    c->ops->trap(c, "a runtime scalar's slot was not passed by the launch");
+    return T();
+  }
+  return *static_cast<const T*>(c->runtime_values[slot]);
+}
+#define SK_ASCEND_RUNTIME_VALUE(type, slot) (::sk_ascend_sim_runtime_value<type>(slot##u))
+// A runtime scalar the simulator cannot read (slot 16 or later, a dtype with no macro): only in an object of
+// a step the back end refuses when it emits it (such an object is never linked); a read traps.
+inline int64_t sk_ascend_sim_runtime_invalid() {
+  const sk_ascend_sim_core* c = sk_ascend_sim_core_now();
+  c->ops->trap(c, "a runtime scalar with no slot macro (more than 16 slots or an unsupported dtype)");
+  return 0;
+}
+#define SK_ASCEND_RUNTIME_INVALID (::sk_ascend_sim_runtime_invalid())
+#define SK_ASCEND_RUNTIME_I32_0 SK_ASCEND_RUNTIME_VALUE(int32_t, 0)
+#define SK_ASCEND_RUNTIME_I32_1 SK_ASCEND_RUNTIME_VALUE(int32_t, 1)
+#define SK_ASCEND_RUNTIME_I32_2 SK_ASCEND_RUNTIME_VALUE(int32_t, 2)
+#define SK_ASCEND_RUNTIME_I32_3 SK_ASCEND_RUNTIME_VALUE(int32_t, 3)
+#define SK_ASCEND_RUNTIME_I32_4 SK_ASCEND_RUNTIME_VALUE(int32_t, 4)
+#define SK_ASCEND_RUNTIME_I32_5 SK_ASCEND_RUNTIME_VALUE(int32_t, 5)
+#define SK_ASCEND_RUNTIME_I32_6 SK_ASCEND_RUNTIME_VALUE(int32_t, 6)
+#define SK_ASCEND_RUNTIME_I32_7 SK_ASCEND_RUNTIME_VALUE(int32_t, 7)
+#define SK_ASCEND_RUNTIME_I32_8 SK_ASCEND_RUNTIME_VALUE(int32_t, 8)
+#define SK_ASCEND_RUNTIME_I32_9 SK_ASCEND_RUNTIME_VALUE(int32_t, 9)
+#define SK_ASCEND_RUNTIME_I32_10 SK_ASCEND_RUNTIME_VALUE(int32_t, 10)
+#define SK_ASCEND_RUNTIME_I32_11 SK_ASCEND_RUNTIME_VALUE(int32_t, 11)
+#define SK_ASCEND_RUNTIME_I32_12 SK_ASCEND_RUNTIME_VALUE(int32_t, 12)
+#define SK_ASCEND_RUNTIME_I32_13 SK_ASCEND_RUNTIME_VALUE(int32_t, 13)
+#define SK_ASCEND_RUNTIME_I32_14 SK_ASCEND_RUNTIME_VALUE(int32_t, 14)
+#define SK_ASCEND_RUNTIME_I32_15 SK_ASCEND_RUNTIME_VALUE(int32_t, 15)
+#define SK_ASCEND_RUNTIME_I64_0 SK_ASCEND_RUNTIME_VALUE(int64_t, 0)
+#define SK_ASCEND_RUNTIME_I64_1 SK_ASCEND_RUNTIME_VALUE(int64_t, 1)
+#define SK_ASCEND_RUNTIME_I64_2 SK_ASCEND_RUNTIME_VALUE(int64_t, 2)
+#define SK_ASCEND_RUNTIME_I64_3 SK_ASCEND_RUNTIME_VALUE(int64_t, 3)
+#define SK_ASCEND_RUNTIME_I64_4 SK_ASCEND_RUNTIME_VALUE(int64_t, 4)
+#define SK_ASCEND_RUNTIME_I64_5 SK_ASCEND_RUNTIME_VALUE(int64_t, 5)
+#define SK_ASCEND_RUNTIME_I64_6 SK_ASCEND_RUNTIME_VALUE(int64_t, 6)
+#define SK_ASCEND_RUNTIME_I64_7 SK_ASCEND_RUNTIME_VALUE(int64_t, 7)
+#define SK_ASCEND_RUNTIME_I64_8 SK_ASCEND_RUNTIME_VALUE(int64_t, 8)
+#define SK_ASCEND_RUNTIME_I64_9 SK_ASCEND_RUNTIME_VALUE(int64_t, 9)
+#define SK_ASCEND_RUNTIME_I64_10 SK_ASCEND_RUNTIME_VALUE(int64_t, 10)
+#define SK_ASCEND_RUNTIME_I64_11 SK_ASCEND_RUNTIME_VALUE(int64_t, 11)
+#define SK_ASCEND_RUNTIME_I64_12 SK_ASCEND_RUNTIME_VALUE(int64_t, 12)
+#define SK_ASCEND_RUNTIME_I64_13 SK_ASCEND_RUNTIME_VALUE(int64_t, 13)
+#define SK_ASCEND_RUNTIME_I64_14 SK_ASCEND_RUNTIME_VALUE(int64_t, 14)
+#define SK_ASCEND_RUNTIME_I64_15 SK_ASCEND_RUNTIME_VALUE(int64_t, 15)
+#define SK_ASCEND_RUNTIME_U32_0 SK_ASCEND_RUNTIME_VALUE(uint32_t, 0)
+#define SK_ASCEND_RUNTIME_U32_1 SK_ASCEND_RUNTIME_VALUE(uint32_t, 1)
+#define SK_ASCEND_RUNTIME_U32_2 SK_ASCEND_RUNTIME_VALUE(uint32_t, 2)
+#define SK_ASCEND_RUNTIME_U32_3 SK_ASCEND_RUNTIME_VALUE(uint32_t, 3)
+#define SK_ASCEND_RUNTIME_U32_4 SK_ASCEND_RUNTIME_VALUE(uint32_t, 4)
+#define SK_ASCEND_RUNTIME_U32_5 SK_ASCEND_RUNTIME_VALUE(uint32_t, 5)
+#define SK_ASCEND_RUNTIME_U32_6 SK_ASCEND_RUNTIME_VALUE(uint32_t, 6)
+#define SK_ASCEND_RUNTIME_U32_7 SK_ASCEND_RUNTIME_VALUE(uint32_t, 7)
+#define SK_ASCEND_RUNTIME_U32_8 SK_ASCEND_RUNTIME_VALUE(uint32_t, 8)
+#define SK_ASCEND_RUNTIME_U32_9 SK_ASCEND_RUNTIME_VALUE(uint32_t, 9)
+#define SK_ASCEND_RUNTIME_U32_10 SK_ASCEND_RUNTIME_VALUE(uint32_t, 10)
+#define SK_ASCEND_RUNTIME_U32_11 SK_ASCEND_RUNTIME_VALUE(uint32_t, 11)
+#define SK_ASCEND_RUNTIME_U32_12 SK_ASCEND_RUNTIME_VALUE(uint32_t, 12)
+#define SK_ASCEND_RUNTIME_U32_13 SK_ASCEND_RUNTIME_VALUE(uint32_t, 13)
+#define SK_ASCEND_RUNTIME_U32_14 SK_ASCEND_RUNTIME_VALUE(uint32_t, 14)
+#define SK_ASCEND_RUNTIME_U32_15 SK_ASCEND_RUNTIME_VALUE(uint32_t, 15)
+#define SK_ASCEND_RUNTIME_U64_0 SK_ASCEND_RUNTIME_VALUE(uint64_t, 0)
+#define SK_ASCEND_RUNTIME_U64_1 SK_ASCEND_RUNTIME_VALUE(uint64_t, 1)
+#define SK_ASCEND_RUNTIME_U64_2 SK_ASCEND_RUNTIME_VALUE(uint64_t, 2)
+#define SK_ASCEND_RUNTIME_U64_3 SK_ASCEND_RUNTIME_VALUE(uint64_t, 3)
+#define SK_ASCEND_RUNTIME_U64_4 SK_ASCEND_RUNTIME_VALUE(uint64_t, 4)
+#define SK_ASCEND_RUNTIME_U64_5 SK_ASCEND_RUNTIME_VALUE(uint64_t, 5)
+#define SK_ASCEND_RUNTIME_U64_6 SK_ASCEND_RUNTIME_VALUE(uint64_t, 6)
+#define SK_ASCEND_RUNTIME_U64_7 SK_ASCEND_RUNTIME_VALUE(uint64_t, 7)
+#define SK_ASCEND_RUNTIME_U64_8 SK_ASCEND_RUNTIME_VALUE(uint64_t, 8)
+#define SK_ASCEND_RUNTIME_U64_9 SK_ASCEND_RUNTIME_VALUE(uint64_t, 9)
+#define SK_ASCEND_RUNTIME_U64_10 SK_ASCEND_RUNTIME_VALUE(uint64_t, 10)
+#define SK_ASCEND_RUNTIME_U64_11 SK_ASCEND_RUNTIME_VALUE(uint64_t, 11)
+#define SK_ASCEND_RUNTIME_U64_12 SK_ASCEND_RUNTIME_VALUE(uint64_t, 12)
+#define SK_ASCEND_RUNTIME_U64_13 SK_ASCEND_RUNTIME_VALUE(uint64_t, 13)
+#define SK_ASCEND_RUNTIME_U64_14 SK_ASCEND_RUNTIME_VALUE(uint64_t, 14)
+#define SK_ASCEND_RUNTIME_U64_15 SK_ASCEND_RUNTIME_VALUE(uint64_t, 15)
+#define SK_ASCEND_RUNTIME_F32_0 SK_ASCEND_RUNTIME_VALUE(float, 0)
+#define SK_ASCEND_RUNTIME_F32_1 SK_ASCEND_RUNTIME_VALUE(float, 1)
+#define SK_ASCEND_RUNTIME_F32_2 SK_ASCEND_RUNTIME_VALUE(float, 2)
+#define SK_ASCEND_RUNTIME_F32_3 SK_ASCEND_RUNTIME_VALUE(float, 3)
+#define SK_ASCEND_RUNTIME_F32_4 SK_ASCEND_RUNTIME_VALUE(float, 4)
+#define SK_ASCEND_RUNTIME_F32_5 SK_ASCEND_RUNTIME_VALUE(float, 5)
+#define SK_ASCEND_RUNTIME_F32_6 SK_ASCEND_RUNTIME_VALUE(float, 6)
+#define SK_ASCEND_RUNTIME_F32_7 SK_ASCEND_RUNTIME_VALUE(float, 7)
+#define SK_ASCEND_RUNTIME_F32_8 SK_ASCEND_RUNTIME_VALUE(float, 8)
+#define SK_ASCEND_RUNTIME_F32_9 SK_ASCEND_RUNTIME_VALUE(float, 9)
+#define SK_ASCEND_RUNTIME_F32_10 SK_ASCEND_RUNTIME_VALUE(float, 10)
+#define SK_ASCEND_RUNTIME_F32_11 SK_ASCEND_RUNTIME_VALUE(float, 11)
+#define SK_ASCEND_RUNTIME_F32_12 SK_ASCEND_RUNTIME_VALUE(float, 12)
+#define SK_ASCEND_RUNTIME_F32_13 SK_ASCEND_RUNTIME_VALUE(float, 13)
+#define SK_ASCEND_RUNTIME_F32_14 SK_ASCEND_RUNTIME_VALUE(float, 14)
+#define SK_ASCEND_RUNTIME_F32_15 SK_ASCEND_RUNTIME_VALUE(float, 15)
+#define SK_ASCEND_RUNTIME_F64_0 SK_ASCEND_RUNTIME_VALUE(double, 0)
+#define SK_ASCEND_RUNTIME_F64_1 SK_ASCEND_RUNTIME_VALUE(double, 1)
+#define SK_ASCEND_RUNTIME_F64_2 SK_ASCEND_RUNTIME_VALUE(double, 2)
+#define SK_ASCEND_RUNTIME_F64_3 SK_ASCEND_RUNTIME_VALUE(double, 3)
+#define SK_ASCEND_RUNTIME_F64_4 SK_ASCEND_RUNTIME_VALUE(double, 4)
+#define SK_ASCEND_RUNTIME_F64_5 SK_ASCEND_RUNTIME_VALUE(double, 5)
+#define SK_ASCEND_RUNTIME_F64_6 SK_ASCEND_RUNTIME_VALUE(double, 6)
+#define SK_ASCEND_RUNTIME_F64_7 SK_ASCEND_RUNTIME_VALUE(double, 7)
+#define SK_ASCEND_RUNTIME_F64_8 SK_ASCEND_RUNTIME_VALUE(double, 8)
+#define SK_ASCEND_RUNTIME_F64_9 SK_ASCEND_RUNTIME_VALUE(double, 9)
+#define SK_ASCEND_RUNTIME_F64_10 SK_ASCEND_RUNTIME_VALUE(double, 10)
+#define SK_ASCEND_RUNTIME_F64_11 SK_ASCEND_RUNTIME_VALUE(double, 11)
+#define SK_ASCEND_RUNTIME_F64_12 SK_ASCEND_RUNTIME_VALUE(double, 12)
+#define SK_ASCEND_RUNTIME_F64_13 SK_ASCEND_RUNTIME_VALUE(double, 13)
+#define SK_ASCEND_RUNTIME_F64_14 SK_ASCEND_RUNTIME_VALUE(double, 14)
+#define SK_ASCEND_RUNTIME_F64_15 SK_ASCEND_RUNTIME_VALUE(double, 15)
+
 // ---- cross-core synchronization (FFTS) -------------------------------------
 inline void ffts_cross_core_sync(pipe_t pipe, uint64_t config) {
   const sk_ascend_sim_core* c = sk_ascend_sim_core_now();

@@ -468,6 +468,10 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
     return badInput(fmt::format("{}: block dim {} (the simulator runs 1..128 AI Cores)", spec.name, spec.blockDim));
   }
   if (static_cast<uint32_t>(spec.type) > 5) return badInput(spec.name + ": unknown task type");
+  if (spec.numRuntimeValues > spec.runtimeValues.size()) {
+    return badInput(fmt::format("{}: {} runtime values; a launch passes at most {}", spec.name,
+                                spec.numRuntimeValues, spec.runtimeValues.size()));
+  }
 
   Launch L;
   L.spec = &spec;
@@ -485,6 +489,8 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
     c.abi.ops = &kOps;
     c.abi.runtime = &c;
     c.abi.block_num = spec.blockDim;
+    c.abi.runtime_values = spec.runtimeValues.data();
+    c.abi.runtime_count = spec.numRuntimeValues;
     if (c.aic) {
       c.group = i;
       c.abi.core_type = SK_ASCEND_SIM_AIC;

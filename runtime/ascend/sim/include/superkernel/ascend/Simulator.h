@@ -5,6 +5,7 @@
 // hardware would do silently wrong (or hang on) as an error of the launch.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -40,6 +41,10 @@ struct LaunchSpec {
   /// The entry's object's sk_ascend_sim_enter.
   sk_ascend_sim_enter_fn enter = nullptr;
   std::vector<void*> args;
+  /// Runtime scalars: slot k's value is at runtimeValues[k], k < numRuntimeValues (every core sees them as
+  /// sk_ascend_sim_core::runtime_values). A fixed array: filling it allocates nothing.
+  std::array<const void*, SK_ASCEND_SIM_MAX_RUNTIME_VALUES> runtimeValues{};
+  uint32_t numRuntimeValues = 0;
   std::string name = "kernel";  // for messages
   /// No progress (a set, a satisfied wait, a core finishing) for this long while
   /// every unfinished core waits or polls GM: the launch fails as hung.

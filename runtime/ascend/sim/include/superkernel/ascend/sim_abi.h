@@ -20,7 +20,11 @@
 extern "C" {
 #endif
 
-#define SK_ASCEND_SIM_ABI 1u
+/* 2: runtime_values / runtime_count (runtime scalars). */
+#define SK_ASCEND_SIM_ABI 2u
+
+/* Runtime scalar slots one launch passes at most (runtime_count <= this). */
+#define SK_ASCEND_SIM_MAX_RUNTIME_VALUES 16u
 
 /* Core types. */
 #define SK_ASCEND_SIM_AIC 0u
@@ -55,6 +59,11 @@ struct sk_ascend_sim_core {
   uint32_t subblock_id;  /* get_subblockid(): 0 or 1 on an AIV of a 1:2 mix launch, else 0 */
   uint32_t subblock_dim; /* get_subblockdim(): AIVs per AI Core in this launch (1 or 2) */
   uint32_t core_id;      /* get_coreid(): the physical core */
+  /* The launch's runtime scalars: slot k's value lives at runtime_values[k] (GM, the parameter's C type),
+   * k < runtime_count <= SK_ASCEND_SIM_MAX_RUNTIME_VALUES. The same array for every core of the launch;
+   * read with SK_ASCEND_RUNTIME_<T>_<k> (kernel_operator.h). */
+  const void* const* runtime_values;
+  uint32_t runtime_count;
 };
 
 /* Exported by every simulated shared object (kernel_operator.h defines it):
