@@ -93,6 +93,21 @@ TEST(SkCompileTokens, SixtyFourTokensCompileWhatOneTokenCompiles) {
   EXPECT_EQ(compiles[0], compiles[1]);
 }
 
+// data/loop_mismatch.json: the mismatch fixture (a kernel reading outside its declared partition) in a loop:
+// exit 1 naming the token, nothing timed, the --json report says which token.
+TEST(SkCompileTokens, AMismatchNamesTheToken) {
+  TempDir cache;
+  Result r = run({kCompile, dataFile("loop_mismatch.json"), "--tokens", "3", "--workers", "2", "--json",
+                  "--cache-dir", cache.path().string()});
+  ASSERT_EQ(r.code, 1) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("fused and unfused results differ after token 0 of 3"));
+  EXPECT_THAT(r.err, HasSubstr("buffer out: element 0"));
+  const json rep = jsonOf(r);
+  EXPECT_EQ(rep["run"]["mismatch"]["token"], 0);
+  EXPECT_EQ(rep["run"]["mismatch"]["buffer"], "out");
+  EXPECT_FALSE(rep["run"].contains("fused_tokens_per_second"));
+}
+
 TEST(SkCompileTokens, TokensIsRefusedWithPlanOnlyAndOutOfRange) {
   Result r = run({kCompile, dataFile("decode_loop_tiny.json"), "--tokens", "3", "--plan-only"});
   EXPECT_EQ(r.code, 2) << r.all();

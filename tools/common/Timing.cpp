@@ -20,6 +20,13 @@ Summary summarize(std::vector<double> v) {
   return s;
 }
 
+Summary pairedSpeedup(const std::vector<double>& fusedSeconds, const std::vector<double>& unfusedSeconds) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < fusedSeconds.size() && i < unfusedSeconds.size(); ++i)
+    if (fusedSeconds[i] > 0) ratios.push_back(unfusedSeconds[i] / fusedSeconds[i]);
+  return summarize(std::move(ratios));
+}
+
 namespace {
 using Clock = std::chrono::steady_clock;
 
@@ -85,10 +92,7 @@ Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fuse
   t.unfusedBatch = sides[1].batch;
   t.fused = summarize(t.fusedSeconds);
   t.unfused = summarize(t.unfusedSeconds);
-  std::vector<double> ratios;
-  for (size_t i = 0; i < t.fusedSeconds.size(); ++i)
-    if (t.fusedSeconds[i] > 0) ratios.push_back(t.unfusedSeconds[i] / t.fusedSeconds[i]);
-  t.speedup = summarize(std::move(ratios));
+  t.speedup = pairedSpeedup(t.fusedSeconds, t.unfusedSeconds);
   return t;
 }
 

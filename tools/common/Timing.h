@@ -33,6 +33,9 @@ struct Summary {
   double median = 0, min = 0, max = 0;
 };
 Summary summarize(std::vector<double> v);
+/// unfused / fused per sample pair (samples taken moments apart), summarized:
+/// the speedup both `--run` and `--tokens` report.
+Summary pairedSpeedup(const std::vector<double>& fusedSeconds, const std::vector<double>& unfusedSeconds);
 
 struct Timing {
   std::vector<double> fusedSeconds, unfusedSeconds;  // one per sample: the batch's median run

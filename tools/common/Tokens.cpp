@@ -86,10 +86,7 @@ Expected<TokenRun> runTokens(Session& session, CompiledPlan& fused, CompiledPlan
   };
   r.fusedTokensPerSecond = perSecond(r.fusedSeconds);
   r.unfusedTokensPerSecond = perSecond(r.unfusedSeconds);
-  std::vector<double> ratios;
-  for (size_t i = 0; i < r.fusedSeconds.size(); ++i)
-    if (r.fusedSeconds[i] > 0) ratios.push_back(r.unfusedSeconds[i] / r.fusedSeconds[i]);
-  r.speedup = summarize(std::move(ratios));
+  r.speedup = pairedSpeedup(r.fusedSeconds, r.unfusedSeconds);
   r.timed = true;
   return r;
 }

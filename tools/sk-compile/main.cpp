@@ -573,6 +573,22 @@ class Compiler {
     rep_["notes"].push_back(std::move(n));
   }
 
+  static json mismatchJson(const BufferMismatch& m) {
+    return json{{"buffer", m.buffer},          {"index", m.index},
+                {"unfused", m.expected},       {"fused", m.actual},
+                {"differing_buffers", m.differingBuffers}, {"message", m.message()}};
+  }
+
+  // Exit 1 with the first difference; `when` says after which token (--tokens) or nothing.
+  static Failure mismatchFailure(const BufferMismatch& m, const std::string& when) {
+    return Failure{Error(ErrorKind::Mismatch,
+                         fmt::format("fused and unfused results differ{} ({} buffer{}): {} (expected: unfused, got: "
+                                     "fused); run with --dump DIR to inspect, or --options debug-sync-all=1 to check "
+                                     "for a missing dependency",
+                                     when, m.differingBuffers, m.differingBuffers == 1 ? "" : "s", m.message())),
+                   kExitMismatch};
+  }
+
   // --tokens T (and --run of a list with runtime values: T = 1): common/Tokens.h.
   std::optional<Failure> runTokensCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
     TimingConfig tc;
@@ -595,22 +611,10 @@ class Compiler {
       }
     }
     if (tr->mismatch) {
-      const BufferMismatch& m = *tr->mismatch;
-      r["mismatch"] = json{{"token", tr->mismatchToken},
-                           {"buffer", m.buffer},
-                           {"index", m.index},
-                           {"unfused", m.expected},
-                           {"fused", m.actual},
-                           {"differing_buffers", m.differingBuffers},
-                           {"message", m.message()}};
+      r["mismatch"] = mismatchJson(*tr->mismatch);
+      r["mismatch"]["token"] = tr->mismatchToken;
       rep_["run"] = r;
-      return Failure{Error(ErrorKind::Mismatch,
-                           fmt::format("fused and unfused results differ after token {} of {} ({} buffer{}): {} "
-                                       "(expected: unfused, got: fused); run with --dump DIR to inspect, or --options "
-                                       "debug-sync-all=1 to check for a missing dependency",
-                                       tr->mismatchToken, tr->tokens, m.differingBuffers,
-                                       m.differingBuffers == 1 ? "" : "s", m.message())),
-                     kExitMismatch};
+      return mismatchFailure(*tr->mismatch, fmt::format(" after token {} of {}", tr->mismatchToken, tr->tokens));
     }
     r["warmups"] = tr->warmups;
     r["fused_tokens_per_second"] = tr->fusedTokensPerSecond.median;
@@ -645,20 +649,10 @@ class Compiler {
       }
     }
     if (replay->mismatch) {
-      const BufferMismatch& m = *replay->mismatch;
-      r["mismatch"] = json{{"buffer", m.buffer},
-                           {"index", m.index},
-                           {"unfused", m.expected},
-                           {"fused", m.actual},
-                           {"differing_buffers", m.differingBuffers},
-                           {"message", m.message()}};
+      r["mismatch"] = mismatchJson(*replay->mismatch);
       rep_["run"] = r;
       // Timing wrong results would only hide the finding: stop here.
-      return Failure{Error(ErrorKind::Mismatch,
-                           fmt::format("fused and unfused results differ ({} buffer{}): {} (expected: unfused, got: fused); run with --dump DIR to "
-                                       "inspect, or --options debug-sync-all=1 to check for a missing dependency",
-                                       m.differingBuffers, m.differingBuffers == 1 ? "" : "s", m.message())),
-                     kExitMismatch};
+      return mismatchFailure(*replay->mismatch, "");
     }
     TimingConfig tc;
     tc.samples = args_.repeat;
