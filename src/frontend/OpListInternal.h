@@ -59,11 +59,8 @@ Status validateKernel(const OpList& list, size_t kernelIndex, const KernelDecl& 
 /// Checks of one buffer (shape, byte size, init file); adds to `totalBytes`.
 Status validateBuffer(const OpList& list, size_t bufferIndex, const OpListLimits& limits, uint64_t& totalBytes);
 
-/// Every compile-options item against the grammar of support/InputGrammar.h
-/// (BadInput naming the first offending item).
-Status checkCompileOptions(const std::vector<std::string>& items);
-/// An option string (the list's `options` or a scope's): it parses and its
-/// compile-options follow the grammar; errors carry `path`.
+/// An option string (the list's `options` or a scope's): checkOptionString
+/// (Options.h), errors carrying `path`.
 Status checkOptionsText(const OpList& list, const std::string& text, const std::string& path);
 
 std::string opPath(size_t i);

@@ -58,15 +58,8 @@ std::string paramList(const KernelDecl& k) {
 
 }  // namespace
 
-Status checkCompileOptions(const std::vector<std::string>& items) {
-  if (std::string p = grammar::compileOptionsProblem(items); !p.empty()) return badInput(p);
-  return Status::success();
-}
-
 Status checkOptionsText(const OpList& l, const std::string& text, const std::string& path) {
-  auto o = parseOptions(text);
-  if (!o) return err(l, path, o.error().message());
-  if (Status s = checkCompileOptions(o->compileOptions); !s) return err(l, path, s.error().message());
+  if (Status s = checkOptionString(text); !s) return err(l, path, s.error().message());
   return Status::success();
 }
 

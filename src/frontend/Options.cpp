@@ -15,6 +15,8 @@
 // flag needs and which would corrupt cache-key records and reports).
 #include "superkernel/frontend/Options.h"
 
+#include "support/InputGrammar.h"
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -226,6 +228,13 @@ Expected<Options> parseOptions(std::string_view text, const Options& base) {
     SK_RETURN_IF_ERROR(applyOption(o, *info, key, value));
   }
   return o;
+}
+
+Status checkOptionString(std::string_view text) {
+  auto o = parseOptions(text);
+  if (!o) return o.error();
+  if (std::string p = grammar::compileOptionsProblem(o->compileOptions); !p.empty()) return badInput(p);
+  return Status::success();
 }
 
 }  // namespace sk

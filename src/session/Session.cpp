@@ -24,6 +24,9 @@ namespace sk {
 Expected<Options> mergeOptions(const std::vector<std::string_view>& optionStrings) {
   Options merged;
   for (std::string_view s : optionStrings) {
+    // Each string gets the op list's checks (compile-options grammar included) before it is merged: an
+    // option string from the API or a tool is held to what the file's is.
+    SK_RETURN_IF_ERROR(checkOptionString(s));
     auto next = parseOptions(s, merged);
     if (!next) return std::move(next).error();
     merged = std::move(*next);

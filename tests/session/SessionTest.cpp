@@ -75,6 +75,13 @@ TEST(Session, OptionsMergeListSessionRequest) {
   auto bad = mergeOptions({"early-start=1", "no-such-key=1"});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().kind(), ErrorKind::BadInput);
+  // A refused compile option from the API is refused before any compiler runs, as in a file.
+  auto plugin = mergeOptions({"", "compile-options=-fplugin=./evil.so"});
+  ASSERT_FALSE(plugin.ok());
+  EXPECT_EQ(plugin.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(plugin.error().message().find("compile-options item \"-fplugin=./evil.so\" is not allowed"),
+            std::string::npos)
+      << msg(plugin.error());
 
   Session& s = sessionFor(2);
   OpList list = loadSeed();

@@ -204,6 +204,41 @@ TEST(SkCompile, OptionsMergeOverTheOpList) {
   EXPECT_EQ(j["compile"]["superkernel_misses"], 1);  // a different SuperKernel
 }
 
+// --options gets exactly the checks the op list's own options get (docs/OPLIST.md): a refused compile option
+// is exit 2 blaming the flag, with --plan-only too (it used to pass there), never "while compiling sub-kernels".
+TEST(SkCompile, OptionsFlagIsCheckedLikeTheFilesOptions) {
+  TempDir cache;
+  for (bool planOnly : {true, false}) {
+    std::vector<std::string> argv = {kCompile, seedList(), "--options", "compile-options=-fplugin=evil",
+                                     "--cache-dir", cache.path().string()};
+    if (planOnly) argv.push_back("--plan-only");
+    Result r = run(argv);
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_THAT(r.err, HasSubstr("sk-compile: error: --options: compile-options item \"-fplugin=evil\" is not allowed"));
+    EXPECT_THAT(r.err, Not(HasSubstr("while compiling")));
+  }
+  Result r = run({kCompile, seedList(), "--plan-only", "--options", "early-start=7"});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("--options: "));
+  EXPECT_THAT(r.err, HasSubstr("early-start"));
+}
+
+// --plan-only knows no code sizes: the preload bytes it reports are one 2 KiB granule per prefetch, and the
+// report says exactly that (it used to say "preload bytes read 0" under a non-zero preload line).
+TEST(SkCompile, PlanOnlyPreloadBytesAreWhatTheReportSays) {
+  const std::string list = (sourceRoot() / "examples/two_stream/two_stream.json").string();
+  Result r = run({kCompile, list, "--plan-only", "--json", "--workers", "2"});
+  ASSERT_EQ(r.code, 0) << r.all();
+  json j = json::parse(r.out);
+  const uint64_t prefetches = j["plan"]["prefetches"].get<uint64_t>();
+  ASSERT_GT(prefetches, 0u);
+  EXPECT_EQ(j["plan"]["preload_bytes"].get<uint64_t>(), prefetches * 2048);
+  Result text = run({kCompile, list, "--plan-only", "--workers", "2"});
+  ASSERT_EQ(text.code, 0) << text.all();
+  EXPECT_THAT(text.out, HasSubstr("each prefetch counts one 2 KiB granule"));
+  EXPECT_THAT(text.out, Not(HasSubstr("read 0")));
+}
+
 TEST(SkCompile, WorkersAndTargetFlags) {
   TempDir cache;
   fillWarmCache(cache.path());
@@ -289,6 +324,16 @@ TEST(SkCompile, EmitDotWritesGraphAndSvgWhenGraphvizWorks) {
   } else {
     EXPECT_FALSE(fs::exists(svg));
     EXPECT_THAT(r.out, HasSubstr("Graphviz"));
+  }
+  // The SVG's name, as docs/CLI.md gives it: .dot and .gv are replaced, any other name gets ".svg" appended.
+  if (graphviz) {
+    for (auto [name, picture] : {std::pair{"plan.gv", "plan.svg"}, std::pair{"plan.txt", "plan.txt.svg"}}) {
+      const fs::path dir = d.path() / name;
+      fs::create_directory(dir);
+      r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache", "--emit-dot", (dir / name).string()});
+      ASSERT_EQ(r.code, 0) << r.all();
+      EXPECT_TRUE(fs::exists(dir / picture)) << name << " -> " << picture;
+    }
   }
 }
 

@@ -14,6 +14,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -109,10 +110,39 @@ TEST(Stall, NeverReturningKernelIsReportedWithOpAndBlockAndExits4) {
   // soon after (a loose bound: CI machines are shared).
   EXPECT_LT(elapsed, 1.0 + 1.0 + 3.0) << r.all();
   // The option does the same as the variable.
+  // The plan report is still printed after a watchdog stop, as after any later failure (docs/CLI.md).
+  EXPECT_THAT(r.out, HasSubstr("Fusion:"));
+  // The option does the same as the variable, and the report names the option's limit, not the variable.
   r = run({kCompile, dataFile("hang.json"), "--run", "--workers", "2", "--run-timeout", "500", "--cache-dir",
            cache.path().string()});
   EXPECT_EQ(r.code, 4) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("SK_RUN_TIMEOUT_MS=500"));
+  EXPECT_THAT(r.err, HasSubstr("(limit 500 ms set by the caller)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("SK_RUN_TIMEOUT_MS=500")));
+}
+
+// --json "is printed on failure too, with "ok": false" (docs/CLI.md): the hang, which ends the process from
+// the watchdog thread, included.
+TEST(Stall, JsonReportSurvivesAWatchdogStop) {
+  TempDir dir, cache;
+  Result warm = run({kCompile, harmlessHangList(dir), "--run", "--repeat", "1", "--workers", "2", "--cache-dir",
+                     cache.path().string()});
+  ASSERT_EQ(warm.code, 0) << warm.all();
+  Spawn s;
+  s.argv = {kCompile, dataFile("hang.json"), "--run", "--json", "--workers", "2", "--run-timeout", "1000",
+            "--cache-dir", cache.path().string()};
+  s.timeoutSec = 60;
+  Result r = run(s);
+  ASSERT_FALSE(r.timedOut) << r.all();
+  EXPECT_EQ(r.code, 4) << r.all();
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << "stdout is not one JSON object:\n" << r.out;
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["exit_code"], 4);
+  EXPECT_EQ(j["error"]["kind"], "runtime error");
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("launch watchdog: no progress"));
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("op 1 \"hang_1\" block 1"));
+  EXPECT_EQ(j["plan"]["superkernels"], 1);
+  EXPECT_THAT(r.err, HasSubstr("sk-compile: error: launch watchdog"));
 }
 
 TEST(Stall, MalformedTimeoutVariablesAreBadInput) {

@@ -11,11 +11,12 @@
 
 namespace sk::tools {
 
-RunTimeoutHandler exitOnRunTimeout(const char* tool) {
-  return [tool](const std::string& report) {
+RunTimeoutHandler exitOnRunTimeout(const char* tool, std::function<void(const std::string& report)> beforeExit) {
+  return [tool, beforeExit = std::move(beforeExit)](const std::string& report) {
     // Called on the watchdog thread while other threads are stuck: no locks
     // the stuck threads might hold (stdout's is released between writes; the
     // report itself is built), then _exit so no destructor waits on them.
+    if (beforeExit) beforeExit(report);
     std::fflush(stdout);
     std::fprintf(stderr,
                  "%s: error: %s\n%s: hint: a kernel did not return within SK_RUN_TIMEOUT_MS (--run-timeout); the op "

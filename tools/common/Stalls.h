@@ -4,17 +4,22 @@
 // down with the tool. Environment knobs that bound time are checked strictly.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 
 #include "superkernel/runtime/Executor.h"
 #include "superkernel/support/Error.h"
 
 namespace sk::tools {
 
-/// The tools' RunTimeoutHandler: "<tool>: error: <report>" and a hint on
-/// stderr, stdout flushed, every child process group killed, then _exit(4)
-/// (a worker stuck in a kernel cannot be cancelled, so the process ends).
-RunTimeoutHandler exitOnRunTimeout(const char* tool);
+/// The tools' RunTimeoutHandler: `beforeExit(report)` when given (a tool
+/// prints its report there: `--json` output must not be lost in exactly the
+/// hang case), then "<tool>: error: <report>" and a hint on stderr, stdout
+/// flushed, every child process group killed, then _exit(4) (a worker stuck
+/// in a kernel cannot be cancelled, so the process ends).
+RunTimeoutHandler exitOnRunTimeout(const char* tool,
+                                   std::function<void(const std::string& report)> beforeExit = {});
 
 /// Kill child process groups on SIGINT/SIGTERM/SIGHUP (installInterruptCleanup).
 void installToolSignalHandlers(const char* tool);

@@ -290,7 +290,8 @@ std::string renderText(const json& rep) {
                    p["prefetches"].get<uint64_t>());
   for (const auto& w : p["warnings"]) s += "warning: " + w.get<std::string>() + "\n";
   if (rep.value("plan_only", false)) {
-    s += "Plan only: nothing was compiled or run (code sizes unknown: preload bytes read 0)\n";
+    s += "Plan only: nothing was compiled or run (code sizes unknown: each prefetch counts one 2 KiB granule, "
+         "preload-code=max 16 KiB, a lower bound of what a compile reports)\n";
   }
   if (!rep.contains("compile")) return s + renderOutputs(rep);
   const json& c = rep["compile"];
@@ -413,6 +414,16 @@ class Compiler {
   int run() {
     std::optional<Failure> f = work();
     progress_.clear();
+    printReport(f);
+    if (f) printError(kTool, f->error);
+    return f ? f->code : kExitOk;
+  }
+
+ private:
+  // The report on stdout (--json: one object, with "ok": false and the error on a failure; else the text,
+  // once a plan exists). Also called by the launch watchdog's handler before it ends the process: the main
+  // thread is stuck in the hung launch then and does not touch the report.
+  void printReport(const std::optional<Failure>& f) {
     if (f) {
       rep_["ok"] = false;
       rep_["exit_code"] = f->code;
@@ -429,11 +440,8 @@ class Compiler {
       std::fputs(renderText(rep_).c_str(), stdout);
     }
     std::fflush(stdout);
-    if (f) printError(kTool, f->error);
-    return f ? f->code : kExitOk;
   }
 
- private:
   std::optional<Failure> work() {
     rep_["tool"] = kTool;
     rep_["version"] = libraryVersion();
@@ -451,6 +459,9 @@ class Compiler {
     // as a malformed one.
     if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
     makePathsAbsolute(*list);
+    // --options gets exactly the checks the file's options get, blamed on the flag (also under --plan-only).
+    if (Status st = checkOptionString(args_.options); !st)
+      return Failure{Error(ErrorKind::BadInput, "--options: " + st.error().message()), kExitBadInput};
     // A list with runtime values is one step of a loop: each run may advance its position, so it is run and
     // timed as T tokens from its initial buffers (common/Tokens.h), never as thousands of runs of one state.
     tokens_ = args_.tokens;
@@ -491,7 +502,11 @@ class Compiler {
     so.remoteCache.url = args_.remoteCache;
     so.jobs = args_.jobs;
     so.runTimeoutMs = args_.runTimeoutMs;
-    so.onRunTimeout = exitOnRunTimeout(kTool);
+    // A hung kernel ends the process from the watchdog thread: the report (--json included) is printed first,
+    // as for any other failure.
+    so.onRunTimeout = exitOnRunTimeout(kTool, [this](const std::string& report) {
+      printReport(Failure{Error(ErrorKind::Runtime, report), kExitRuntimeFailure});
+    });
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
     auto session = Session::create(so);

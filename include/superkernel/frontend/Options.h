@@ -51,6 +51,13 @@ const std::vector<OptionInfo>& optionRegistry();
 /// `text` is an error). Empty text returns base.
 Expected<Options> parseOptions(std::string_view text, const Options& base = {});
 
+/// Every check an op list's "options" get (parseOptions, then the
+/// compile-options grammar of docs/OPLIST.md "What strings may contain"): the
+/// one rule for option strings from anywhere, the file, `sk-compile
+/// --options`, SessionOptions::options and CompileRequest::options. BadInput
+/// with the problem; the caller says where the string came from.
+Status checkOptionString(std::string_view text);
+
 const char* preloadCodeName(PreloadCode p);
 
 }  // namespace sk

@@ -5,6 +5,7 @@
 // it, and every worker that took part arrives once on the shared monotonic
 // `done` counter. Only the workers a launch needs are woken (min(W, blocks)),
 // which matters when W exceeds the core count.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -72,9 +73,17 @@ Executor::Impl::Impl(ExecutorOptions options) {
   }
   numWorkers = static_cast<uint32_t>(workers.size());
   table.num_workers = numWorkers;
+  // The report names the knob that set the limit: the caller's option (a tool's flag), the variable, or the
+  // default (a report that always said SK_RUN_TIMEOUT_MS sent users to a variable they had not set).
+  const uint32_t runMs = options.runTimeoutMs != 0 ? options.runTimeoutMs : defaultRunTimeoutMs();
+  std::string limitText = fmt::format("limit {} ms set by the caller", runMs);
+  if (options.runTimeoutMs == 0) {
+    auto env = runTimeoutFromEnv();
+    limitText = env && *env == runMs ? fmt::format("SK_RUN_TIMEOUT_MS={}", runMs)
+                                     : fmt::format("limit {} ms, the default; SK_RUN_TIMEOUT_MS sets it", runMs);
+  }
   watchdog = std::make_unique<rt::Watchdog>(
-      numWorkers, options.runTimeoutMs != 0 ? options.runTimeoutMs : defaultRunTimeoutMs(),
-      std::move(options.onRunTimeout), [this](const std::string& report) { fail(report.c_str()); },
+      numWorkers, runMs, std::move(limitText), std::move(options.onRunTimeout), [this](const std::string& report) { fail(report.c_str()); },
       [this] {
         std::lock_guard<std::mutex> lock(errMu);
         return failed() ? error : std::string();

@@ -28,10 +28,11 @@ void Watchdog::ProgressDeleter::operator()(sk_progress* p) const {
   ::operator delete[](p, std::align_val_t{SK_CACHELINE});
 }
 
-Watchdog::Watchdog(uint32_t numWorkers, uint32_t timeoutMs, RunTimeoutHandler handler,
+Watchdog::Watchdog(uint32_t numWorkers, uint32_t timeoutMs, std::string limitText, RunTimeoutHandler handler,
                    std::function<void(const std::string&)> failLaunch, std::function<std::string()> launchError)
     : numWorkers_(numWorkers),
       timeoutMs_(timeoutMs),
+      limitText_(std::move(limitText)),
       handler_(std::move(handler)),
       failLaunch_(std::move(failLaunch)),
       launchError_(std::move(launchError)),
@@ -143,9 +144,8 @@ std::string Watchdog::report(uint64_t now, uint64_t stalledNs) {
     return fmt::format("op {}", op);
   };
   std::string s = fmt::format(
-      "launch watchdog: no progress for {} (SK_RUN_TIMEOUT_MS={}) in {}: {} of {} {} on {} workers, running for at "
-      "least {}",
-      secs(stalledNs), timeoutMs_, label ? *label : std::string("a launch"), kind,
+      "launch watchdog: no progress for {} ({}) in {}: {} of {} {} on {} workers, running for at least {}",
+      secs(stalledNs), limitText_, label ? *label : std::string("a launch"), kind,
       count_.load(std::memory_order_relaxed), kind == "runCores" ? "cores" : "blocks", participants,
       secs(now - launchSeenNs_));
   uint32_t busy = 0;

@@ -33,7 +33,10 @@ namespace sk::rt {
 class Watchdog {
  public:
   /// `failLaunch` is called (on the watchdog thread) when the handler returns.
-  Watchdog(uint32_t numWorkers, uint32_t timeoutMs, RunTimeoutHandler handler,
+  /// `limitText` is how the report names the limit and where it came from
+  /// ("SK_RUN_TIMEOUT_MS=1000", "limit 500 ms set by the caller"), so the
+  /// report points at the knob that set it.
+  Watchdog(uint32_t numWorkers, uint32_t timeoutMs, std::string limitText, RunTimeoutHandler handler,
            std::function<void(const std::string&)> failLaunch, std::function<std::string()> launchError);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
@@ -78,6 +81,7 @@ class Watchdog {
 
   const uint32_t numWorkers_;
   const uint32_t timeoutMs_;
+  const std::string limitText_;
   RunTimeoutHandler handler_;
   std::function<void(const std::string&)> failLaunch_;
   std::function<std::string()> launchError_;
