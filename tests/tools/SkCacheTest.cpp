@@ -96,6 +96,16 @@ TEST(SkCache, UntrustedDirIsRefused) {
     EXPECT_THAT(r.err, HasSubstr("writable by group or others"));
     EXPECT_THAT(r.err, HasSubstr("chmod 700"));
   }
+  // A symbolic link gets a hint that can work (chmod cannot make a link trusted).
+  const fs::path mine = d.path() / "mine", link = d.path() / "link";
+  fs::create_directories(mine);
+  fs::permissions(mine, fs::perms::owner_all, fs::perm_options::replace);
+  fs::create_directory_symlink(mine, link);
+  Result r = run({kCache, "stats", "--cache-dir", link.string()});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("symbolic link"));
+  EXPECT_THAT(r.err, HasSubstr("hint: a cache root is never reached through a symbolic link"));
+  EXPECT_THAT(r.err, Not(HasSubstr("chmod")));
 }
 
 TEST(SkCache, LsAndInspect) {

@@ -424,6 +424,18 @@ TEST(SkCompile, CompilerNotFoundExits3WithAHint) {
   EXPECT_THAT(r.err, HasSubstr("hint:"));
 }
 
+// A missing compiler launcher is named, with a hint about the launcher (it used to suggest installing clang).
+TEST(SkCompile, MissingCompilerLauncherHintNamesTheLauncher) {
+  TempDir cache;
+  Result r = run({kCompile, seedList(), "--cache-dir", cache.path().string()},
+                 {{"SK_COMPILER_LAUNCHER", std::string("no-such-launcher-xyz")}});
+  ASSERT_EQ(r.code, 3) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("no-such-launcher-xyz"));
+  EXPECT_THAT(r.err, HasSubstr("hint: install the launcher"));
+  EXPECT_THAT(r.err, HasSubstr("unset SK_COMPILER_LAUNCHER"));
+  EXPECT_THAT(r.err, Not(HasSubstr("install clang")));
+}
+
 TEST(SkCompile, KernelReportedErrorExits4) {
   TempDir cache;
   Result r = run({kCompile, dataFile("report_error.json"), "--run", "--workers", "2", "--cache-dir",

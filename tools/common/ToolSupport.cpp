@@ -17,6 +17,11 @@ namespace fs = std::filesystem;
 std::string hintFor(const Error& error) {
   const std::string& m = error.message();
   auto has = [&](std::string_view s) { return m.find(s) != std::string::npos; };
+  // Before the compiler rule: "compiler launcher ... not found" names the launcher, not the compiler.
+  if (has("SK_COMPILER_LAUNCHER")) {
+    return "install the launcher (ccache: apt-get install ccache) or unset SK_COMPILER_LAUNCHER to run the compiler "
+           "directly";
+  }
   if (error.kind() == ErrorKind::Compile && has("not found") && has("compiler")) {
     return "install clang (e.g. apt-get install clang) or point SK_CXX at a C++ compiler, e.g. SK_CXX=g++";
   }
@@ -30,6 +35,15 @@ std::string hintFor(const Error& error) {
            "hang, check each kernel's declared access/partition and retry with --options debug-sync-all=1";
   }
   if (has("not trusted") || has("untrusted")) {
+    // Each reason has its own remedy: chmod cannot make a symbolic link or another user's directory trusted.
+    if (has("symbolic link")) {
+      return "a cache root is never reached through a symbolic link: set SK_CACHE_DIR (or --cache-dir) to the "
+             "directory it points to, if that one is yours and private";
+    }
+    if (has("owned by uid")) {
+      return "the cache directory belongs to another user: set SK_CACHE_DIR (or --cache-dir) to a directory of your "
+             "own";
+    }
     return "the cache directory must be yours and not writable by group/others: chmod 700 it, or set SK_CACHE_DIR "
            "(or --cache-dir) to a private directory";
   }
