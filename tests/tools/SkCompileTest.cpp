@@ -424,6 +424,18 @@ TEST(SkCompile, CompilerNotFoundExits3WithAHint) {
   EXPECT_THAT(r.err, HasSubstr("hint:"));
 }
 
+// profiling=1 without --trace records nothing: a note says so and how to get the trace.
+TEST(SkCompile, ProfilingWithoutTraceSaysNothingIsWritten) {
+  TempDir cache;
+  Result r = run({kCompile, seedList(), "--workers", "2", "--options", "profiling=1", "--cache-dir",
+                  cache.path().string()});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("note: profiling=1 builds profiled SuperKernels, but only --trace FILE writes a trace"));
+  Result plain = run({kCompile, seedList(), "--workers", "2", "--cache-dir", cache.path().string()});
+  ASSERT_EQ(plain.code, 0) << plain.all();
+  EXPECT_THAT(plain.out, Not(HasSubstr("profiling=1 builds")));
+}
+
 // A missing compiler launcher is named, with a hint about the launcher (it used to suggest installing clang).
 TEST(SkCompile, MissingCompilerLauncherHintNamesTheLauncher) {
   TempDir cache;

@@ -537,6 +537,11 @@ class Compiler {
     rep_["options"] = fused->options.canonical();
     rep_["plan"] = planJson(*fused);
     rep_["compile"] = compileJson(*fused);
+    if (fused->options.profiling && args_.trace.empty()) {
+      // profiling=1 alone builds profiled kernels whose records nobody reads: say so rather than write nothing.
+      note("profiling=1 builds profiled SuperKernels, but only --trace FILE writes a trace (and sets profiling=1 "
+           "itself): this run recorded nothing");
+    }
 
     if (!args_.emitSource.empty()) {
       if (auto f = emitSource(*fused)) return f;
