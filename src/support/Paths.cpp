@@ -101,8 +101,10 @@ Status checkDataDir() {
   std::error_code ec;
   if (const char* v = env("SK_DATA_DIR")) {
     if (fs::is_directory(fs::path(v) / "templates", ec)) return {};
-    return ioError(std::string("SK_DATA_DIR=") + v + " has no templates/ directory (it must name the directory "
-                   "holding templates/, kernels/ and runtime/, e.g. <prefix>/" SK_DATA_SUBDIR ")");
+    // The user's own setting is wrong: bad input (exit 2 in the tools), like any malformed SK_* variable, and
+    // the same whichever stage meets it first (a builtin kernel at parse time, the templates when compiling).
+    return badInput(std::string("SK_DATA_DIR=") + v + " has no templates/ directory (it must name the directory "
+                    "holding templates/, kernels/ and runtime/, e.g. <prefix>/" SK_DATA_SUBDIR ")");
   }
   if (env("SK_TEMPLATES_DIR") && env("SK_KERNELS_DIR") && env("SK_RUNTIME_DIR")) return {};
   if (!foundDataRoot().empty() && fs::is_directory(foundDataRoot() / "templates", ec)) return {};

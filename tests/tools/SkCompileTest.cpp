@@ -424,6 +424,23 @@ TEST(SkCompile, CompilerNotFoundExits3WithAHint) {
   EXPECT_THAT(r.err, HasSubstr("hint:"));
 }
 
+// A bad SK_DATA_DIR is bad input (exit 2) at whichever stage meets it first: a builtin kernel at parse time
+// (--plan-only) or the templates when compiling a list of plain sources (it used to be exit 4 there).
+TEST(SkCompile, BadDataDirIsExit2Everywhere) {
+  TempDir d;
+  fs::create_directory(d.path() / "empty");
+  const std::string layer = (sourceRoot() / "examples/decode_layer/decode_layer.json").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{layer, "--plan-only"}, std::vector<std::string>{layer},
+        std::vector<std::string>{seedList()}}) {
+    std::vector<std::string> argv = {kCompile, "--cache-dir", (d.path() / "cache").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Result r = run(argv, {{"SK_DATA_DIR", (d.path() / "empty").string()}});
+    EXPECT_EQ(r.code, 2) << args[0] << "\n" << r.all();
+    EXPECT_THAT(r.err, HasSubstr("SK_DATA_DIR="));
+  }
+}
+
 // profiling=1 without --trace records nothing: a note says so and how to get the trace.
 TEST(SkCompile, ProfilingWithoutTraceSaysNothingIsWritten) {
   TempDir cache;
