@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "AscendTestSteps.h"
+#include "GoldenFile.h"
 #include "WorkDir.h"
 #include "superkernel/ascend/Simulator.h"
 #include "target/ascend/AscendBackend.h"
@@ -28,30 +29,8 @@ namespace {
 
 fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "golden"; }
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void checkGolden(const std::string& name, const std::string& text) {
-  const fs::path file = goldenDir() / name;
-  const char* regen = std::getenv("SK_REGEN_GOLDENS");
-  if (regen && std::string(regen) == "1") {
-    fs::create_directories(goldenDir());
-    std::ofstream(file, std::ios::binary) << text;
-    return;
-  }
-  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-ascend-goldens.sh and review the diff";
-  const std::string golden = readFile(file);
-  if (golden == text) return;
-  std::istringstream a(golden), b(text);
-  std::string la, lb;
-  int line = 1;
-  while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
-  FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    " << la
-         << "\n  generated: " << lb << "\nIf the change is intended, run scripts/regen-ascend-goldens.sh.";
+  sktest::checkGoldenFile(goldenDir(), name, text, "scripts/regen-ascend-goldens.sh");
 }
 
 sk::Options options(const char* text) {

@@ -101,11 +101,12 @@ int main(int argc, char** argv) {
   CHECK(st.entries >= 1 && st.bytes > 0 && st.max_bytes > 0);
 
   /* Errors: each a status and a message, never a crash. */
+  /* The messages say what is wrong, not just something with a digit in it. */
   CHECK(sk_run(s, p, bufs, 2) == SK_ERR_INVALID_ARGUMENT);
-  CHECK(strstr(sk_last_error(), "3") != NULL);
+  CHECK(strstr(sk_last_error(), "sk_run: 2 buffers given, the op list has 3") != NULL);
   CHECK(sk_compile_json(s, "{", 1, NULL, NULL, 0, NULL, 1, &ref) == SK_ERR_BAD_INPUT);
   CHECK(ref == NULL);
-  CHECK(strlen(sk_last_error()) > 0);
+  CHECK(strstr(sk_last_error(), "JSON") != NULL || strstr(sk_last_error(), "json") != NULL);
   static const char kBroken[] = "this is not C";
   sk_source broken = {"axpb.c", kBroken, sizeof kBroken - 1};
   CHECK(sk_compile_json(s, kOpList, sizeof kOpList - 1, NULL, &broken, 1, NULL, 1, &ref) == SK_ERR_COMPILE);

@@ -5,6 +5,7 @@
 // Goldens live in tests/codegen/golden/ and are only ever rewritten by
 // scripts/regen-goldens.sh (which sets SK_REGEN_GOLDENS=1); a normal run that
 // finds a difference fails and prints the first differing line.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/TestPlans.h"
+#include "GoldenFile.h"
 #include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
@@ -27,18 +29,6 @@ namespace fs = std::filesystem;
 using namespace sk::testplans;
 
 fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "codegen" / "golden"; }
-
-bool regenerating() {
-  const char* v = std::getenv("SK_REGEN_GOLDENS");
-  return v && std::string(v) == "1";
-}
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::shared_ptr<const Target> cpu() {
   auto t = makeTarget("cpu");
@@ -54,35 +44,9 @@ GeneratedSource emitOk(const FusionPlan& plan, size_t step = 0) {
   return src.ok() ? *src : GeneratedSource{};
 }
 
-// Compare `text` with golden/<name>; with SK_REGEN_GOLDENS=1 rewrite it.
+// Compare `text` with golden/<name> (tests/GoldenFile.h).
 void checkGolden(const std::string& name, const std::string& text) {
-  fs::path file = goldenDir() / name;
-  if (regenerating()) {
-    fs::create_directories(file.parent_path());
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out << text;
-    ASSERT_TRUE(out.good()) << "cannot write " << file;
-    std::printf("regenerated %s\n", file.c_str());
-    return;
-  }
-  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-goldens.sh and review the diff";
-  std::string golden = readFile(file);
-  if (golden == text) return;
-  std::istringstream a(golden), b(text);
-  std::string la, lb;
-  int line = 0;
-  while (true) {
-    ++line;
-    bool ga = static_cast<bool>(std::getline(a, la));
-    bool gb = static_cast<bool>(std::getline(b, lb));
-    if (!ga && !gb) break;
-    if (!ga || !gb || la != lb) {
-      FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    "
-             << (ga ? la : "<end of file>") << "\n  generated: " << (gb ? lb : "<end of file>")
-             << "\nIf the change is intended, run scripts/regen-goldens.sh and review the diff.";
-    }
-  }
-  FAIL() << name << " differs (line endings?)";
+  sktest::checkGoldenFile(goldenDir(), name, text, "scripts/regen-goldens.sh");
 }
 
 TEST(CpuCodegen, GoldenSeedExample) {
@@ -434,6 +398,30 @@ TEST(CpuCodegen, GoldensCompile) {
     EXPECT_TRUE(r->succeeded()) << entry.path() << ": " << r->describe() << "\n" << r->err;
   }
   EXPECT_GE(n, 4u);
+}
+
+}  // namespace
+}  // namespace sk
+
+namespace sk {
+namespace {
+
+// The golden comparison can fail on every kind of difference (tests/GoldenFile.h): a changed line, a line
+// missing at the end, and equal lines with different bytes (the case the cuda copy of it used to let pass).
+const char* const kGoldenDir = SK_SOURCE_ROOT "/tests/codegen/golden";
+void compareSeedWith(const std::string& text) { sktest::checkGoldenFile(kGoldenDir, "seed_sk1.cpp", text, "regen"); }
+std::string seedGolden() { return sktest::readGolden(std::string(kGoldenDir) + "/seed_sk1.cpp"); }
+std::string seedWithoutFinalNewline() {
+  std::string t = seedGolden();
+  t.pop_back();
+  return t;
+}
+TEST(GoldenFile, EveryDifferenceFails) {
+  ASSERT_FALSE(sktest::regeneratingGoldens()) << "never run this check while regenerating";
+  EXPECT_NO_FATAL_FAILURE(compareSeedWith(seedGolden()));
+  EXPECT_FATAL_FAILURE(compareSeedWith("not the seed\n"), "differs from the generated source at line 1");
+  EXPECT_FATAL_FAILURE(compareSeedWith(seedGolden() + "// more\n"), "<end of file>");
+  EXPECT_FATAL_FAILURE(compareSeedWith(seedWithoutFinalNewline()), "the lines are equal but the bytes are not");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // PATH, /usr/local/cuda/bin/nvcc) and the golden-file check.
 #pragma once
 
+#include "GoldenFile.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -60,35 +62,9 @@ inline std::string example(const char* rel) { return (fs::path(SK_SOURCE_ROOT) /
 
 inline fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "cuda" / "golden"; }
 
-inline bool regenerating() {
-  const char* v = std::getenv("SK_REGEN_GOLDENS");
-  return v && std::string(v) == "1";
-}
-
-/// Compare `text` with golden/<name>; with SK_REGEN_GOLDENS=1 (scripts/regen-cuda-goldens.sh) rewrite it.
+/// Compare `text` with tests/cuda/golden/<name> (tests/GoldenFile.h).
 inline void checkGolden(const std::string& name, const std::string& text) {
-  fs::path file = goldenDir() / name;
-  if (regenerating()) {
-    std::ofstream(file, std::ios::binary) << text;
-    std::printf("regenerated %s\n", file.c_str());
-    return;
-  }
-  ASSERT_TRUE(fs::exists(file)) << file << " is missing; run scripts/regen-cuda-goldens.sh and review the diff";
-  const std::string golden = readFile(file);
-  if (golden == text) return;
-  std::istringstream a(golden), b(text);
-  std::string la, lb;
-  int line = 0;
-  while (true) {
-    ++line;
-    const bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
-    if (!ga && !gb) break;
-    if (!ga || !gb || la != lb) {
-      FAIL() << name << " differs from the generated source at line " << line << ":\n  golden:    " << la
-             << "\n  generated: " << lb << "\nIf the change is intended, run scripts/regen-cuda-goldens.sh and review "
-             << "the diff.";
-    }
-  }
+  sktest::checkGoldenFile(goldenDir(), name, text, "scripts/regen-cuda-goldens.sh");
 }
 
 }  // namespace sk::cudatest
