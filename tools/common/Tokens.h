@@ -36,8 +36,7 @@ struct TokenRun {
   std::optional<BufferMismatch> mismatch;   // nullopt: every token bit-identical
   int mismatchToken = -1;                   // 0-based token of the first difference
   uint64_t bytesCompared = 0;               // over all tokens
-  // Timing (only when requested and every token matched).
-  bool timed = false;
+  // Timing (only when requested and every token matched; warmups 0 and no samples otherwise).
   int warmups = 0;
   std::vector<double> fusedSeconds, unfusedSeconds;  // per sample: T tokens
   Summary fusedTokensPerSecond, unfusedTokensPerSecond, speedup;

@@ -826,7 +826,8 @@ int realMain(int argc, char** argv) {
   app.add_flag("--plan-only", a.planOnly,
                "plan and print the report without compiling or running anything (no compiler needed)");
   app.add_option("--repeat", a.repeat,
-                 "timed samples per side for --run (each the median run of a ~20 ms batch; median and min-max reported)")
+                 "timed samples per side for --run (each the median run of a ~20 ms batch) and --tokens (each T tokens); "
+                 "median and min-max reported")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--emit-source", a.emitSource, "write each step's generated source and manifest into DIR")
