@@ -1,25 +1,69 @@
 #!/usr/bin/env bash
-# The cuda back end's GPU check, for a machine with an NVIDIA GPU (H100/H200):
-# builds (or takes a carried build), runs the `gpu` and `cuda` tests, and
-# writes a report with the GPU, driver and clocks.
-#   scripts/gpu-check.sh [REPORT_DIR]        (default: build/gpu-check; $OUT when set)
-# Environment: SK_GPU_BUILD_DIR=<dir> uses an existing build instead of building
-# build/release; SK_NVCC as for the library.
+# The cuda back end's GPU check, for a machine with an NVIDIA GPU (H100/H200).
+# Builds build/release (or takes a build made elsewhere), then, each step with
+# its own time limit so one hang cannot lose the rest of the report:
+#   1. the smallest list fused vs unfused on the GPU (tests/cuda/data/tiny.json);
+#   2. the gpu tests (sk_test_cuda_gpu), run directly in parallel shards;
+#   3. GPU timings through sk-compile --run: decode layer, decode stack, and
+#      the decode loop's tokens per second (--tokens);
+#   4. bench/cuda/boundary_bench.cu: cost per op boundary, launch per op vs CUDA
+#      Graph vs Graph + PDL vs the SuperKernel's persistent syncs.
+# It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
+# REPORT_DIR/gpu-logs.tar.gz (every step's full output).
 #
-# Status: written without a GPU and NEVER RUN yet (see docs/CUDA.md), like
-# bench/cuda/boundary_bench.cu, which it builds and runs. The decode-stack
-# benchmark (vs launch per op / CUDA Graphs / Graphs + PDL) does not exist yet.
+#   scripts/gpu-check.sh [REPORT_DIR]        (default: build/gpu-check; $OUT when set)
+#
+# Environment:
+#   SK_GPU_BUILD_DIR=<dir>   use that build instead of building build/release. The
+#                            test binaries are run directly, so a build carried to a
+#                            machine without CMake or the build's -dev packages works;
+#                            SK_GPU_LIB_DIR=<dir> is then prepended to LD_LIBRARY_PATH
+#                            for the shared libraries the binaries need.
+#   SK_GPU_SHARDS=N          parallel shards of the gpu tests (default nproc/2, 1..8)
+#   SK_GPU_STEP_TIMEOUT=S    each step's limit in seconds (default 300)
+#   SK_GPU_BENCH=<file>      a boundary_bench already built (else nvcc builds it here)
+#   SK_NVCC, SK_CXX          as for the library
+#
+# The test binaries have SK_SOURCE_ROOT (the checkout they were built in) compiled
+# in, and build/<config>/share/superkernel links to that checkout's data: a build
+# carried to another machine needs the checkout at the same path there (or a
+# link to it). First run: 2026-11-26 on an NVIDIA H200 (docs/PERFORMANCE.md,
+# section 8), a build carried from the 2-core development machine.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 report_dir=${1:-${OUT:-$root/build/gpu-check}}
 mkdir -p "$report_dir"
 report="$report_dir/gpu-check.md"
-build=${SK_GPU_BUILD_DIR:-$root/build/release}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+step_timeout=${SK_GPU_STEP_TIMEOUT:-300}
 log() { printf '%s\n' "$*" | tee -a "$report"; }
 : >"$report"
+
+# Runs one step with its limit; its full output goes to $logs/<name>.log and
+# the lines matching PATTERN (or the last 15) to the report.
+step() {
+  local name=$1 pattern=$2; shift 2
+  local t0=$SECONDS rc
+  timeout --kill-after=10 "$step_timeout" "$@" >"$logs/$name.log" 2>&1
+  rc=$?
+  log ""
+  log "### $name (exit $rc, $((SECONDS - t0)) s)"
+  log '```'
+  if [ -n "$pattern" ] && grep -qE "$pattern" "$logs/$name.log"; then
+    grep -E "$pattern" "$logs/$name.log" | tail -40 | tee -a "$report"
+  else
+    tail -15 "$logs/$name.log" | tee -a "$report"
+  fi
+  [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "TIMED OUT after ${step_timeout} s" >>"$report"
+  log '```'
+  return $rc
+}
+
 log "# superkernel gpu-check ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
 log ""
-log "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+log "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (plus working tree)')"
+log "host: $(nproc) cpus, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r)"
 if command -v nvidia-smi >/dev/null; then
   log '```'
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,memory.total --format=csv 2>&1 | tee -a "$report"
@@ -29,38 +73,97 @@ else
 fi
 nvcc=${SK_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 log "nvcc: $nvcc ($("$nvcc" --version 2>/dev/null | tail -1))"
-
-if [ -z "${SK_GPU_BUILD_DIR:-}" ]; then
-  log ""
-  log "## build"
-  if ! SK_BUILD_JOBS=${SK_BUILD_JOBS:-$(nproc)} bash "$root/scripts/build.sh" release >"$report_dir/build.log" 2>&1; then
-    log "build FAILED (see build.log)"; tail -30 "$report_dir/build.log" | tee -a "$report"; exit 1
-  fi
-  log "build ok"
+if [ -z "${SK_CXX:-}" ] && ! command -v clang++ >/dev/null; then
+  # The cpu target (the reference of the tolerance tests) defaults to clang++.
+  for c in g++ c++; do command -v "$c" >/dev/null && export SK_CXX=$c && break; done
 fi
+log "host compiler for the cpu target: ${SK_CXX:-clang++} ($(${SK_CXX:-clang++} --version 2>/dev/null | head -1))"
 
-status=0
-for label in gpu cuda; do
+if [ -n "${SK_GPU_BUILD_DIR:-}" ]; then
+  build=$SK_GPU_BUILD_DIR
+  if [ -n "${SK_GPU_LIB_DIR:-}" ]; then export LD_LIBRARY_PATH=$SK_GPU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
+  log "build: carried ($build)"
+else
+  build=$root/build/release
   log ""
-  log "## ctest -L $label"
-  (cd "$build" && ctest -L "^${label}\$" --output-on-failure -j1 >"$report_dir/ctest-$label.log" 2>&1) || status=1
-  tail -15 "$report_dir/ctest-$label.log" | tee -a "$report" >/dev/null
-  log '```'; grep -E 'tests passed|tests failed|Skipped|\*\*\*' "$report_dir/ctest-$label.log" | tail -20 >>"$report"; log '```'
+  if ! SK_BUILD_JOBS=${SK_BUILD_JOBS:-$(nproc)} bash "$root/scripts/build.sh" release >"$logs/build.log" 2>&1; then
+    log "build FAILED"; tail -30 "$logs/build.log" | tee -a "$report"
+    tar -czf "$report_dir/gpu-logs.tar.gz" -C "$logs" . ; exit 1
+  fi
+  log "build: ok ($build)"
+fi
+compile=$build/tools/sk-compile
+gpu_tests=$build/tests/sk_test_cuda_gpu
+for b in "$compile" "$gpu_tests"; do
+  if ! [ -x "$b" ]; then log "missing: $b"; exit 1; fi
+  if ldd "$b" | grep -q 'not found'; then log "unresolved libraries of $b:"; ldd "$b" | grep 'not found' | tee -a "$report"; exit 1; fi
 done
 
+status=0
+export SK_LOG_LEVEL=${SK_LOG_LEVEL:-warn}
+cache=$(mktemp -d)
+
 log ""
-log "## benchmarks"
-log "bench/cuda/boundary_bench.cu: per-boundary cost, launch per op vs CUDA Graph vs Graph + PDL vs persistent"
-log "local/flag/counter/barrier edges (the decode-stack comparison is not written yet, docs/CUDA.md)."
-if "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/boundary_bench.cu" \
-    -o "$report_dir/boundary_bench" >"$report_dir/bench-build.log" 2>&1; then
-  for ops in 16 64 256; do
-    "$report_dir/boundary_bench" "$ops" 30 20 2>&1 | tee -a "$report" || status=1
-    log ""
-  done
-else
-  log "boundary_bench did not build (bench-build.log)"; status=1
+log "## 1. smallest list on the GPU"
+step smoke 'identical|differ|Fused|Unfused|error|Error' \
+  "$compile" "$root/tests/cuda/data/tiny.json" --target cuda --run --repeat 3 --cache-dir "$cache/tiny" || status=1
+
+log ""
+log "## 2. gpu tests (sk_test_cuda_gpu, fused vs unfused bit for bit; cuda vs cpu within tolerance)"
+shards=${SK_GPU_SHARDS:-$(( $(nproc) / 2 ))}
+[ "$shards" -lt 1 ] && shards=1
+[ "$shards" -gt 8 ] && shards=8
+pids=()
+for ((i = 0; i < shards; i++)); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout --kill-after=10 "$step_timeout" "$gpu_tests" \
+    >"$logs/gpu-tests-$i.log" 2>&1 &
+  pids+=($!)
+done
+t0=$SECONDS
+for ((i = 0; i < shards; i++)); do
+  wait "${pids[$i]}"; rc=$?
+  [ "$rc" = 0 ] || status=1
+  [ "$rc" = 124 ] || [ "$rc" = 137 ] && log "shard $i TIMED OUT after ${step_timeout} s"
+done
+log "$shards shards, $((SECONDS - t0)) s"
+log '```'
+cat "$logs"/gpu-tests-*.log | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|tests? ran' | tee -a "$report"
+log '```'
+if grep -q '^\[  FAILED  \]' "$logs"/gpu-tests-*.log; then
+  log "failure output:"
+  log '```'
+  cat "$logs"/gpu-tests-*.log | grep -B2 -A25 'Failure$' | head -150 | tee -a "$report"
+  log '```'
 fi
+
+log ""
+log "## 3. timings on the GPU (sk-compile --run: fused SuperKernel vs one launch per op, same process)"
+timing='identical|differ|[Ff]used|[Uu]nfused|speedup|tokens|Tokens|error'
+step decode_layer "$timing" "$compile" "$root/examples/decode_layer/decode_layer.json" --target cuda --run --repeat 15 \
+  --cache-dir "$cache/layer" || status=1
+step decode_stack "$timing" "$compile" "$root/examples/decode_stack/decode_stack.json" --target cuda --run --repeat 15 \
+  --cache-dir "$cache/stack" || status=1
+step decode_loop "$timing" "$compile" "$root/examples/decode_loop/decode_loop.json" --target cuda --tokens 32 --repeat 5 \
+  --cache-dir "$cache/loop" || status=1
+
+log ""
+log "## 4. per-boundary cost (bench/cuda/boundary_bench.cu)"
+bench=${SK_GPU_BENCH:-}
+if [ -z "$bench" ]; then
+  bench=$logs/boundary_bench
+  if ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/boundary_bench.cu" \
+      -o "$bench" >"$logs/bench-build.log" 2>&1; then
+    log "boundary_bench did not build (bench-build.log)"; bench=""; status=1
+  fi
+fi
+if [ -n "$bench" ]; then
+  for ops in 16 64 256; do
+    step "boundary_$ops" '' "$bench" "$ops" 30 20 || status=1
+  done
+fi
+
+rm -rf "$cache"
 log ""
 log "exit status: $status"
+tar -czf "$report_dir/gpu-logs.tar.gz" -C "$logs" .
 exit $status

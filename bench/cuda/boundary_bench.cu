@@ -23,7 +23,7 @@
 // buffer its predecessor's neighbour CTA may still read (a WAR edge the planner would add); the race changes
 // values, never the sync work measured.
 //
-// UNVERIFIED: written and compiled without a GPU; never run. scripts/gpu-check.sh runs it.
+// First run on an H200, 2026-11-26 (docs/PERFORMANCE.md section 8); scripts/gpu-check.sh runs it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   }
   CHECK(cudaGetLastError());
 
-  std::printf("# superkernel cuda boundary bench (UNVERIFIED harness: first runs pending review)\n\n");
+  std::printf("# superkernel cuda boundary bench (timing only: values are not checked)\n\n");
   std::printf("GPU: %s, %d SMs, sm_%d%d; driver %d, runtime %d; SM clock %d MHz (max), memory clock %d MHz\n",
               prop.name, prop.multiProcessorCount, prop.major, prop.minor, driver, runtime, smClock / 1000,
               memClock / 1000);

@@ -80,7 +80,6 @@ class CudaDevice final : public CudaDeviceBase {
   }
 
 
-  // UNVERIFIED on a GPU (none in the sessions so far).
   Status synchronize(void* stream) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
     if (int err = api->streamSynchronize(stream); err != 0)
