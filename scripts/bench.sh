@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh                 full run (about 2-3 min on 2 cores, most of
 #                                    it compiling the first time)
-#   scripts/bench.sh --smoke         every benchmark on small inputs, < ~60 s
+#   scripts/bench.sh --smoke         every benchmark on small inputs, < ~90 s
 #                                    once built (CI: keeps bench/ from rotting);
 #                                    plots go to build/bench-results/smoke/img
 #   scripts/bench.sh --workers N     W = N executor workers (SK_NUM_WORKERS) and
@@ -102,6 +102,17 @@ run_one() {
   echo "bench.sh: results in $out"
 }
 
+# The PyTorch decode benchmark (bench/torch_decode.py) needs the Python
+# package of the same build and Debian's python3 with torch.
+run_torch() {
+  cmake --build "$build" -j "${SK_BUILD_JOBS:-$(nproc)}" --target sk_python >/dev/null
+  local targs=() out=${SK_BENCH_OUT:-$root/build/bench-results}
+  if [ "$smoke" = 1 ]; then targs=(--smoke); out=${SK_BENCH_OUT:-$root/build/bench-results/smoke}; fi
+  mkdir -p "$out"
+  PYTHONPATH="$build/python" /usr/bin/python3 "$root/bench/torch_decode.py" ${targs[@]+"${targs[@]}"} \
+    --cache-dir "$out/torch-cache" | tee "$out/torch_decode.md"
+}
+
 if [ -z "$workers" ]; then
   run_one "" ""
 elif [[ "$workers" != *,* ]]; then
@@ -109,4 +120,7 @@ elif [[ "$workers" != *,* ]]; then
 else
   IFS=, read -r -a counts <<< "$workers"
   for n in "${counts[@]}"; do SK_NUM_WORKERS=$n run_one "$n" "/w$n"; done
+fi
+if [ -z "$workers" ] && [ ${#extra[@]} -eq 0 ]; then
+  run_torch
 fi

@@ -102,6 +102,11 @@ SK_C_API void sk_plan_destroy(sk_plan* plan);
 SK_C_API size_t sk_plan_op_count(const sk_plan* plan);      /* launches in the op list */
 SK_C_API size_t sk_plan_launch_count(const sk_plan* plan);  /* launches after fusion */
 SK_C_API size_t sk_plan_buffer_count(const sk_plan* plan);
+SK_C_API size_t sk_plan_superkernel_count(const sk_plan* plan); /* fused steps among the launches */
+/* The plan report (ops before/after, each SuperKernel, where and why the
+ * plan split, edges by sync kind); valid until sk_plan_destroy. NULL for a
+ * NULL plan. */
+SK_C_API const char* sk_plan_report(sk_plan* plan);
 /* NULL when index is out of range. */
 SK_C_API const char* sk_plan_buffer_name(const sk_plan* plan, size_t index);
 /* 0 when index is out of range. */

@@ -21,6 +21,7 @@ struct sk_session {
 };
 struct sk_plan {
   sk::CompiledPlan plan;
+  std::string report;  // formatPlanReport, made on first ask (the pointer sk_plan_report returns)
 };
 struct sk_buffers {
   sk::BufferSet set;
@@ -78,7 +79,7 @@ sk_status finishCompile(sk_session* s, const sk::OpList& list, const char* optio
   req.fuse = fuse != 0;
   auto cp = s->session->compile(list, req);
   if (!cp) return fail(cp.error());
-  *out = new sk_plan{std::move(*cp)};
+  *out = new sk_plan{std::move(*cp), {}};
   return ok();
 }
 
@@ -192,6 +193,12 @@ void sk_plan_destroy(sk_plan* plan) { delete plan; }
 size_t sk_plan_op_count(const sk_plan* p) { return p ? p->plan.list.ops.size() : 0; }
 size_t sk_plan_launch_count(const sk_plan* p) { return p ? p->plan.steps.size() : 0; }
 size_t sk_plan_buffer_count(const sk_plan* p) { return p ? p->plan.list.buffers.size() : 0; }
+size_t sk_plan_superkernel_count(const sk_plan* p) { return p ? p->plan.plan.report.superKernels : 0; }
+const char* sk_plan_report(sk_plan* p) {
+  if (!p) return nullptr;
+  if (p->report.empty()) p->report = sk::formatPlanReport(p->plan.plan);
+  return p->report.c_str();
+}
 const char* sk_plan_buffer_name(const sk_plan* p, size_t i) {
   if (!p || i >= p->plan.list.buffers.size()) return nullptr;
   return p->plan.list.buffers[i].name.c_str();

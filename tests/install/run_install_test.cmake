@@ -112,6 +112,28 @@ if(NOT last_out MATCHES "identical")
   message(FATAL_ERROR "installed sk-compile: ${last_out}")
 endif()
 
+# The installed Python package from the moved prefix (trees hidden): it finds
+# libsuperkernel_c.so relative to itself and superkernel.torch compiles and
+# runs. Debian's python3 sees python3-torch (scripts/setup.sh installs it);
+# an instrumented library cannot be loaded into an uninstrumented python3.
+if(EXISTS /usr/bin/python3 AND NOT SAN_FLAGS)
+  file(WRITE "${work}/py_check.py" "
+import sys, torch, superkernel, superkernel.torch as skt
+assert superkernel.__file__.startswith(sys.argv[1]), superkernel.__file__
+f = lambda x: torch.nn.functional.silu(x) * 2.0
+x = torch.randn(64)
+cm = skt.compile(f, (x,), cache_dir=sys.argv[2], workers=1)
+torch.testing.assert_close(cm(x), f(x), rtol=1e-4, atol=1e-5)
+print('python ok', cm.summary()['superkernels'])
+")
+  run_checked("the installed Python package" ${hide} ${CMAKE_COMMAND} -E env
+    "PYTHONPATH=${prefix}/lib/python3/dist-packages" PYTHONDONTWRITEBYTECODE=1
+    /usr/bin/python3 "${work}/py_check.py" "${prefix}" "${work}/cache-py")
+  if(NOT last_out MATCHES "python ok 1")
+    message(FATAL_ERROR "installed Python package: ${last_out}")
+  endif()
+endif()
+
 # Away from its data: one clear error naming what was searched and the override.
 file(MAKE_DIRECTORY "${work}/lonely/bin")
 file(COPY "${prefix}/bin/sk-compile" DESTINATION "${work}/lonely/bin")

@@ -1,0 +1,309 @@
+"""superkernel.torch: compile PyTorch modules and functions into SuperKernels.
+
+    import superkernel.torch as skt
+    cm = skt.compile(model, (x, pos), options="", cache_dir="/tmp/skc", workers=2)
+    out = cm(x, pos)          # the model's outputs, computed on its own tensors
+    print(cm.report)          # the plan report of every compiled segment
+    cm.summary()              # {"aten_ops", "launches", "superkernels", "eager_ops", "splits"}
+
+`compile` traces the call with make_fx on fake tensors (no real work, no side
+effect on the model's buffers) to an aten graph, lowers it (_lower.py) and
+compiles each segment with the library. Semantics follow the C++ API:
+options are option strings checked by the library; `scope` is torchair's
+super_kernel scope. docs/PYTORCH.md has the details and the limits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from .. import shared_session
+from .._capi import BadInputError, InvalidArgumentError, SuperkernelError
+from . import _lower
+from ._lower import DTYPES, EagerStep, Segment, TRef
+from ._scope import scope
+
+__all__ = ["compile", "scope", "CompiledModule"]
+
+_KERNELS = Path(__file__).resolve().parent / "kernels" / "torch_ops.cpp"
+_SOURCE_NAME = "torch_ops.cpp"
+
+
+def _kernel_source() -> str:
+    return _KERNELS.read_text()
+
+
+def compile(model_or_fn: Union[torch.nn.Module, Callable], example_args, options: str = "", target: str = "cpu",
+            cache_dir: Optional[Union[str, os.PathLike]] = None, workers: Optional[int] = None,
+            fuse: bool = True) -> "CompiledModule":
+    """Traces `model_or_fn(*example_args)` and compiles it into SuperKernels.
+
+    example_args: a tuple of tensors (one tensor is taken as a 1-tuple); the
+    compiled module accepts tensors of exactly these shapes and dtypes.
+    options: an option string merged over the plan's (e.g. "early-start=0").
+    Parameters and buffers of a module are read and written in place: a
+    KV cache updated with index_copy_ / index_put_ in forward is updated in
+    the module's own tensor. fuse=False compiles the unfused reference (one
+    launch per op, the same kernels): what fusion is measured against.
+    """
+    if not (isinstance(model_or_fn, torch.nn.Module) or callable(model_or_fn)):
+        raise InvalidArgumentError(f"compile: model_or_fn must be a torch.nn.Module or a callable, "
+                                   f"not {type(model_or_fn).__name__}")
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    if not isinstance(example_args, (tuple, list)):
+        raise InvalidArgumentError(f"compile: example_args must be a tuple of tensors, not "
+                                   f"{type(example_args).__name__}")
+    for i, a in enumerate(example_args):
+        if not isinstance(a, torch.Tensor):
+            raise InvalidArgumentError(f"compile: example_args[{i}] is a {type(a).__name__}; every argument must be "
+                                       "a tensor (bind other values into the function, e.g. with functools.partial)")
+        if a.device.type != "cpu":
+            raise InvalidArgumentError(f"compile: example_args[{i}] is on {a.device}; superkernel.torch runs CPU "
+                                       "tensors (target cpu)")
+    if not isinstance(options, str):
+        raise InvalidArgumentError(f"compile: options must be a str, not {type(options).__name__}")
+    if target != "cpu":
+        raise BadInputError(f"compile: target {target!r} is not supported by superkernel.torch yet: its kernels "
+                            "(python/superkernel/torch/kernels) are written for target cpu")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise InvalidArgumentError(f"compile: workers must be a positive int or None, not {workers!r}")
+    return CompiledModule(model_or_fn, tuple(example_args), options, cache_dir, workers, bool(fuse))
+
+
+def _trace(model_or_fn, example_args):
+    """make_fx over fake tensors: parameters and buffers become inputs (so
+    the module's own tensors are bound at each call, in place), nothing runs
+    for real, and a branch on a tensor's value is an error, not a frozen guess."""
+    if isinstance(model_or_fn, torch.nn.Module):
+        named = list(model_or_fn.named_parameters()) + list(model_or_fn.named_buffers())
+        names = [n for n, _ in named]
+        state = [t for _, t in named]
+
+        def fn(*flat):
+            params = dict(zip(names, flat[:len(names)]))
+            return torch.nn.utils.stateless.functional_call(model_or_fn, params, tuple(flat[len(names):]))
+    else:
+        names, state, fn = [], [], model_or_fn
+    inputs = [t.detach() for t in state] + [a.detach() for a in example_args]
+    try:
+        with torch.no_grad():
+            gm = make_fx(fn, tracing_mode="fake")(*inputs)
+    except SuperkernelError:
+        raise
+    except Exception as e:  # tracing errors are errors of the user's code or of an unsupported construct
+        text = str(e).splitlines()[0] if str(e) else type(e).__name__
+        hint = ""
+        if "data-dependent" in str(e) or "tracing tensor" in str(e) or "value out of" in str(e):
+            hint = (" The traced code depends on a tensor's value (a Python branch, .item(), a loop over a "
+                    "tensor): superkernel compiles one static graph; express it as a tensor op (torch.where) "
+                    "or move it out of the compiled function.")
+        elif "DynamicOutputShape" in type(e).__name__:
+            hint = (" That op's output shape depends on tensor values, so it cannot be traced to a static graph "
+                    "(torch 1.13 also counts repeat_interleave here: write x.repeat_interleave(r, dim) as "
+                    "x.unsqueeze(dim + 1).expand(...).reshape(...)).")
+        raise BadInputError(f"compile: tracing {getattr(model_or_fn, '__name__', type(model_or_fn).__name__)} "
+                            f"failed: {type(e).__name__}: {text}.{hint}") from e
+    return gm, names, state
+
+
+class CompiledModule:
+    """The compiled form of one traced call; call it like the original."""
+
+    def __init__(self, model_or_fn, example_args: Tuple[torch.Tensor, ...], options: str, cache_dir, workers,
+                 fuse: bool = True):
+        self._model = model_or_fn
+        self._fuse = fuse
+        self._options = options
+        self._signature = [(tuple(a.shape), a.dtype) for a in example_args]
+        gm, names, state = _trace(model_or_fn, example_args)
+        self.graph_module = gm
+        self._state = state
+        self._session = shared_session(cache_dir, workers)
+        nworkers = workers or int(os.environ.get("SK_NUM_WORKERS", "0") or 0) or (os.cpu_count() or 1)
+        self._program = _lower.Lowering(gm, list(state) + list(example_args), nworkers).run()
+        self._plans: List[Any] = []
+        self._compile_segments()
+        self._prepare_runtime()
+
+    # ---- compile -------------------------------------------------------------
+    def _oplist(self, seg: Segment) -> dict:
+        kernels: Dict[Tuple[str, str], str] = {}
+        klist: Dict[str, dict] = {}
+        bufs: Dict[str, dict] = {}
+        ops = []
+        scopes = {}
+        for op in seg.ops:
+            key = (op.entry, json.dumps(op.params, sort_keys=True))
+            kname = kernels.get(key)
+            if kname is None:
+                kname = kernels[key] = f"{op.entry}_{len(kernels)}"
+                klist[kname] = {"source": _SOURCE_NAME, "entry": op.entry, "core_type": "vector",
+                                "block_dim_invariant": True, "params": op.params, "macros": {}}
+            for p in op.params:
+                if p["kind"] == "buffer":
+                    b = self._program.buffers[op.args[p["name"]]]
+                    bufs[b.name] = {"dtype": DTYPES[b.dtype][0], "shape": [b.numel]}
+            o = {"name": op.name, "kernel": kname, "block_dim": op.block_dim, "args": op.args, "macros": op.macros}
+            if op.scope is None:
+                o["scope"] = None
+            elif op.scope:
+                o["scope"] = op.scope
+                opts = self._program.scope_options.get(op.scope)
+                if opts:
+                    scopes[op.scope] = {"options": opts}
+            ops.append(o)
+        ol = {"format": "superkernel.oplist", "version": 1, "target": "cpu", "kernels": klist, "buffers": bufs,
+              "ops": ops}
+        if scopes:
+            ol["scopes"] = scopes
+        return ol
+
+    def _compile_segments(self):
+        src = _kernel_source()
+        for step in self._program.steps:
+            if isinstance(step, Segment):
+                ol = self._oplist(step)
+                plan = self._session.compile(ol, sources={_SOURCE_NAME: src}, options=self._options or None,
+                                             fuse=self._fuse)
+                self._plans.append((step, plan, ol))
+
+    # ---- run -------------------------------------------------------------------
+    def _prepare_runtime(self):
+        """Fixes what each call does: the addresses of our own buffers and of
+        constants are written into each segment's pointer array once; a call
+        writes only the addresses that change (arguments, state tensors,
+        fresh outputs, eager results)."""
+        prog = self._program
+        outputs = {leaf.buf for leaf in _lower._leaves(prog.output) if isinstance(leaf, TRef)}
+        for name in outputs:
+            if prog.buffers[name].kind == "work":
+                prog.buffers[name].per_call = True
+        self._static: Dict[str, torch.Tensor] = {}
+        for b in prog.buffers.values():
+            if b.kind == "work" and not b.per_call:
+                self._static[b.name] = torch.empty(b.numel, dtype=b.dtype)
+            elif b.kind == "const":
+                self._static[b.name] = b.source.reshape(-1)
+        self._per_call = [(b.name, b.numel, b.dtype) for b in prog.buffers.values() if b.per_call]
+        nstate = len(self._state)
+        self._state_bufs = [(b.name, b.source) for b in prog.buffers.values() if b.kind == "arg" and b.source < nstate]
+        self._arg_bufs = [(b.name, b.source - nstate) for b in prog.buffers.values()
+                          if b.kind == "arg" and b.source >= nstate]
+        self._mutated = {b.name for b in prog.buffers.values() if b.kind == "arg" and b.mutated}
+        self._segment_run = {}
+        for step, plan, _ in self._plans:
+            names = list(plan.buffer_names)
+            ptrs = (ctypes.c_void_p * max(1, len(names)))()
+            dynamic = []
+            for i, n in enumerate(names):
+                if n in self._static:
+                    ptrs[i] = self._static[n].data_ptr()
+                else:
+                    dynamic.append((i, n))
+            self._segment_run[id(step)] = (plan, ptrs, dynamic)
+
+    def _bind(self, args) -> Dict[str, torch.Tensor]:
+        """The tensors of this call's arguments and state, by buffer name."""
+        if len(args) != len(self._signature):
+            raise InvalidArgumentError(f"compiled module takes {len(self._signature)} tensor argument(s) "
+                                       f"(as traced), got {len(args)}")
+        dyn: Dict[str, torch.Tensor] = {}
+        for name, i in self._arg_bufs:
+            t = args[i]
+            shape, dtype = self._signature[i]
+            if not isinstance(t, torch.Tensor):
+                raise InvalidArgumentError(f"argument {i} is a {type(t).__name__}, not a tensor")
+            if t.shape != shape or t.dtype != dtype:
+                raise BadInputError(f"argument {i} is {list(t.shape)} {t.dtype} but the module was compiled for "
+                                    f"{list(shape)} {dtype}; shapes are static: compile again for this shape")
+            if t.device.type != "cpu":
+                raise InvalidArgumentError(f"argument {i} is on {t.device}; superkernel.torch runs CPU tensors")
+            dyn[name] = self._contiguous(t, name, f"argument {i}")
+        for name, j in self._state_bufs:
+            dyn[name] = self._contiguous(self._state[j], name, "a parameter or buffer of the module")
+        for name, numel, dtype in self._per_call:
+            dyn[name] = torch.empty(numel, dtype=dtype)
+        return dyn
+
+    def _contiguous(self, t: torch.Tensor, name: str, what: str) -> torch.Tensor:
+        if t.is_contiguous():
+            return t
+        if name in self._mutated:
+            raise BadInputError(f"{what} is written in place by the compiled code but is not contiguous; "
+                                "pass a contiguous tensor")
+        return t.contiguous()  # documented: one copy per call of a non-contiguous input
+
+    def __call__(self, *args):
+        dyn = self._bind(args)
+        for step in self._program.steps:
+            if isinstance(step, Segment):
+                plan, ptrs, dynamic = self._segment_run[id(step)]
+                for i, n in dynamic:
+                    ptrs[i] = dyn[n].data_ptr()
+                plan.run_pointers(ptrs)
+            else:
+                self._run_eager(step, dyn)
+        return _lower._tree_map(lambda x: self._tensor(dyn, x) if isinstance(x, TRef) else x, self._program.output)
+
+    def _tensor(self, dyn, t: TRef) -> torch.Tensor:
+        base = dyn.get(t.buf)
+        if base is None:
+            base = self._static[t.buf]
+        return torch.as_strided(base, t.shape, t.stride, base.storage_offset() + t.offset)
+
+    def _run_eager(self, step: EagerStep, storage):
+        real = _lower._tree_map(lambda x: self._tensor(storage, x) if isinstance(x, TRef) else x,
+                                (step.args, step.kwargs))
+        with torch.no_grad():
+            out = step.target(*real[0], **real[1])
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        for name, shape, stride, offset, i in step.outputs:
+            o = outs[i]
+            if o.is_contiguous() and tuple(o.stride()) == stride and offset == 0:
+                storage[name] = o  # the eager result itself, no copy
+            else:  # the layout the traced graph expects
+                storage[name] = _copy_into(o, shape, stride, offset)
+
+    # ---- introspection -------------------------------------------------------
+    @property
+    def report(self) -> str:
+        """Every compiled segment's plan report, and the ops that ran eagerly."""
+        parts = []
+        seg_i = 0
+        for step in self._program.steps:
+            if isinstance(step, Segment):
+                plan = self._segment_run[id(step)][0]
+                parts.append(f"segment {seg_i}: {len(step.ops)} ops\n{plan.report.rstrip()}")
+                seg_i += 1
+            else:
+                parts.append(f"eager: {step.node.name} ({step.target})")
+        return "\n".join(parts) + "\n"
+
+    def summary(self) -> Dict[str, Any]:
+        eager = sum(1 for s in self._program.steps if isinstance(s, EagerStep))
+        return {
+            "aten_ops": self._program.aten_ops,
+            "launches": sum(p.launch_count for _, p, _ in self._plans) + eager,
+            "superkernels": sum(p.superkernel_count for _, p, _ in self._plans),
+            "eager_ops": eager,
+            "splits": [dict(s) for s in self._program.splits],
+        }
+
+    def oplists(self) -> List[dict]:
+        """The op list of each compiled segment (what `sk-compile` would take)."""
+        return [ol for _, _, ol in self._plans]
+
+
+def _copy_into(o: torch.Tensor, shape, stride, offset) -> torch.Tensor:
+    numel = max(1, _lower.extent(shape, stride, offset))
+    flat = torch.empty(numel, dtype=o.dtype)
+    torch.as_strided(flat, shape, stride, offset).copy_(o)
+    return flat

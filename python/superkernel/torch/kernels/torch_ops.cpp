@@ -1,0 +1,541 @@
+// The kernels superkernel.torch lowers aten ops to (cpu target).
+//
+// Every kernel is generic over layout and specialised by macros: the
+// lowering passes each op's static shape, strides and element offsets as
+// -D macros, so one source serves every op and equal shapes share one object
+// (the cache key follows the macros). Index arithmetic divides by
+// compile-time constants, which the compiler turns into multiplications.
+//
+// Work split: block b computes the b-th sk_block_range slice of the op's
+// OUTPUT elements in flat (row-major) order. So a fresh contiguous output is
+// "partition": "block" exactly; inputs are "all" unless the lowering knows
+// they are read in the same flat order (same shape, contiguous).
+//
+// Every macro the lowering passes is spelled SKT_* (-D macros are defined
+// before the system headers are read, so a plain T or N could rename a
+// header's identifiers); below they become typed constants.
+//
+// Element types: TA/TB/TC/TO name the storage type of each operand
+// (float, double, bf16 and f16 (stored as uint16_t), int64_t, int32_t, bool
+// (stored as uint8_t)); arithmetic is in float (double for f64 operands,
+// int64 for integer ops).
+#include <superkernel/cpu/kernel.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace {
+
+struct bf16 {
+  uint16_t bits;
+};
+
+inline float load(const float* p) { return *p; }
+inline double load(const double* p) { return *p; }
+inline float load(const bf16* p) {
+  uint32_t u = static_cast<uint32_t>(p->bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// IEEE half, by bits (no compiler half type needed): exact widening.
+struct f16 {
+  uint16_t bits;
+};
+inline float load(const f16* p) {
+  const uint32_t h = p->bits, sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  uint32_t u;
+  if (exp == 0x1fu) {
+    u = sign | 0x7f800000u | (man << 13);  // inf / NaN
+  } else if (exp != 0) {
+    u = sign | ((exp + 112u) << 23) | (man << 13);  // normal: rebias 15 -> 127
+  } else if (man == 0) {
+    u = sign;  // zero
+  } else {  // subnormal half: a normal float
+    int e = -1;
+    uint32_t m = man;
+    do {
+      ++e;
+      m <<= 1;
+    } while ((m & 0x400u) == 0);
+    u = sign | ((112u - e) << 23) | ((m & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline int64_t load(const int64_t* p) { return *p; }
+inline int64_t load(const int32_t* p) { return *p; }
+inline bool load(const uint8_t* p) { return *p != 0; }
+
+inline void store(float* p, double v) { *p = static_cast<float>(v); }
+inline void store(double* p, double v) { *p = v; }
+inline void store(bf16* p, double v) {
+  // Round to nearest even, as torch does; NaN stays NaN.
+  float f = static_cast<float>(v);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    p->bits = static_cast<uint16_t>((u >> 16) | 0x40u);
+    return;
+  }
+  u += 0x7fffu + ((u >> 16) & 1u);
+  p->bits = static_cast<uint16_t>(u >> 16);
+}
+inline void store(f16* p, double v) {
+  // Round to nearest even, as torch's float -> half conversion does.
+  const float f = static_cast<float>(v);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
+  uint16_t h;
+  if (a > 0x7f800000u) {
+    h = static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  } else if (a >= 0x477ff000u) {
+    h = static_cast<uint16_t>(sign | 0x7c00u);  // overflow (rounds to >= 65520) -> inf
+  } else if (a < 0x38800000u) {  // below the smallest normal half: subnormal or zero
+    if (a < 0x33000000u) {
+      h = static_cast<uint16_t>(sign);
+    } else {
+      const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;  // 14..24
+      uint32_t r = m >> shift;
+      const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+      if (rem > half || (rem == half && (r & 1u))) ++r;
+      h = static_cast<uint16_t>(sign | r);
+    }
+  } else {
+    uint32_t r = a - 0x38000000u;  // rebias 127 -> 15 (exponent field moves down by 112 << 23)
+    r += 0xfffu + ((r >> 13) & 1u);
+    h = static_cast<uint16_t>(sign | (r >> 13));
+  }
+  p->bits = h;
+}
+inline void store(int64_t* p, double v) { *p = static_cast<int64_t>(v); }
+inline void store(int32_t* p, double v) { *p = static_cast<int32_t>(v); }
+inline void store(uint8_t* p, double v) { *p = v != 0.0 ? 1 : 0; }
+
+// Up to 6 dimensions; unused leading ones have extent 1 and stride 0.
+#ifndef SKT_D0
+#define SKT_D0 1
+#endif
+#ifndef SKT_D1
+#define SKT_D1 1
+#endif
+#ifndef SKT_D2
+#define SKT_D2 1
+#endif
+#ifndef SKT_D3
+#define SKT_D3 1
+#endif
+#ifndef SKT_D4
+#define SKT_D4 1
+#endif
+#ifndef SKT_D5
+#define SKT_D5 1
+#endif
+constexpr int64_t D0 = SKT_D0, D1 = SKT_D1, D2 = SKT_D2, D3 = SKT_D3, D4 = SKT_D4, D5 = SKT_D5;
+constexpr int64_t kN = D0 * D1 * D2 * D3 * D4 * D5;
+
+// Contiguous strides of the iteration shape: an operand with exactly these
+// is read at its offset + i (no index arithmetic); one with all strides 0 is
+// one broadcast element.
+constexpr int64_t kC5 = 1, kC4 = D5, kC3 = D4 * kC4, kC2 = D3 * kC3, kC1 = D2 * kC2, kC0 = D1 * kC1;
+
+// The layout of operand P: element offset SKT_P_OFF and strides SKT_P_S0..5.
+#define SKT_OPERAND(P)                                                                               \
+  constexpr int64_t P##_OFF = SKT_##P##_OFF, P##_S0 = SKT_##P##_S0, P##_S1 = SKT_##P##_S1,           \
+                    P##_S2 = SKT_##P##_S2, P##_S3 = SKT_##P##_S3, P##_S4 = SKT_##P##_S4,             \
+                    P##_S5 = SKT_##P##_S5;                                                           \
+  constexpr bool P##_FLAT = (D0 == 1 || P##_S0 == kC0) && (D1 == 1 || P##_S1 == kC1) &&               \
+                            (D2 == 1 || P##_S2 == kC2) && (D3 == 1 || P##_S3 == kC3) &&               \
+                            (D4 == 1 || P##_S4 == kC4) && (D5 == 1 || P##_S5 == kC5);                 \
+  constexpr bool P##_ONE = (D0 == 1 || P##_S0 == 0) && (D1 == 1 || P##_S1 == 0) &&                    \
+                           (D2 == 1 || P##_S2 == 0) && (D3 == 1 || P##_S3 == 0) &&                    \
+                           (D4 == 1 || P##_S4 == 0) && (D5 == 1 || P##_S5 == 0);                      \
+  inline int64_t P##_at(int64_t i) {                                                                 \
+    if constexpr (P##_FLAT) return P##_OFF + i;                                                      \
+    if constexpr (P##_ONE) return P##_OFF;                                                           \
+    const int64_t c5 = i % D5;                                                                       \
+    i /= D5;                                                                                         \
+    const int64_t c4 = i % D4;                                                                       \
+    i /= D4;                                                                                         \
+    const int64_t c3 = i % D3;                                                                       \
+    i /= D3;                                                                                         \
+    const int64_t c2 = i % D2;                                                                       \
+    i /= D2;                                                                                         \
+    const int64_t c1 = i % D1;                                                                       \
+    i /= D1;                                                                                         \
+    return P##_OFF + i * P##_S0 + c1 * P##_S1 + c2 * P##_S2 + c3 * P##_S3 + c4 * P##_S4 + c5 * P##_S5; \
+  }
+
+}  // namespace
+
+// ---- elementwise: out = f(a[, b[, c]]) over the iteration shape D0..D5 ------
+// OP selects the function; alpha/beta are its scalars (add's alpha, the
+// constant of a scalar op, clamp bounds).
+#if defined(SKT_ELEMENTWISE)
+namespace {
+SKT_OPERAND(A)
+#if SKT_ARITY >= 2
+SKT_OPERAND(B)
+#endif
+#if SKT_ARITY >= 3
+SKT_OPERAND(C)
+#endif
+SKT_OPERAND(O)
+
+#define OP_COPY 0
+#define OP_NEG 1
+#define OP_RSQRT 2
+#define OP_EXP 3
+#define OP_SILU 4
+#define OP_SIGMOID 5
+#define OP_SQRT 6
+#define OP_RECIP 7
+#define OP_ABS 8
+#define OP_TANH 9
+#define OP_COS 10
+#define OP_SIN 11
+#define OP_RELU 12
+#define OP_GELU 13
+#define OP_LOG 14
+#define OP_NOT 15
+#define OP_ADD 20
+#define OP_SUB 21
+#define OP_MUL 22
+#define OP_DIV 23
+#define OP_POW 24
+#define OP_MAX 25
+#define OP_MIN 26
+#define OP_EQ 27
+#define OP_NE 28
+#define OP_LT 29
+#define OP_LE 30
+#define OP_GT 31
+#define OP_GE 32
+#define OP_WHERE 40
+#define OP_FILL 41
+
+#if SKT_ARITY <= 1
+template <typename T>
+inline double f1(T x, double alpha, double beta) {
+  (void)alpha;
+  (void)beta;
+  const double v = static_cast<double>(x);
+#if SKT_OP == OP_COPY
+  return v;
+#elif SKT_OP == OP_NEG
+  return -v;
+#elif SKT_OP == OP_RSQRT
+  return 1.0f / std::sqrt(static_cast<float>(v));
+#elif SKT_OP == OP_EXP
+  return std::exp(static_cast<float>(v));
+#elif SKT_OP == OP_SILU
+  const float f = static_cast<float>(v);
+  return f / (1.0f + std::exp(-f));
+#elif SKT_OP == OP_SIGMOID
+  return 1.0f / (1.0f + std::exp(-static_cast<float>(v)));
+#elif SKT_OP == OP_SQRT
+  return std::sqrt(static_cast<float>(v));
+#elif SKT_OP == OP_RECIP
+  return 1.0f / static_cast<float>(v);
+#elif SKT_OP == OP_ABS
+  return std::fabs(v);
+#elif SKT_OP == OP_TANH
+  return std::tanh(static_cast<float>(v));
+#elif SKT_OP == OP_COS
+  return std::cos(static_cast<float>(v));
+#elif SKT_OP == OP_SIN
+  return std::sin(static_cast<float>(v));
+#elif SKT_OP == OP_RELU
+  return v > 0 ? v : 0.0;
+#elif SKT_OP == OP_GELU
+  const float f = static_cast<float>(v);
+  return 0.5f * f * (1.0f + std::erf(f * 0.70710678118654752f));
+#elif SKT_OP == OP_LOG
+  return std::log(static_cast<float>(v));
+#elif SKT_OP == OP_NOT
+  return v == 0.0;
+#elif SKT_OP == OP_FILL
+  return alpha;
+#else
+#error "unknown unary OP"
+#endif
+}
+#endif
+
+#if SKT_ARITY == 2
+// Integer operands (positions, indices) stay exact in int64.
+template <typename T, typename U>
+constexpr bool kIntegral = std::is_integral<T>::value && std::is_integral<U>::value;
+
+template <typename T, typename U>
+inline double f2(T x, U y, double alpha) {
+  (void)alpha;
+#if SKT_OP == OP_ADD
+  if constexpr (kIntegral<T, U>) return static_cast<double>(x + static_cast<int64_t>(alpha) * y);
+  return static_cast<float>(x) + static_cast<float>(alpha) * static_cast<float>(y);
+#elif SKT_OP == OP_SUB
+  if constexpr (kIntegral<T, U>) return static_cast<double>(x - static_cast<int64_t>(alpha) * y);
+  return static_cast<float>(x) - static_cast<float>(alpha) * static_cast<float>(y);
+#elif SKT_OP == OP_MUL
+  if constexpr (kIntegral<T, U>) return static_cast<double>(x * y);
+  return static_cast<float>(x) * static_cast<float>(y);
+#elif SKT_OP == OP_DIV
+  return static_cast<float>(x) / static_cast<float>(y);
+#elif SKT_OP == OP_POW
+  return std::pow(static_cast<float>(x), static_cast<float>(y));
+#elif SKT_OP == OP_MAX
+  return x > y ? x : y;
+#elif SKT_OP == OP_MIN
+  return x < y ? x : y;
+#elif SKT_OP == OP_EQ
+  return x == y;
+#elif SKT_OP == OP_NE
+  return x != y;
+#elif SKT_OP == OP_LT
+  return x < y;
+#elif SKT_OP == OP_LE
+  return x <= y;
+#elif SKT_OP == OP_GT
+  return x > y;
+#elif SKT_OP == OP_GE
+  return x >= y;
+#else
+#error "unknown binary OP"
+#endif
+}
+#endif
+}  // namespace
+
+#if SKT_ARITY == 0
+SK_KERNEL void skt_elementwise(const sk_ctx* ctx, SKT_TO* out, double alpha, double beta) {
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i) store(out + O_at(i), f1(0.0, alpha, beta));
+}
+#elif SKT_ARITY == 1
+SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const SKT_TA* a, SKT_TO* out, double alpha, double beta) {
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i) store(out + O_at(i), f1(load(a + A_at(i)), alpha, beta));
+}
+#elif SKT_ARITY == 2
+SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* bb, SKT_TO* out, double alpha, double beta) {
+  (void)beta;
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i) store(out + O_at(i), f2(load(a + A_at(i)), load(bb + B_at(i)), alpha));
+}
+#else  // where(cond, a, b)
+SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const SKT_TA* cond, const SKT_TB* x, const SKT_TC* y, SKT_TO* out, double alpha,
+                               double beta) {
+  (void)alpha;
+  (void)beta;
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i)
+    store(out + O_at(i), load(cond + A_at(i)) ? static_cast<double>(load(x + B_at(i)))
+                                              : static_cast<double>(load(y + C_at(i))));
+}
+#endif
+#endif  // SKT_ELEMENTWISE
+
+// ---- batched matmul: out[t, m, n] = sum_k A[t, m, k] B[t, k, n] (+ bias) ----
+// Shapes T, M, K, N; strides A_ST/A_SM/A_SK, B_ST/B_SK/B_SN, offsets. A
+// weight W [N, K] used as W.t() has B_SK = 1: the inner loop is contiguous
+// in both operands. HAS_BIAS adds bias[BIAS_OFF + n * BIAS_SN] (addmm).
+#if defined(SKT_MM)
+namespace {
+constexpr int64_t T = SKT_T, M = SKT_M, K = SKT_K, N = SKT_N;
+constexpr int64_t A_OFF = SKT_A_OFF, A_ST = SKT_A_ST, A_SM = SKT_A_SM, A_SK = SKT_A_SK;
+constexpr int64_t B_OFF = SKT_B_OFF, B_ST = SKT_B_ST, B_SK = SKT_B_SK, B_SN = SKT_B_SN;
+#if SKT_HAS_BIAS
+constexpr int64_t BIAS_OFF = SKT_BIAS_OFF, BIAS_SN = SKT_BIAS_SN;
+#endif
+
+// 8 lanes of floats (GCC/Clang vector extensions; the compiler maps them to
+// the -march's registers). Loads widen bf16 and convert anything else.
+typedef float vf8 __attribute__((vector_size(32)));
+template <typename E>
+inline vf8 load8(const E* p) {
+  vf8 v;
+  for (int j = 0; j < 8; ++j) v[j] = static_cast<float>(load(p + j));
+  return v;
+}
+inline vf8 load8(const float* p) {
+  vf8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// sum_k a[k * A_SK] * b[k * B_SK]. Contiguous operands (a weight used as
+// W.t(), an activation row) take two 8-lane accumulators, a fixed shape, so
+// the result does not depend on the block split; strided ones a scalar loop.
+template <typename EA, typename EB>
+inline float dot(const EA* a, const EB* b) {
+  int64_t k = 0;
+  float acc = 0.0f;
+  if constexpr (A_SK == 1 && B_SK == 1) {
+    vf8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0;
+    for (; k + 16 <= K; k += 16) {
+      s0 += load8(a + k) * load8(b + k);
+      s1 += load8(a + k + 8) * load8(b + k + 8);
+    }
+    const vf8 s = s0 + s1;
+    acc = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+  }
+  for (; k < K; ++k) acc += load(a + k * A_SK) * load(b + k * B_SK);
+  return acc;
+}
+}  // namespace
+SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const SKT_TC* bias, SKT_TO* out) {
+  (void)bias;
+  constexpr int64_t n_out = (int64_t)T * M * N;
+  int64_t b, e;
+  sk_block_range(ctx, n_out, &b, &e);
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t n = i % N, m = (i / N) % M, t = i / (N * M);
+    const SKT_TA* ar = a + A_OFF + t * A_ST + m * A_SM;
+    const SKT_TB* bc = w + B_OFF + t * B_ST + n * B_SN;
+    float acc = dot(ar, bc);
+#if SKT_HAS_BIAS
+    acc += load(bias + BIAS_OFF + n * BIAS_SN);
+#endif
+    store(out + i, acc);
+  }
+}
+#endif
+
+// ---- reductions over the last dimension: out[r] = op(x[r, 0..L)) ----------
+// Rows are the iteration shape D0..D5 (the input's leading dimensions);
+// X_SL is the reduced dimension's stride. RED: 0 sum, 1 mean, 2 amax.
+#if defined(SKT_REDUCE)
+namespace {
+SKT_OPERAND(X)
+constexpr int64_t L = SKT_L, X_SL = SKT_X_SL;
+}
+SK_KERNEL void skt_reduce(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t r = b; r < e; ++r) {
+    const SKT_TA* row = x + X_at(r);
+#if SKT_RED == 2
+    float acc = -INFINITY;
+    for (int64_t l = 0; l < L; ++l) acc = std::fmax(acc, static_cast<float>(load(row + l * X_SL)));
+#else
+    float acc = 0.0f;
+    for (int64_t l = 0; l < L; ++l) acc += static_cast<float>(load(row + l * X_SL));
+#if SKT_RED == 1
+    acc /= static_cast<float>(L);
+#endif
+#endif
+    store(out + r, acc);
+  }
+}
+#endif
+
+// ---- softmax over the last dimension ---------------------------------------
+// The output is contiguous [rows, L]; a block's slice of it may cut rows, so
+// each row it touches gets its max and sum computed once, then only the
+// block's elements are written.
+#if defined(SKT_SOFTMAX)
+namespace {
+SKT_OPERAND(X)
+constexpr int64_t L = SKT_L, X_SL = SKT_X_SL;
+}
+SK_KERNEL void skt_softmax(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
+  int64_t b, e;
+  sk_block_range(ctx, kN * L, &b, &e);
+  for (int64_t r = b / L; r * L < e; ++r) {
+    const SKT_TA* row = x + X_at(r);
+    float mx = -INFINITY;
+    for (int64_t l = 0; l < L; ++l) mx = std::fmax(mx, static_cast<float>(load(row + l * X_SL)));
+    float sum = 0.0f;
+    for (int64_t l = 0; l < L; ++l) sum += std::exp(static_cast<float>(load(row + l * X_SL)) - mx);
+    const int64_t lo = r * L < b ? b - r * L : 0, hi = (r + 1) * L > e ? e - r * L : L;
+    for (int64_t l = lo; l < hi; ++l) store(out + r * L + l, std::exp(static_cast<float>(load(row + l * X_SL)) - mx) / sum);
+  }
+}
+#endif
+
+// ---- top-k over the last dimension: the K largest of each row, sorted -------
+// (torch.topk's default: largest, sorted; among equal values the lower index
+// first). One block writes whole rows: its slice of the rows.
+#if defined(SKT_TOPK)
+namespace {
+SKT_OPERAND(X)
+constexpr int64_t L = SKT_L, X_SL = SKT_X_SL, K = SKT_K;
+}
+SK_KERNEL void skt_topk(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* values, int64_t* indices) {
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t r = b; r < e; ++r) {
+    const SKT_TA* row = x + X_at(r);
+    int64_t taken[K];
+    for (int64_t j = 0; j < K; ++j) {
+      int64_t best = -1;
+      float bv = 0.0f;
+      for (int64_t l = 0; l < L; ++l) {
+        bool used = false;
+        for (int64_t t = 0; t < j; ++t) used = used || taken[t] == l;
+        const float xv = static_cast<float>(load(row + l * X_SL));
+        if (!used && (best < 0 || xv > bv || (std::isnan(xv) && !std::isnan(bv)))) {
+          best = l;
+          bv = xv;
+        }
+      }
+      taken[j] = best;
+      store(values + r * K + j, bv);
+      indices[r * K + j] = best;
+    }
+  }
+}
+#endif
+
+// ---- gather rows: out[i, :] = table[idx[i], :] (embedding, index_select) ---
+// Table [ROWS, C] contiguous; idx I int64 values; out [I, C].
+#if defined(SKT_GATHER)
+namespace {
+constexpr int64_t I = SKT_I, C = SKT_C, ROWS = SKT_ROWS, IDX_OFF = SKT_IDX_OFF, IDX_S = SKT_IDX_S,
+                  TABLE_OFF = SKT_TABLE_OFF;
+}
+SK_KERNEL void skt_gather(const sk_ctx* ctx, const SKT_TA* table, const int64_t* idx, SKT_TO* out) {
+  int64_t b, e;
+  sk_block_range(ctx, (int64_t)I * C, &b, &e);
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t row = idx[IDX_OFF + (i / C) * IDX_S];
+    if (row < 0 || row >= ROWS) {
+      sk_report_error(ctx, "superkernel.torch gather (embedding/index_select): index out of range");
+      return;
+    }
+    store(out + i, load(table + TABLE_OFF + row * C + i % C));
+  }
+}
+#endif
+
+// ---- index copy in place: dst[p, idx[j], q] = src[p, j, q] -----------------
+// dst [P, L, Q] contiguous (its element offset DST_OFF), src strided [P, J, Q]
+// in the iteration shape D0..D5 = (P, J, Q); idx J int64 values.
+#if defined(SKT_INDEX_COPY)
+namespace {
+SKT_OPERAND(S)
+constexpr int64_t P = SKT_P, L = SKT_L, J = SKT_J, Q = SKT_Q, IDX_OFF = SKT_IDX_OFF, IDX_S = SKT_IDX_S,
+                  DST_OFF = SKT_DST_OFF;
+}
+SK_KERNEL void skt_index_copy(const sk_ctx* ctx, const SKT_TA* src, const int64_t* idx, SKT_TO* dst) {
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t q = i % Q, j = (i / Q) % J, p = i / (Q * J);
+    const int64_t at = idx[IDX_OFF + j * IDX_S];
+    if (at < 0 || at >= L) {
+      sk_report_error(ctx, "superkernel.torch index_copy_/index_put_: index out of range of the destination");
+      return;
+    }
+    store(dst + DST_OFF + (p * L + at) * Q + q, static_cast<double>(load(src + S_at(i))));
+  }
+}
+#endif
