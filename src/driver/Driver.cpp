@@ -39,6 +39,30 @@ bool isHeaderExt(const fs::path& p) {
 
 std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.entry : v.symbol; }
 
+// The canonical items of the options that reach compiler and linker commands
+// (DriverConfig::sourceEncodesPlanOptions), e.g. "func-align=512": the
+// recipes read only these (the cpu/ascend object and link flags); every other
+// option changes the generated source, which the key hashes anyway. Items are
+// split on unescaped ':' (a compile-options item may hold "\:").
+std::string buildOptionsText(const Options& o) {
+  static constexpr std::string_view kBuildKeys[] = {"compile-options=", "func-align=", "split-mode="};
+  const std::string c = o.canonical();
+  std::string out;
+  size_t start = 0;
+  for (size_t i = 0; i <= c.size(); ++i) {
+    if (i < c.size() && c[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (i < c.size() && c[i] != ':') continue;
+    const std::string item = c.substr(start, i - start);
+    start = i + 1;
+    for (std::string_view k : kBuildKeys)
+      if (item.starts_with(k)) out += (out.empty() ? "" : ":") + item;
+  }
+  return out;
+}
+
 }  // namespace
 
 struct Driver::Impl final : RecipeTools {
@@ -333,7 +357,8 @@ Expected<std::string> Driver::superKernelKey(std::string_view source, const std:
   kb.add("toolchain", impl_->tc.identity());
   kb.add("link", impl_->recipe->linkKey(o, impl_->cfg.arch));
   kb.add("artifact", impl_->recipe->artifactName());
-  kb.add("options", o.canonical());
+  if (impl_->cfg.sourceEncodesPlanOptions) kb.add("build-options", buildOptionsText(o));
+  else kb.add("options", o.canonical());
   kb.add("source", source);
   kb.add("objects", uint64_t{objects.size()});
   for (const auto& ob : objects) kb.add("object", ob.key);
@@ -399,6 +424,10 @@ Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
       meta["object_keys"] = ks;
     }
     if (!meta.contains("options")) meta["options"] = o.canonical();
+    // The compiler as it was asked for and spawned (its name decides clang
+    // vs clang++): sk-cache verify replays the entry with it, not with
+    // whatever SK_CXX says today, so a g++ build is not called stale.
+    if (!meta.contains("compiler")) meta["compiler"] = impl_->tc.invocation.string();
     out.metadata = meta.dump();
     auto again = superKernelKey(source, objects, o, &out.keyInputs);
     if (!again || *again != key) out.keyInputs.clear();

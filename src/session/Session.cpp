@@ -93,6 +93,7 @@ struct Session::Impl {
     cfg.jobs = options.jobs;
     cfg.timeout = compileLimits().perCompile;
     cfg.arch = arch;
+    cfg.sourceEncodesPlanOptions = true;  // see buildOptions below
     auto d = std::make_unique<Driver>(t.recipe, t.toolchain, cache, cfg);
     Driver& raw = *d;
     t.drivers.emplace(arch, std::move(d));

@@ -118,8 +118,18 @@ TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
     ASSERT_FALSE(p.ok());
     EXPECT_EQ(p.error().kind(), sk::ErrorKind::BadInput);
   }
-  EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("int x;").ok());
-  EXPECT_FALSE(sk::ascend::launchDescriptorOfSource("sk_ascend_launch[] = \"entry=x type=T").ok());
+  auto none = sk::ascend::launchDescriptorOfSource("int x;");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(none.error().message().find("the generated ascend source defines no sk_ascend_launch"), std::string::npos)
+      << none.error().message();
+  // The definition as the emitter writes it, from the start of a line, with its string left open.
+  auto open =
+      sk::ascend::launchDescriptorOfSource("int x;\nextern \"C\" const char sk_ascend_launch[] = \"entry=x type=T");
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(open.error().message().find("unterminated sk_ascend_launch in the generated source"), std::string::npos)
+      << open.error().message();
 }
 
 // Op and scope names reach the generated source only inside `//` comments,

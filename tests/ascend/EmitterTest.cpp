@@ -185,6 +185,9 @@ TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
     sk::Status st = runStep(step, &*src, fused, workDir(dir.substr(0, dir.find('.'))), &profile);
     ASSERT_TRUE(st.ok()) << st.error().message();
     const Buffers ref = reference(step);
+    // Equality proves something only if the reference computed something (a launch that runs nothing leaves
+    // both sides as initialised).
+    EXPECT_NE(ref, initialBuffers(step)) << "the unfused reference changed no buffer";
     for (size_t b = 0; b < fused.size(); ++b) EXPECT_EQ(fused[b], ref[b]) << "buffer " << step.buffers[b].name;
     if (step.buffers[0].name == "step") {
       int64_t pos = 0;
@@ -396,7 +399,12 @@ TEST(AscendEmitter, KernelSyncWithoutFeedSyncAll) {
 TEST(AscendEmitter, RejectsWhatItCannotGenerate) {
   auto s = chain(options(""));
   s.ops[2].blockDim = 17;  // 16 vector cores
-  EXPECT_FALSE(sk::ascend::emitAscend(s).ok());
+  auto wide = sk::ascend::emitAscend(s);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.error().kind(), sk::ErrorKind::Internal) << wide.error().message();
+  EXPECT_NE(wide.error().message().find("op " + s.ops[2].name + ": 17 block(s) on 16 vector core(s)"),
+            std::string::npos)
+      << wide.error().message();
   // A side launch said to wait for a vector op that the cube pool runs (the step is inconsistent).
   auto side = chainWithSide(options(""));
   side.sides[0].waitBefore[static_cast<int>(Pool::Cube)] = 2;  // add runs on vector cores

@@ -99,7 +99,12 @@ TEST(AscendPlannedRun, ProfiledRunTracesEveryOpOnItsCores) {
   plain.target = "ascend";
   auto unprofiled = session->compile(list, plain);
   ASSERT_TRUE(unprofiled.ok());
-  EXPECT_FALSE(session->runProfiled(*unprofiled, *bufs).ok());
+  auto notProfiled = session->runProfiled(*unprofiled, *bufs);
+  ASSERT_FALSE(notProfiled.ok());
+  EXPECT_EQ(notProfiled.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(notProfiled.error().message().find("runProfiled: the plan was not compiled with profiling=1"),
+            std::string::npos)
+      << notProfiled.error().message();
 }
 
 }  // namespace

@@ -235,7 +235,10 @@ TEST(AscendRecipe, KernelJsonRoundTripsAndIsChecked) {
   EXPECT_NE(mutate("24", "0").find("blockDim"), std::string::npos);
   EXPECT_NE(mutate("KERNEL_TYPE_MIX_AIC_1_2", "KERNEL_TYPE_X").find("unknown kernelType"), std::string::npos);
   EXPECT_NE(mutate("\"kernelName\"", "\"kernelNam\"").find("\"kernelName\" missing"), std::string::npos);
-  EXPECT_FALSE(parseKernelMetaJson("[").ok());
+  auto notJson = parseKernelMetaJson("[");
+  ASSERT_FALSE(notJson.ok());
+  EXPECT_EQ(notJson.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_EQ(notJson.error().message(), "kernel JSON: not a JSON object");
 }
 
 // The simulator half of the recipe, for real: the builtin add kernel compiled by the host compiler with

@@ -260,11 +260,19 @@ TEST(AscendRuntimeScalars, LaunchDescriptorCarriesTheSlots) {
   auto back = sk::ascend::parseLaunchDescriptor(text);
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_EQ(back->runtime, d.runtime);
-  EXPECT_FALSE(sk::ascend::parseLaunchDescriptor("entry=e type=AIV_ONLY buffers=1 runtime=1:0").ok());
-  EXPECT_FALSE(sk::ascend::parseLaunchDescriptor("entry=e type=AIV_ONLY buffers=1 runtime=0").ok());
+  auto errorOf = [](const std::string& text) {
+    auto r = sk::ascend::parseLaunchDescriptor(text);
+    if (r.ok()) return std::string("<ok>");
+    EXPECT_EQ(r.error().kind(), sk::ErrorKind::BadInput) << r.error().message();
+    return r.error().message();
+  };
+  EXPECT_NE(errorOf("entry=e type=AIV_ONLY buffers=1 runtime=1:0").find("runtime slot buffer 1 of 1"),
+            std::string::npos);
+  EXPECT_NE(errorOf("entry=e type=AIV_ONLY buffers=1 runtime=0").find("runtime slots are buffer:byte_offset"),
+            std::string::npos);
   std::string many = "entry=e type=AIV_ONLY buffers=1 runtime=";
   for (int k = 0; k < 17; ++k) many += k ? ",0:0" : "0:0";
-  EXPECT_FALSE(sk::ascend::parseLaunchDescriptor(many).ok());
+  EXPECT_NE(errorOf(many).find("17 runtime slots (at most 16)"), std::string::npos) << errorOf(many);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The ascend back end through the Session (what sk-compile --target ascend
 // --run does): an op list compiled fused with some options and unfused, both
 // run in the simulator from identical initial data, buffers compared bit for
-// bit. Shared by the planned-run and scenario tests.
+// bit (after checking that the reference changed some buffer). Shared by the
+// planned-run and scenario tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -56,6 +57,14 @@ inline std::unique_ptr<sk::BufferSet> referenceRun(sk::Session& session, const s
   EXPECT_TRUE(st.ok()) << st.error().message();
   EXPECT_EQ(rc.fusedSteps, 0u);
   if (!st.ok()) return nullptr;
+  // The reference must have changed some buffer: a simulated run that computes nothing (fused and unfused alike)
+  // would compare equal, so the comparisons against this reference would prove nothing.
+  auto initial = sk::BufferSet::create(list);
+  EXPECT_TRUE(initial.ok());
+  if (!initial.ok()) return nullptr;
+  auto changed = initial->compare(*ref);
+  EXPECT_TRUE(changed.ok());
+  EXPECT_TRUE(changed.ok() && changed->has_value()) << "the unfused reference left every buffer as initialised";
   return std::make_unique<sk::BufferSet>(std::move(*ref));
 }
 

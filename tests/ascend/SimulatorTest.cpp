@@ -272,10 +272,18 @@ TEST(AscendSim, PreloadChecksUnitsAndTarget) {
 
 TEST(AscendSim, BadLaunchesAreRejected) {
   LaunchSpec s = spec(sim_trap, TaskType::AivOnly, 0, {nullptr});
-  EXPECT_FALSE(sk::ascend_sim::launch(s).ok());
+  sk::Status zero = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().kind(), sk::ErrorKind::BadInput) << zero.error().message();
+  EXPECT_NE(zero.error().message().find("block dim 0 (the simulator runs 1..128 AI Cores)"), std::string::npos)
+      << zero.error().message();
   s.blockDim = 1;
   s.entry = nullptr;
-  EXPECT_FALSE(sk::ascend_sim::launch(s).ok());
+  sk::Status noEntry = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(noEntry.ok());
+  EXPECT_EQ(noEntry.error().kind(), sk::ErrorKind::BadInput) << noEntry.error().message();
+  EXPECT_NE(noEntry.error().message().find("no kernel entry or enter hook"), std::string::npos)
+      << noEntry.error().message();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "superkernel/cache/Cache.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -289,7 +290,7 @@ TEST(CacheMemory, ErrorIsSharedThenRetried) {
   EXPECT_EQ(s->compiles, 1u);
 }
 
-TEST(CacheMemory, HitIsFast) {
+TEST(CacheMemory, HitsNeitherRebuildNorBlock) {
   CacheConfig cfg;
   cfg.disk = false;
   auto cache = *Cache::open(cfg);
@@ -305,7 +306,10 @@ TEST(CacheMemory, HitIsFast) {
   }
   double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
   std::printf("memory hit: %.0f ns\n", ns);
-  EXPECT_LT(ns, test::sanitized() ? 20000.0 : 1000.0);
+  // A hang guard, not a timing claim (the hit costs well under a
+  // microsecond; bench/suite.cpp measures it): 200000 hits taking 20 s would
+  // mean the hit path takes a lock that blocks or rebuilds.
+  EXPECT_LT(ns, 100000.0);
   EXPECT_EQ(fb.calls.load(), 1);
 }
 
@@ -798,15 +802,26 @@ TEST(CacheAdmin, ListInspectVerifyClear) {
 }
 
 TEST(CacheAdmin, InvalidRequests) {
+  using ::testing::HasSubstr;
   CacheConfig cfg;
   cfg.disk = false;
   auto c = *Cache::open(cfg);
   FakeBuild fb;
-  EXPECT_FALSE(c->getOrBuild(request("not-a-key", fb)).ok());
-  EXPECT_FALSE(c->getOrBuild(request(keyOf("k"), fb, false, "../x")).ok());
+  // Each is refused with its own message naming the bad value, and nothing
+  // is built for the first two (they are checked before any build).
+  auto refused = [&](const CacheRequest& req, const std::string& message) {
+    auto r = c->getOrBuild(req);
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_EQ(r.error().kind(), ErrorKind::Internal) << r.error().message();  // a caller's bug, not user input
+    EXPECT_THAT(r.error().message(), HasSubstr(message));
+  };
+  refused(request("not-a-key", fb), "invalid cache key 'not-a-key'");
+  refused(request(keyOf("k"), fb, false, "../x"), "invalid cache entry kind '../x'");
+  EXPECT_EQ(fb.calls.load(), 0);
   CacheRequest r = request(keyOf("name"), fb, false);
   r.build = [](const fs::path&) -> Expected<BuildOutput> { return BuildOutput{"../escape", {}, "", {}, {}}; };
-  EXPECT_FALSE(c->getOrBuild(r).ok());
+  refused(r, "named an invalid artifact '../escape'");
+  EXPECT_FALSE(c->findInMemory(keyOf("name")));  // the refused build left nothing behind
 }
 
 }  // namespace
@@ -815,7 +830,7 @@ TEST(CacheAdmin, InvalidRequests) {
 namespace sk {
 namespace {
 
-TEST(CachePerf, DiskHitInAFreshInstanceIsFast) {
+TEST(CachePerf, DiskHitInAFreshInstanceLoadsWithoutBuilding) {
   test::TempDir t("diskperf");
   FakeBuild fb;
   std::string key = keyOf("perf");
@@ -829,7 +844,10 @@ TEST(CachePerf, DiskHitInAFreshInstanceIsFast) {
   ASSERT_TRUE(lib.ok());
   EXPECT_EQ(fb.calls.load(), 1);
   std::printf("open + disk hit + dlopen: %.2f ms\n", ms);
-  EXPECT_LT(ms, test::sanitized() ? 500.0 : 50.0);
+  // A hang guard, not a timing claim (a few milliseconds; bench/suite.cpp
+  // measures disk hits): 30 s would mean the open or the hit waits on a lock
+  // or a build.
+  EXPECT_LT(ms, 30000.0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "CompilerPresent.h"
 #include "cache/TestUtil.h"
 #include "superkernel/target/cpu/Cpu.h"
 #include "target/cpu/LoadedLibrary.h"
@@ -105,18 +106,23 @@ struct Fixture {
   }
 };
 
-Toolchain toolchainOrSkip(const std::string& compiler, std::vector<std::string> launcher = {}) {
+using sktest::defaultCompiler;
+using sktest::installed;
+
+// findToolchain for an installed compiler: its failure is a test failure (an empty Toolchain comes back).
+Toolchain toolchainOf(const std::string& compiler, std::vector<std::string> launcher = {}) {
   ToolchainRequest r;
   r.compiler = compiler;
   r.launcher = std::move(launcher);
   auto tc = findToolchain(r);
-  if (!tc) return Toolchain{};
-  return *tc;
+  EXPECT_TRUE(tc.ok()) << compiler << " is installed, yet: " << tc.error().message();
+  return tc ? *tc : Toolchain{};
 }
 
-#define REQUIRE_TOOLCHAIN(tc, name)                                   \
-  Toolchain tc = toolchainOrSkip(name);                               \
-  if (tc.path.empty()) GTEST_SKIP() << name << " is not installed"
+#define REQUIRE_TOOLCHAIN(tc, name)                                                \
+  if (!installed(name)) GTEST_SKIP() << name << " is not installed (not on PATH)"; \
+  Toolchain tc = toolchainOf(name);                                                \
+  ASSERT_FALSE(tc.path.empty())
 
 // ---------------------------------------------------------------------------
 // processes
@@ -216,8 +222,9 @@ TEST(DriverToolchain, IdentityOfClangAndGcc) {
 TEST(DriverToolchain, DefaultIsClangAndSkCxxOverrides) {
   {
     test::ScopedEnv e("SK_CXX", nullptr);
+    if (!installed("clang++")) GTEST_SKIP() << "clang++ is not installed (not on PATH)";
     auto tc = findToolchain();
-    if (!tc) GTEST_SKIP() << "no clang++";
+    ASSERT_TRUE(tc.ok()) << tc.error().message();
     EXPECT_EQ(tc->requested, "clang++");
     // Spawned under the name it was asked for: clang++ resolves to the clang
     // binary, which would link C++ objects without libstdc++ if run as clang.
@@ -225,15 +232,17 @@ TEST(DriverToolchain, DefaultIsClangAndSkCxxOverrides) {
     EXPECT_NE(tc->identity().find("\nclang++\n"), std::string::npos);
   }
   test::ScopedEnv e("SK_CXX", "g++");
+  if (!installed("g++")) GTEST_SKIP() << "g++ is not installed (not on PATH)";
   auto tc = findToolchain();
-  if (!tc) GTEST_SKIP() << "no g++";
+  ASSERT_TRUE(tc.ok()) << tc.error().message();
   EXPECT_EQ(tc->family, CompilerFamily::Gcc);
 }
 
 TEST(DriverToolchain, LauncherFromEnvironment) {
   test::ScopedEnv e("SK_COMPILER_LAUNCHER", "env  -u SK_NOTHING");
+  if (!installed(defaultCompiler())) GTEST_SKIP() << defaultCompiler() << " is not installed (not on PATH)";
   auto tc = findToolchain("cpu", "");
-  if (!tc) GTEST_SKIP();
+  ASSERT_TRUE(tc.ok()) << tc.error().message();
   EXPECT_EQ(tc->launcher, (std::vector<std::string>{"env", "-u", "SK_NOTHING"}));
   EXPECT_EQ(tc->identity().find("env"), std::string::npos);
   test::ScopedEnv e2("SK_COMPILER_LAUNCHER", "sk-no-such-launcher");
@@ -282,8 +291,12 @@ TEST_P(DriverCompilers, CompilesAnObjectAndReadsItsSymbolSize) {
 INSTANTIATE_TEST_SUITE_P(ClangAndGcc, DriverCompilers, ::testing::Values("clang++", "g++"));
 
 TEST(DriverObjects, SymbolSizeErrors) {
-  EXPECT_FALSE(readSymbolSizes("not an object").ok());
-  EXPECT_FALSE(readSymbolSizes("").ok());
+  for (const char* notElf : {"not an object", ""}) {
+    auto r = readSymbolSizes(notElf);
+    ASSERT_FALSE(r.ok()) << notElf;
+    EXPECT_EQ(r.error().kind(), ErrorKind::Compile);
+    EXPECT_NE(r.error().message().find("no ELF magic"), std::string::npos) << r.error().message();
+  }
   REQUIRE_TOOLCHAIN(tc, "clang++");
   Fixture f;
   Driver d(tc, f.cache());
@@ -366,8 +379,9 @@ size_t lines(const fs::path& p) {
 TEST(DriverObjects, IdenticalVariantsCompileOnce) {
   Fixture f;
   fs::path log = f.dir / "invocations.log";
-  auto tc = toolchainOrSkip("clang++", {makeLauncher(f.dir.path(), log).string()});
-  if (tc.path.empty()) GTEST_SKIP();
+  if (!installed("clang++")) GTEST_SKIP() << "clang++ is not installed (not on PATH)";
+  auto tc = toolchainOf("clang++", {makeLauncher(f.dir.path(), log).string()});
+  ASSERT_FALSE(tc.path.empty());
   DriverConfig cfg;
   cfg.jobs = 4;
   Driver d(tc, f.cache(), cfg);

@@ -114,7 +114,12 @@ TEST_F(GraphTest, RecordTimeErrors) {
   EXPECT_NE(g.addKernel(k).error().message().find("kernels.k2.source: source file"), std::string::npos);
   EXPECT_NE(g.addBuiltinKernel("b", "no_such_builtin").error().message().find("unknown builtin kernel"),
             std::string::npos);
-  EXPECT_FALSE(g.setOptions("early-start=5").ok());
+  Status badOptions = g.setOptions("early-start=5");
+  ASSERT_FALSE(badOptions.ok());
+  EXPECT_EQ(badOptions.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(badOptions.error().message().find("option \"early-start\": invalid value \"5\" (accepted: 0, 1, 2)"),
+            std::string::npos)
+      << badOptions.error().message();
   {
     Scope bad(g, "bad", "nope=1");
     EXPECT_FALSE(bad.status().ok());

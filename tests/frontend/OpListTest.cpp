@@ -295,7 +295,10 @@ TEST(OpList, HostileInputsNeverThrow) {
                         "{\"format\":\"superkernel.oplist\",\"version\":1,\"ops\":[{\"name\":\"\\u0000\"}]}",
                         "\xff\xfe", "{\"a\":\"\xc3\"}"}) {
     auto l = parse(t);
-    EXPECT_FALSE(l.ok()) << t;
+    ASSERT_FALSE(l.ok()) << t;
+    // Rejected as input, naming the file: not an internal error from a caught exception.
+    EXPECT_EQ(l.error().kind(), ErrorKind::BadInput) << t << ": " << l.error().message();
+    EXPECT_EQ(l.error().message().rfind("tests/x.json", 0), 0u) << t << ": " << l.error().message();
   }
 }
 
@@ -408,7 +411,11 @@ TEST_F(BuiltinFixture, BuiltinMacrosSurviveWritingAndParsing) {
   EXPECT_TRUE(*back == *l);
   // Still nothing else next to "builtin"; and its macros are checked like any kernel's.
   j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"entry", "x"}};
-  EXPECT_FALSE(parse(j.dump()).ok());
+  auto withEntry = parse(j.dump());
+  ASSERT_FALSE(withEntry.ok());
+  EXPECT_EQ(withEntry.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(withEntry.error().message().find("kernels.sc"), std::string::npos) << withEntry.error().message();
+  EXPECT_NE(withEntry.error().message().find("entry"), std::string::npos) << withEntry.error().message();
   j["kernels"]["sc"] = {{"builtin", "scale_f32"}, {"macros", {{"sk_spin", "1"}}}};
   auto bad = parse(j.dump());
   ASSERT_FALSE(bad.ok());

@@ -1,7 +1,8 @@
 // The vectorized builtins (kernels/cpu/sk_simd.h) at every vector
 // width this machine can run: the portable fallback (objects built without
 // -march), x86-64-v3 (AVX2 + F16C) and x86-64-v4 (AVX-512) copies
-// (tests/kernels/extra.cmake). Against f64 references, with tolerances:
+// (tests/kernels/extra.cmake); a width the CPU lacks is a skip that says
+// so, one per test (Widths/SimdWidth.*/x86_64_v4). Against f64 references, with tolerances:
 //  - dot products (gemv, matmul, attention scores, weighted sums):
 //      |got - ref| <= 1e-5 * sum_c |w_c x_c| + 1e-6
 //    (f32 accumulation in 4 vector accumulators plus a lane tree: at most
@@ -51,6 +52,7 @@ namespace {
 struct Arch {
   const char* name;
   bool supported;
+  const char* missing;  // why this CPU cannot run the copy (when !supported)
   decltype(&sk_gemv_f32) gemv_f32;
   decltype(&sk_gemv_bf16w) gemv_bf16w;
   decltype(&sk_gemv_f16w) gemv_f16w;
@@ -66,15 +68,15 @@ struct Arch {
   decltype(&sk_attn_weighted_sum_f32) attn_wsum;
 };
 
-#define SK_ARCH(label, S, ok)                                                                                      \
+#define SK_ARCH(label, S, ok, missing)                                                                             \
   Arch {                                                                                                           \
-    label, ok, sk_gemv_f32##S, sk_gemv_bf16w##S, sk_gemv_f16w##S, sk_gemv_q8_0##S, sk_matmul_f32##S,               \
+    label, ok, missing, sk_gemv_f32##S, sk_gemv_bf16w##S, sk_gemv_f16w##S, sk_gemv_q8_0##S, sk_matmul_f32##S,      \
         sk_matmul_bf16w##S, sk_matmul_f16w##S, sk_matmul_q8_0##S, sk_rms_norm_f32##S, sk_add_rms_norm_f32##S,      \
         sk_softmax_f32##S, sk_attn_scores_f32##S, sk_attn_weighted_sum_f32##S                                      \
   }
 
 std::vector<Arch> arches() {
-  std::vector<Arch> a{SK_ARCH("fallback", , true)};
+  std::vector<Arch> a{SK_ARCH("fallback", , true, "")};
 #ifdef SK_TEST_MARCH_COPIES
   __builtin_cpu_init();
   // F16C through cpuid: clang++ 14's __builtin_cpu_supports does not know "f16c".
@@ -83,11 +85,32 @@ std::vector<Arch> arches() {
   const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  a.push_back(SK_ARCH("x86-64-v3", _v3, v3));
-  a.push_back(SK_ARCH("x86-64-v4", _v4, v4));
+  a.push_back(SK_ARCH("x86-64-v3", _v3, v3, "this CPU lacks AVX2, FMA or F16C"));
+  a.push_back(SK_ARCH("x86-64-v4", _v4, v4, "this CPU lacks AVX-512 (F, BW, VL and DQ)"));
 #endif
   return a;
 }
+
+// One instance per vector width of arches(); a width this CPU cannot run is reported as a skip with the
+// reason, not passed silently.
+#ifdef SK_TEST_MARCH_COPIES
+constexpr int kWidths = 3;
+#else
+constexpr int kWidths = 1;
+#endif
+
+class SimdWidth : public ::testing::TestWithParam<int> {};
+
+std::string widthName(const ::testing::TestParamInfo<int>& info) {
+  std::string name = arches()[size_t(info.param)].name;
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
+
+#define SK_ARCH_OR_SKIP(a)                                                                                       \
+  const Arch a = arches()[size_t(GetParam())];                                                                   \
+  if (!a.supported) GTEST_SKIP() << "the " << a.name << " copies cannot run here: " << a.missing
 
 // ---- weight formats and references ----------------------------------------
 
@@ -175,43 +198,42 @@ struct Shape {
 };
 const Shape kGemvShapes[] = {{1, 32}, {5, 64}, {37, 160}, {64, 512}, {17, 2048}, {3, 96}};
 
-TEST(Simd, GemvAllWeightFormatsEveryWidth) {
-  for (const Arch& a : arches()) {
-    if (!a.supported) continue;
-    for (Shape s : kGemvShapes) {
-      SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
-      const int64_t R = s.rows, C = s.cols;
-      auto x = randomFloats(size_t(C), 31);
-      auto wf = randomFloats(size_t(R * C), 32);
-      std::vector<double> ref, tol;
+TEST_P(SimdWidth, GemvAllWeightFormats) {
+  SK_ARCH_OR_SKIP(a);
+  for (Shape s : kGemvShapes) {
+    SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
+    const int64_t R = s.rows, C = s.cols;
+    auto x = randomFloats(size_t(C), 31);
+    auto wf = randomFloats(size_t(R * C), 32);
+    std::vector<double> ref, tol;
 
-      gemvRef(widen(wf, fromF32), x, R, C, &ref, &tol);
-      auto y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_f32(c, wf.data(), x.data(), o, R, C); });
-      EXPECT_TRUE(within(y, ref, tol)) << "f32";
+    gemvRef(widen(wf, fromF32), x, R, C, &ref, &tol);
+    auto y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_f32(c, wf.data(), x.data(), o, R, C); });
+    EXPECT_TRUE(within(y, ref, tol)) << "f32";
 
-      auto wb = toBf16(wf);
-      gemvRef(widen(wb, fromBf16), x, R, C, &ref, &tol);
-      y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_bf16w(c, wb.data(), x.data(), o, R, C); });
-      EXPECT_TRUE(within(y, ref, tol)) << "bf16";
+    auto wb = toBf16(wf);
+    gemvRef(widen(wb, fromBf16), x, R, C, &ref, &tol);
+    y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_bf16w(c, wb.data(), x.data(), o, R, C); });
+    EXPECT_TRUE(within(y, ref, tol)) << "bf16";
 
-      auto wh = toF16Exact(size_t(R * C), 33);
-      gemvRef(widen(wh, fromF16), x, R, C, &ref, &tol);
-      y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_f16w(c, wh.data(), x.data(), o, R, C); });
-      EXPECT_TRUE(within(y, ref, tol)) << "f16";
+    auto wh = toF16Exact(size_t(R * C), 33);
+    gemvRef(widen(wh, fromF16), x, R, C, &ref, &tol);
+    y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_f16w(c, wh.data(), x.data(), o, R, C); });
+    EXPECT_TRUE(within(y, ref, tol)) << "f16";
 
-      std::vector<double> deq;
-      auto wq = randomQ8(R, C, 34, &deq);
-      gemvRef(deq, x, R, C, &ref, &tol);
-      y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_q8_0(c, wq.data(), x.data(), o, R, C); });
-      EXPECT_TRUE(within(y, ref, tol)) << "q8_0";
-    }
+    std::vector<double> deq;
+    auto wq = randomQ8(R, C, 34, &deq);
+    gemvRef(deq, x, R, C, &ref, &tol);
+    y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_q8_0(c, wq.data(), x.data(), o, R, C); });
+    EXPECT_TRUE(within(y, ref, tol)) << "q8_0";
   }
 }
 
 // Every finite f16 bit pattern (and every bf16 pattern with a finite value)
 // through the gemv weight path: a one-hot x picks column k, so y[r] must be
 // the exact value of w[r, k] (the conversion is exact).
-TEST(Simd, F16AndBf16WeightConversionIsExact) {
+TEST_P(SimdWidth, F16AndBf16WeightConversionIsExact) {
+  SK_ARCH_OR_SKIP(a);
   const int64_t C = 16;
   std::vector<uint16_t> pats;
   for (uint32_t h = 0; h < 65536; ++h)
@@ -221,20 +243,16 @@ TEST(Simd, F16AndBf16WeightConversionIsExact) {
   for (uint32_t h = 0; h < 65536; ++h)
     if ((h & 0x7f80u) != 0x7f80u) bpats.push_back(static_cast<uint16_t>(h));
   const int64_t RB = int64_t(bpats.size()) / C;
-  for (const Arch& a : arches()) {
-    if (!a.supported) continue;
-    SCOPED_TRACE(a.name);
-    for (int64_t k = 0; k < C; ++k) {
-      std::vector<float> x(static_cast<size_t>(C), 0.0f), y(static_cast<size_t>(R)), yb(static_cast<size_t>(RB));
-      x[size_t(k)] = 1.0f;
-      sk_ctx ctx{0, 1, nullptr};
-      a.gemv_f16w(&ctx, pats.data(), x.data(), y.data(), R, C);
-      for (int64_t r = 0; r < R; ++r)
-        ASSERT_EQ(y[size_t(r)], f16ToFloatRef(pats[size_t(r * C + k)])) << "f16 pattern " << pats[size_t(r * C + k)];
-      a.gemv_bf16w(&ctx, bpats.data(), x.data(), yb.data(), RB, C);
-      for (int64_t r = 0; r < RB; ++r)
-        ASSERT_EQ(yb[size_t(r)], bf16ToFloat(bpats[size_t(r * C + k)])) << "bf16 pattern " << bpats[size_t(r * C + k)];
-    }
+  for (int64_t k = 0; k < C; ++k) {
+    std::vector<float> x(static_cast<size_t>(C), 0.0f), y(static_cast<size_t>(R)), yb(static_cast<size_t>(RB));
+    x[size_t(k)] = 1.0f;
+    sk_ctx ctx{0, 1, nullptr};
+    a.gemv_f16w(&ctx, pats.data(), x.data(), y.data(), R, C);
+    for (int64_t r = 0; r < R; ++r)
+      ASSERT_EQ(y[size_t(r)], f16ToFloatRef(pats[size_t(r * C + k)])) << "f16 pattern " << pats[size_t(r * C + k)];
+    a.gemv_bf16w(&ctx, bpats.data(), x.data(), yb.data(), RB, C);
+    for (int64_t r = 0; r < RB; ++r)
+      ASSERT_EQ(yb[size_t(r)], bf16ToFloat(bpats[size_t(r * C + k)])) << "bf16 pattern " << bpats[size_t(r * C + k)];
   }
 }
 
@@ -246,137 +264,135 @@ TEST(Simd, GemvQ8ColsNotMultipleOf32IsReported) {
   EXPECT_NE(st.error().message().find("multiple of 32"), std::string::npos) << st.error().message();
   st = runBlocks(executor(1), 1, [&](const sk_ctx* c) { sk_matmul_q8_0(c, x.data(), w.data(), y.data(), 1, 40, 1); });
   ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_matmul_q8_0: k must be a multiple of 32"), std::string::npos)
+      << st.error().message();
 }
 
-TEST(Simd, MatmulAllWeightFormatsEveryWidth) {
+TEST_P(SimdWidth, MatmulAllWeightFormats) {
   struct S {
     int64_t m, k, n;
   };
-  for (const Arch& a : arches()) {
-    if (!a.supported) continue;
-    // {5, 33, 1100}: a group of 4 rows plus one, a column chunk boundary, and
-    // an odd k (the k loop's single-step tail; not a q8_0 shape).
-    for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}, S{2, 64, 2100}, S{1, 32, 4200},
-                S{5, 33, 1100}}) {
-      SCOPED_TRACE(std::string(a.name) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
-                   " n=" + std::to_string(s.n));
-      const int64_t M = s.m, K = s.k, N = s.n;
-      auto A = randomFloats(size_t(M * K), 41);
-      auto B = randomFloats(size_t(K * N), 42);
-      auto ref = [&](const std::vector<double>& bw, bool transposed, std::vector<double>* y, std::vector<double>* tol) {
-        y->assign(size_t(M * N), 0.0);
-        tol->assign(size_t(M * N), 1e-6);
-        for (int64_t i = 0; i < M; ++i)
-          for (int64_t j = 0; j < N; ++j)
-            for (int64_t kk = 0; kk < K; ++kk) {
-              const double p = double(A[size_t(i * K + kk)]) * bw[size_t(transposed ? j * K + kk : kk * N + j)];
-              (*y)[size_t(i * N + j)] += p;
-              (*tol)[size_t(i * N + j)] += 1e-5 * std::fabs(p);
-            }
-      };
-      std::vector<double> want, tol;
-      ref(widen(B, fromF32), false, &want, &tol);
-      auto c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_f32(x, A.data(), B.data(), o, M, K, N); });
-      EXPECT_TRUE(within(c, want, tol)) << "f32";
-      auto Bb = toBf16(B);
-      ref(widen(Bb, fromBf16), false, &want, &tol);
-      c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_bf16w(x, A.data(), Bb.data(), o, M, K, N); });
-      EXPECT_TRUE(within(c, want, tol)) << "bf16";
-      auto Bh = toF16Exact(size_t(K * N), 43);
-      ref(widen(Bh, fromF16), false, &want, &tol);
-      c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_f16w(x, A.data(), Bh.data(), o, M, K, N); });
-      EXPECT_TRUE(within(c, want, tol)) << "f16";
-      if (K % 32 != 0) continue;
-      std::vector<double> deq;
-      auto Wq = randomQ8(N, K, 44, &deq);  // [N, K]: the linear layout
-      ref(deq, true, &want, &tol);
-      c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_q8_0(x, A.data(), Wq.data(), o, M, K, N); });
-      EXPECT_TRUE(within(c, want, tol)) << "q8_0";
-    }
+  SK_ARCH_OR_SKIP(a);
+  // {5, 33, 1100}: a group of 4 rows plus one, a column chunk boundary, and
+  // an odd k (the k loop's single-step tail; not a q8_0 shape).
+  for (S s : {S{1, 32, 7}, S{3, 64, 100}, S{4, 96, 33}, S{2, 128, 257}, S{2, 64, 2100}, S{1, 32, 4200},
+              S{5, 33, 1100}}) {
+    SCOPED_TRACE(std::string(a.name) + " m=" + std::to_string(s.m) + " k=" + std::to_string(s.k) +
+                 " n=" + std::to_string(s.n));
+    const int64_t M = s.m, K = s.k, N = s.n;
+    auto A = randomFloats(size_t(M * K), 41);
+    auto B = randomFloats(size_t(K * N), 42);
+    auto ref = [&](const std::vector<double>& bw, bool transposed, std::vector<double>* y, std::vector<double>* tol) {
+      y->assign(size_t(M * N), 0.0);
+      tol->assign(size_t(M * N), 1e-6);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t kk = 0; kk < K; ++kk) {
+            const double p = double(A[size_t(i * K + kk)]) * bw[size_t(transposed ? j * K + kk : kk * N + j)];
+            (*y)[size_t(i * N + j)] += p;
+            (*tol)[size_t(i * N + j)] += 1e-5 * std::fabs(p);
+          }
+    };
+    std::vector<double> want, tol;
+    ref(widen(B, fromF32), false, &want, &tol);
+    auto c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_f32(x, A.data(), B.data(), o, M, K, N); });
+    EXPECT_TRUE(within(c, want, tol)) << "f32";
+    auto Bb = toBf16(B);
+    ref(widen(Bb, fromBf16), false, &want, &tol);
+    c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_bf16w(x, A.data(), Bb.data(), o, M, K, N); });
+    EXPECT_TRUE(within(c, want, tol)) << "bf16";
+    auto Bh = toF16Exact(size_t(K * N), 43);
+    ref(widen(Bh, fromF16), false, &want, &tol);
+    c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_f16w(x, A.data(), Bh.data(), o, M, K, N); });
+    EXPECT_TRUE(within(c, want, tol)) << "f16";
+    if (K % 32 != 0) continue;
+    std::vector<double> deq;
+    auto Wq = randomQ8(N, K, 44, &deq);  // [N, K]: the linear layout
+    ref(deq, true, &want, &tol);
+    c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_q8_0(x, A.data(), Wq.data(), o, M, K, N); });
+    EXPECT_TRUE(within(c, want, tol)) << "q8_0";
   }
 }
 
-TEST(Simd, RowKernelsEveryWidth) {
-  for (const Arch& a : arches()) {
-    if (!a.supported) continue;
-    for (Shape s : {Shape{1, 1}, Shape{3, 17}, Shape{4, 64}, Shape{5, 333}, Shape{2, 4096}}) {
-      SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
-      const int64_t R = s.rows, C = s.cols;
-      auto x = randomFloats(size_t(R * C), 51, -30, 30), w = randomFloats(size_t(C), 52, 0.5, 1.5);
-      auto res = randomFloats(size_t(R * C), 53);
-      // softmax (vector exp): x in [-30, 30] spans e^-60 .. 1 after the max shift.
-      auto y = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) { a.softmax(c, x.data(), o, R, C); });
-      for (int64_t r = 0; r < R; ++r) {
-        double m = -INFINITY, sum = 0;
-        for (int64_t cc = 0; cc < C; ++cc) m = std::max(m, double(x[size_t(r * C + cc)]));
-        for (int64_t cc = 0; cc < C; ++cc) sum += std::exp(double(x[size_t(r * C + cc)]) - m);
-        for (int64_t cc = 0; cc < C; ++cc) {
-          const double want = std::exp(double(x[size_t(r * C + cc)]) - m) / sum;
-          ASSERT_NEAR(y[size_t(r * C + cc)], want, 1e-5 * want + 1e-7) << "softmax " << r << "," << cc;
-        }
+TEST_P(SimdWidth, RowKernels) {
+  SK_ARCH_OR_SKIP(a);
+  for (Shape s : {Shape{1, 1}, Shape{3, 17}, Shape{4, 64}, Shape{5, 333}, Shape{2, 4096}}) {
+    SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
+    const int64_t R = s.rows, C = s.cols;
+    auto x = randomFloats(size_t(R * C), 51, -30, 30), w = randomFloats(size_t(C), 52, 0.5, 1.5);
+    auto res = randomFloats(size_t(R * C), 53);
+    // softmax (vector exp): x in [-30, 30] spans e^-60 .. 1 after the max shift.
+    auto y = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) { a.softmax(c, x.data(), o, R, C); });
+    for (int64_t r = 0; r < R; ++r) {
+      double m = -INFINITY, sum = 0;
+      for (int64_t cc = 0; cc < C; ++cc) m = std::max(m, double(x[size_t(r * C + cc)]));
+      for (int64_t cc = 0; cc < C; ++cc) sum += std::exp(double(x[size_t(r * C + cc)]) - m);
+      for (int64_t cc = 0; cc < C; ++cc) {
+        const double want = std::exp(double(x[size_t(r * C + cc)]) - m) / sum;
+        ASSERT_NEAR(y[size_t(r * C + cc)], want, 1e-5 * want + 1e-7) << "softmax " << r << "," << cc;
       }
-      // rms_norm and add_rms_norm.
-      y = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) { a.rms_norm(c, x.data(), w.data(), o, R, C, 1e-5f); });
-      std::vector<float> sum(size_t(R * C));
-      auto y2 = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) {
-        a.add_rms_norm(c, x.data(), res.data(), w.data(), sum.data(), o, R, C, 1e-5f);
-      });
-      for (int64_t r = 0; r < R; ++r) {
-        double ss = 0, ss2 = 0;
-        for (int64_t cc = 0; cc < C; ++cc) {
-          const double v = x[size_t(r * C + cc)], v2 = double(x[size_t(r * C + cc)] + res[size_t(r * C + cc)]);
-          ss += v * v;
-          ss2 += v2 * v2;
-        }
-        const double inv = 1.0 / std::sqrt(ss / double(C) + 1e-5), inv2 = 1.0 / std::sqrt(ss2 / double(C) + 1e-5);
-        for (int64_t cc = 0; cc < C; ++cc) {
-          const size_t i = size_t(r * C + cc);
-          const double want = x[i] * inv * w[size_t(cc)];
-          ASSERT_NEAR(y[i], want, 1e-5 * std::fabs(want) + 1e-6) << "rms_norm " << i;
-          ASSERT_EQ(sum[i], x[i] + res[i]) << "add_rms_norm sum " << i;
-          const double want2 = double(sum[i]) * inv2 * w[size_t(cc)];
-          ASSERT_NEAR(y2[i], want2, 1e-5 * std::fabs(want2) + 1e-6) << "add_rms_norm " << i;
-        }
+    }
+    // rms_norm and add_rms_norm.
+    y = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) { a.rms_norm(c, x.data(), w.data(), o, R, C, 1e-5f); });
+    std::vector<float> sum(size_t(R * C));
+    auto y2 = runAllSplits(size_t(R * C), [&](const sk_ctx* c, float* o) {
+      a.add_rms_norm(c, x.data(), res.data(), w.data(), sum.data(), o, R, C, 1e-5f);
+    });
+    for (int64_t r = 0; r < R; ++r) {
+      double ss = 0, ss2 = 0;
+      for (int64_t cc = 0; cc < C; ++cc) {
+        const double v = x[size_t(r * C + cc)], v2 = double(x[size_t(r * C + cc)] + res[size_t(r * C + cc)]);
+        ss += v * v;
+        ss2 += v2 * v2;
+      }
+      const double inv = 1.0 / std::sqrt(ss / double(C) + 1e-5), inv2 = 1.0 / std::sqrt(ss2 / double(C) + 1e-5);
+      for (int64_t cc = 0; cc < C; ++cc) {
+        const size_t i = size_t(r * C + cc);
+        const double want = x[i] * inv * w[size_t(cc)];
+        ASSERT_NEAR(y[i], want, 1e-5 * std::fabs(want) + 1e-6) << "rms_norm " << i;
+        ASSERT_EQ(sum[i], x[i] + res[i]) << "add_rms_norm sum " << i;
+        const double want2 = double(sum[i]) * inv2 * w[size_t(cc)];
+        ASSERT_NEAR(y2[i], want2, 1e-5 * std::fabs(want2) + 1e-6) << "add_rms_norm " << i;
       }
     }
   }
 }
 
-TEST(Simd, AttentionEveryWidth) {
+TEST_P(SimdWidth, Attention) {
   struct S {
     int64_t heads, kvh, seq, dim;
   };
-  for (const Arch& a : arches()) {
-    if (!a.supported) continue;
-    for (S s : {S{8, 2, 64, 64}, S{4, 4, 9, 17}, S{2, 1, 33, 128}}) {
-      SCOPED_TRACE(std::string(a.name) + " heads=" + std::to_string(s.heads) + " dim=" + std::to_string(s.dim));
-      const int64_t H = s.heads, KVH = s.kvh, T = s.seq, D = s.dim, G = H / KVH;
-      auto q = randomFloats(size_t(H * D), 61), k = randomFloats(size_t(T * KVH * D), 62);
-      auto p = randomFloats(size_t(H * T), 63, 0, 1), v = randomFloats(size_t(T * KVH * D), 64);
-      auto sc = runAllSplits(size_t(H * T), [&](const sk_ctx* c, float* o) { a.attn_scores(c, q.data(), k.data(), o, H, KVH, T, D, 0.125f); });
-      auto os = runAllSplits(size_t(H * D), [&](const sk_ctx* c, float* o) { a.attn_wsum(c, p.data(), v.data(), o, H, KVH, T, D); });
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t t = 0; t < T; ++t) {
-          double acc = 0, mag = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            const double pr = double(q[size_t(h * D + d)]) * k[size_t((t * KVH + h / G) * D + d)];
-            acc += pr;
-            mag += std::fabs(pr);
-          }
-          ASSERT_NEAR(sc[size_t(h * T + t)], 0.125 * acc, 0.125 * 1e-5 * mag + 1e-6) << "scores " << h << "," << t;
-        }
+  SK_ARCH_OR_SKIP(a);
+  for (S s : {S{8, 2, 64, 64}, S{4, 4, 9, 17}, S{2, 1, 33, 128}}) {
+    SCOPED_TRACE(std::string(a.name) + " heads=" + std::to_string(s.heads) + " dim=" + std::to_string(s.dim));
+    const int64_t H = s.heads, KVH = s.kvh, T = s.seq, D = s.dim, G = H / KVH;
+    auto q = randomFloats(size_t(H * D), 61), k = randomFloats(size_t(T * KVH * D), 62);
+    auto p = randomFloats(size_t(H * T), 63, 0, 1), v = randomFloats(size_t(T * KVH * D), 64);
+    auto sc = runAllSplits(size_t(H * T), [&](const sk_ctx* c, float* o) { a.attn_scores(c, q.data(), k.data(), o, H, KVH, T, D, 0.125f); });
+    auto os = runAllSplits(size_t(H * D), [&](const sk_ctx* c, float* o) { a.attn_wsum(c, p.data(), v.data(), o, H, KVH, T, D); });
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t t = 0; t < T; ++t) {
+        double acc = 0, mag = 0;
         for (int64_t d = 0; d < D; ++d) {
-          double acc = 0, mag = 0;
-          for (int64_t t = 0; t < T; ++t) {
-            const double pr = double(p[size_t(h * T + t)]) * v[size_t((t * KVH + h / G) * D + d)];
-            acc += pr;
-            mag += std::fabs(pr);
-          }
-          ASSERT_NEAR(os[size_t(h * D + d)], acc, 1e-5 * mag + 1e-6) << "weighted sum " << h << "," << d;
+          const double pr = double(q[size_t(h * D + d)]) * k[size_t((t * KVH + h / G) * D + d)];
+          acc += pr;
+          mag += std::fabs(pr);
         }
+        ASSERT_NEAR(sc[size_t(h * T + t)], 0.125 * acc, 0.125 * 1e-5 * mag + 1e-6) << "scores " << h << "," << t;
+      }
+      for (int64_t d = 0; d < D; ++d) {
+        double acc = 0, mag = 0;
+        for (int64_t t = 0; t < T; ++t) {
+          const double pr = double(p[size_t(h * T + t)]) * v[size_t((t * KVH + h / G) * D + d)];
+          acc += pr;
+          mag += std::fabs(pr);
+        }
+        ASSERT_NEAR(os[size_t(h * D + d)], acc, 1e-5 * mag + 1e-6) << "weighted sum " << h << "," << d;
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, SimdWidth, ::testing::Range(0, kWidths), widthName);
 
 }  // namespace

@@ -51,8 +51,15 @@ TEST(MachineModel, PoolsAndTheCoreMapping) {
   EXPECT_EQ(coreOf(q, 5), 3u);
   MachineModel empty;
   empty.pools.clear();
-  EXPECT_FALSE(empty.check().ok());
-  EXPECT_FALSE(planOn(load("chain.json"), empty).ok());
+  Status noPools = empty.check();
+  ASSERT_FALSE(noPools.ok());
+  EXPECT_EQ(noPools.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(noPools.error().message().find("the machine model has no core pool"), std::string::npos)
+      << noPools.error().message();
+  auto planned = planOn(load("chain.json"), empty);
+  ASSERT_FALSE(planned.ok());
+  EXPECT_NE(planned.error().message().find("the machine model has no core pool"), std::string::npos)
+      << planned.error().message();
 }
 
 TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
@@ -117,6 +124,76 @@ TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {
   bool warned = false;
   for (const auto& w : p->report.warnings) warned |= w.find("use counters instead: target tight has 1 flag slots") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+// A -> B -> C: A (4 blocks) and B (2 blocks) each feed a consumer with another block count, so on a
+// 4-core pool both edges are Flag edges: 4 + 2 = 6 flag slots unbounded.
+OpList twoFlagProducers() {
+  auto l = parseOpList(R"({"format": "superkernel.oplist", "version": 1,
+    "kernels": {"ew": {"source": "kernels/k.cpp", "entry": "ew", "params": [
+      {"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
+      {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"}]}},
+    "buffers": {"a": {"dtype": "f32", "shape": [1024]}, "b": {"dtype": "f32", "shape": [1024]},
+                "c": {"dtype": "f32", "shape": [1024]}, "d": {"dtype": "f32", "shape": [1024]}},
+    "ops": [
+      {"name": "A", "kernel": "ew", "block_dim": 4, "scope": "s", "args": {"x": "a", "y": "b"}},
+      {"name": "B", "kernel": "ew", "block_dim": 2, "scope": "s", "args": {"x": "b", "y": "c"}},
+      {"name": "C", "kernel": "ew", "block_dim": 4, "scope": "s", "args": {"x": "c", "y": "d"}}]})",
+                       "two_flags.json", kData);
+  EXPECT_TRUE(l.ok()) << (l ? "" : l.error().message());
+  return l ? *l : OpList{};
+}
+
+// The sync kind of the edge producer -> consumer (by op name) in the one SuperKernel, None if there is none.
+SyncKind syncOf(const FusionPlan& p, const std::string& producer, const std::string& consumer) {
+  for (const auto& sk : p.steps)
+    for (const Edge& e : sk.edges)
+      if (sk.ops[e.producer].name == producer && sk.ops[e.consumer].name == consumer) return e.sync;
+  return SyncKind::None;
+}
+
+size_t budgetWarnings(const FusionPlan& p) {
+  size_t n = 0;
+  for (const auto& w : p.report.warnings) n += w.find("use counters instead") != std::string::npos;
+  return n;
+}
+
+// The budget is inclusive and first-fit in op order: a budget of exactly the slots needed demotes nothing (a
+// `<` for `<=` would demote B), a budget too small for both keeps A's flags and demotes only B's edge, and a
+// budget too small for A still keeps B's (a later producer that fits is not demoted with the one that did not).
+TEST(MachineModel, FlagBudgetIsInclusiveAndFirstFitInOpOrder) {
+  OpList l = twoFlagProducers();
+  MachineModel m = MachineModel::singlePool("tight", 4);
+  auto free = planOn(l, m);
+  ASSERT_TRUE(free.ok()) << free.error().message();
+  ASSERT_EQ(syncOf(*free, "A", "B"), SyncKind::Flag);
+  ASSERT_EQ(syncOf(*free, "B", "C"), SyncKind::Flag);
+  EXPECT_EQ(budgetWarnings(*free), 0u);
+
+  m.maxFlagSlots = 6;  // exactly A's 4 + B's 2
+  auto exact = planOn(l, m);
+  ASSERT_TRUE(exact.ok()) << exact.error().message();
+  EXPECT_EQ(syncOf(*exact, "A", "B"), SyncKind::Flag);
+  EXPECT_EQ(syncOf(*exact, "B", "C"), SyncKind::Flag);
+  EXPECT_EQ(budgetWarnings(*exact), 0u) << formatPlanReport(*exact);
+
+  m.maxFlagSlots = 5;  // A fits, B does not
+  auto five = planOn(l, m);
+  ASSERT_TRUE(five.ok()) << five.error().message();
+  EXPECT_EQ(syncOf(*five, "A", "B"), SyncKind::Flag);
+  EXPECT_EQ(syncOf(*five, "B", "C"), SyncKind::Counter);
+  ASSERT_EQ(budgetWarnings(*five), 1u) << formatPlanReport(*five);
+  bool named = false;
+  for (const auto& w : five->report.warnings)
+    named |= w.find(": 1 flag edge(s) use counters instead: target tight has 5 flag slots") != std::string::npos;
+  EXPECT_TRUE(named) << formatPlanReport(*five);
+
+  m.maxFlagSlots = 3;  // A does not fit, B still does
+  auto three = planOn(l, m);
+  ASSERT_TRUE(three.ok()) << three.error().message();
+  EXPECT_EQ(syncOf(*three, "A", "B"), SyncKind::Counter);
+  EXPECT_EQ(syncOf(*three, "B", "C"), SyncKind::Flag);
+  EXPECT_EQ(budgetWarnings(*three), 1u) << formatPlanReport(*three);
 }
 
 TEST(MachineModel, InapplicableOptionsAreReportedNotIgnored) {

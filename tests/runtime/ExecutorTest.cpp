@@ -169,7 +169,11 @@ TEST(Executor, EnvValidation) {
     EXPECT_EQ(ex.numWorkers(), 3u);
   }
   setenv("SK_NUM_WORKERS", "lots", 1);
-  EXPECT_FALSE(sk::workerCountFromEnv().ok());
+  auto junk = sk::workerCountFromEnv();
+  ASSERT_FALSE(junk.ok());
+  EXPECT_EQ(junk.error().kind(), sk::ErrorKind::BadInput);
+  EXPECT_NE(junk.error().message().find("SK_NUM_WORKERS='lots': expected an integer in 1.."), std::string::npos)
+      << junk.error().message();
   EXPECT_EQ(sk::defaultWorkerCount(), std::min(sk::hardwareThreads(), 1024u)) << "junk falls back with a warning";
   if (saved) setenv("SK_NUM_WORKERS", keep.c_str(), 1); else unsetenv("SK_NUM_WORKERS");
 

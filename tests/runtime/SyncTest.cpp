@@ -176,8 +176,10 @@ TEST(Watchdog, FiresNamesTheWaitAndExecutorStaysUsable) {
   EXPECT_NE(m.find("timed out after 100 ms waiting for"), std::string::npos) << m;
   EXPECT_TRUE(m.find("op 7 (gemv) input counter") != std::string::npos || m.find("barrier of op 3") != std::string::npos) << m;
   EXPECT_EQ(sh.errors.load(), 0);
-  EXPECT_GE(ms, 90);
-  EXPECT_LT(ms, 3000) << "failure propagates promptly";
+  EXPECT_GE(ms, 90);  // no wait gives up before its 100 ms
+  // A hang guard, not a timing claim (how fast a failure propagates is bench/'s question): 100x the timeout,
+  // so only a wait that never sees the failure (or a launch that never ends) trips it.
+  EXPECT_LT(ms, 10000) << "the launch did not end after its first wait timed out";
   // The executor is fine afterwards, and a failed flag does not leak.
   std::atomic<int> n{0};
   EXPECT_TRUE(ex.runCores(4, [](void* a, uint32_t) { static_cast<std::atomic<int>*>(a)->fetch_add(1); }, &n).ok());

@@ -207,12 +207,30 @@ TEST(EndToEnd, KernelSyncWithAllBlocksAtOnce) {
   auto diff = a->compare(*b);
   ASSERT_TRUE(diff.ok());
   EXPECT_FALSE(diff->has_value()) << (*diff)->message();
-  // b = a + sum(a): check one element independently.
-  const float* av = static_cast<const float*>(a->data(1));
-  const float* bv = static_cast<const float*>(a->data(3));
-  const float* pv = static_cast<const float*>(a->data(2));
-  float total = pv[0] + pv[1] + pv[2] + pv[3];
-  EXPECT_EQ(bv[999], av[999] + total);
+  // Recompute from the input x alone (the kernels' own buffers could be wrong alike on both sides): a = x + x,
+  // b = a + total, total the sum of the 4 per-block partial sums (sk_block_range's slices of 250), summed in the
+  // kernels' order so that the float results are exact.
+  auto named = [&](const char* name) {
+    const int i = a->find(name);
+    EXPECT_GE(i, 0) << name;
+    return static_cast<const float*>(a->data(static_cast<size_t>(i < 0 ? 0 : i)));
+  };
+  const float* xv = named("x");
+  const float* av = named("a");
+  const float* bv = named("b");
+  std::vector<float> expectA(1000);
+  for (int i = 0; i < 1000; ++i) expectA[i] = xv[i] + xv[i];
+  float total = 0.0f;
+  for (int blk = 0; blk < 4; ++blk) {
+    float partial = 0.0f;
+    for (int i = blk * 250; i < (blk + 1) * 250; ++i) partial += expectA[i];
+    total += partial;
+  }
+  ASSERT_NE(total, 0.0f) << "random x: a zero total would not tell b from a";
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(av[i], expectA[i]) << "a[" << i << "]";
+    ASSERT_EQ(bv[i], expectA[i] + total) << "b[" << i << "]";
+  }
 }
 
 TEST(EndToEnd, KernelSyncWiderThanTheWorkersIsAnErrorNotAHang) {

@@ -252,7 +252,10 @@ TEST(BufferSet, CompareReportsFirstDifference) {
   ASSERT_TRUE(only->has_value());
   EXPECT_EQ((*only)->index, 17u);
   EXPECT_NE((*only)->actual.find("2.5 (0x40200000)"), std::string::npos) << (*only)->actual;
-  EXPECT_FALSE(a->compare(*b, {"nope"}).ok());
+  auto unknown = a->compare(*b, {"nope"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().kind(), ErrorKind::BadInput);
+  EXPECT_EQ(unknown.error().message(), "compare: unknown buffer \"nope\"");
   ASSERT_TRUE(b->copyFrom(*a).ok());
   EXPECT_FALSE((*a->compare(*b)).has_value());
 }
@@ -290,7 +293,11 @@ TEST(BufferSet, FileInitAndDump) {
   EXPECT_NE(bad.error().message().find("has 12 bytes, the buffer needs 16"), std::string::npos)
       << bad.error().message();
   l.buffers[0].init.file = "missing.bin";
-  EXPECT_FALSE(BufferSet::create(l).ok());
+  auto missing = BufferSet::create(l);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::Io);
+  EXPECT_NE(missing.error().message().find(".init: cannot open "), std::string::npos) << missing.error().message();
+  EXPECT_NE(missing.error().message().find("missing.bin"), std::string::npos) << missing.error().message();
   fs::remove_all(dir);
 }
 

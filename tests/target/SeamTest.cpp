@@ -5,8 +5,12 @@
 // header, fails here with the file and line to move.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 // g++ 12 with sanitizers reports a false -Wmaybe-uninitialized inside
 // libstdc++'s <regex> (std::function in the NFA); it is not this file's code.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -38,12 +42,13 @@ struct Hit {
   std::string line;
 };
 
-std::vector<Hit> scan(const std::vector<std::string>& roots, const std::regex& pattern) {
+// Every code line (comments cut) of the files under base/<roots> outside the back ends that matches.
+std::vector<Hit> scan(const std::vector<std::string>& roots, const std::regex& pattern, const fs::path& base = kRoot) {
   std::vector<Hit> hits;
   for (const std::string& r : roots) {
-    for (auto& e : fs::recursive_directory_iterator(kRoot / r)) {
+    for (auto& e : fs::recursive_directory_iterator(base / r)) {
       if (!e.is_regular_file()) continue;
-      const fs::path rel = fs::relative(e.path(), kRoot);
+      const fs::path rel = fs::relative(e.path(), base);
       const std::string ext = rel.extension().string();
       if (ext != ".cpp" && ext != ".h" && ext != ".c" && ext != ".txt" && ext != ".cmake") continue;
       if (inBackEnd(rel)) continue;
@@ -68,41 +73,28 @@ std::string show(const std::vector<Hit>& hits) {
 // Library and tool code (tests and benchmarks may drive the cpu back end directly).
 const std::vector<std::string> kCode = {"src", "include", "tools"};
 
-TEST(Seam, OnlyBackEndsLoadSharedObjects) {
-  auto hits = scan(kCode, std::regex(R"(\bdlopen\s*\(|\bdlsym\s*\()"));
-  EXPECT_TRUE(hits.empty()) << "dlopen/dlsym outside the back ends:\n" << show(hits);
-}
+const std::regex kLoadsObjects(R"(\bdlopen\s*\(|\bdlsym\s*\()");
+const std::regex kBuildDetails(R"(kernel_abi\.c|"-fPIC"|"-lm"|"-shared")");
+// A declaration or initialisation of an sk_run_args value.
+const std::regex kBuildsRunArgs(R"(\bsk_run_args\s+\w+\s*[;{=(]|\bsk_run_args\s*\{)");
+const std::regex kNamesATarget(R"re("(ascend|cuda)")re");
 
-TEST(Seam, OnlyBackEndsNameTheirBuildFlagsAndRuntime) {
-  auto hits = scan(kCode, std::regex(R"(kernel_abi\.c|"-fPIC"|"-lm"|"-shared")"));
-  EXPECT_TRUE(hits.empty()) << "build details outside the back ends:\n" << show(hits);
-}
-
-TEST(Seam, OnlyBackEndsBuildRunArgs) {
-  // A declaration or initialisation of an sk_run_args value.
-  auto hits = scan(kCode, std::regex(R"(\bsk_run_args\s+\w+\s*[;{=(]|\bsk_run_args\s*\{)"));
-  EXPECT_TRUE(hits.empty()) << "sk_run_args built outside the back ends:\n" << show(hits);
-}
-
-TEST(Seam, SessionIncludesNoCpuRuntimeHeader) {
-  for (const char* f : {"src/session/Session.cpp", "include/superkernel/session/Session.h"}) {
-    std::ifstream in(kRoot / f);
-    ASSERT_TRUE(in) << f;
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      if (line.rfind("#include", 0) != 0) continue;
-      EXPECT_EQ(line.find("superkernel/cpu/"), std::string::npos) << f << ":" << n << ": " << line;
-      EXPECT_EQ(line.find("runtime/Executor.h"), std::string::npos) << f << ":" << n << ": " << line;
-      EXPECT_EQ(line.find("target/cpu/"), std::string::npos) << f << ":" << n << ": " << line;
-    }
+// The lines of `in` that include a cpu runtime header, as "NAME:LINE: text".
+std::vector<std::string> cpuRuntimeIncludes(std::istream& in, const std::string& name) {
+  std::vector<std::string> found;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.rfind("#include", 0) != 0) continue;
+    if (line.find("superkernel/cpu/") != std::string::npos || line.find("runtime/Executor.h") != std::string::npos ||
+        line.find("target/cpu/") != std::string::npos)
+      found.push_back(name + ":" + std::to_string(n) + ": " + line);
   }
+  return found;
 }
 
-TEST(Seam, NoSharedModuleNamesATarget) {
-  // The if-chains over target names are gone: only the back ends, the
-  // registry and the frontend's list of names an op list may use spell
-  // "ascend" or "cuda".
-  auto hits = scan({"src"}, std::regex(R"re("(ascend|cuda)")re"));
+// The hits of kNamesATarget less the files allowed to spell a target's name: the registry, the frontend's
+// list of names an op list may use, and the back ends themselves.
+std::vector<Hit> targetNamesOutsideTheRegistry(std::vector<Hit> hits) {
   for (auto it = hits.begin(); it != hits.end();) {
     if (it->where.rfind("src/target/Registry.cpp", 0) == 0 || it->where.rfind("src/frontend/Builtins.cpp", 0) == 0 ||
         it->where.rfind("src/frontend/Options.cpp", 0) == 0 || it->where.rfind("src/target/ascend/", 0) == 0 ||
@@ -111,7 +103,88 @@ TEST(Seam, NoSharedModuleNamesATarget) {
     else
       ++it;
   }
+  return hits;
+}
+
+TEST(Seam, OnlyBackEndsLoadSharedObjects) {
+  auto hits = scan(kCode, kLoadsObjects);
+  EXPECT_TRUE(hits.empty()) << "dlopen/dlsym outside the back ends:\n" << show(hits);
+}
+
+TEST(Seam, OnlyBackEndsNameTheirBuildFlagsAndRuntime) {
+  auto hits = scan(kCode, kBuildDetails);
+  EXPECT_TRUE(hits.empty()) << "build details outside the back ends:\n" << show(hits);
+}
+
+TEST(Seam, OnlyBackEndsBuildRunArgs) {
+  auto hits = scan(kCode, kBuildsRunArgs);
+  EXPECT_TRUE(hits.empty()) << "sk_run_args built outside the back ends:\n" << show(hits);
+}
+
+TEST(Seam, SessionIncludesNoCpuRuntimeHeader) {
+  for (const char* f : {"src/session/Session.cpp", "include/superkernel/session/Session.h"}) {
+    std::ifstream in(kRoot / f);
+    ASSERT_TRUE(in) << f;
+    for (const std::string& hit : cpuRuntimeIncludes(in, f)) ADD_FAILURE() << hit;
+  }
+}
+
+TEST(Seam, NoSharedModuleNamesATarget) {
+  // The if-chains over target names are gone: only the back ends, the
+  // registry and the frontend's list of names an op list may use spell
+  // "ascend" or "cuda".
+  auto hits = targetNamesOutsideTheRegistry(scan({"src"}, kNamesATarget));
   EXPECT_TRUE(hits.empty()) << "target names outside the registry:\n" << show(hits);
+}
+
+// The scans above pass when they find nothing, so a scan that can find nothing (a wrong root, an extension
+// filter that drops .cpp, a pattern that never matches) would pass too. A planted tree: each offence once in
+// shared code (found, with its file and line), once in a back end's folder and once in a comment (neither
+// found).
+TEST(Seam, TheScansFindAPlantedOffence) {
+  const fs::path base = fs::temp_directory_path() / ("sk-seam-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string offences =
+      "void* h = dlopen(\"libk.so\", 0);\n"
+      "const char* flag = \"-fPIC\";\n"
+      "sk_run_args args{};\n"
+      "if (target == \"cuda\") {}\n";
+  std::string commented;
+  for (size_t b = 0, e; (e = offences.find('\n', b)) != std::string::npos; b = e + 1)
+    commented += "// " + offences.substr(b, e - b + 1);
+  auto plant = [&](const std::string& rel, const std::string& text) {
+    fs::create_directories((base / rel).parent_path());
+    std::ofstream(base / rel) << text;
+  };
+  plant("src/session/Planted.cpp", "int before;\n" + offences);
+  plant("src/session/Commented.cpp", commented);
+  plant("src/target/cpu/Planted.cpp", offences);
+  plant("tools/sk-x/Planted.txt", offences);  // CMake text is scanned too
+
+  struct Case {
+    const std::regex* pattern;
+    int line;
+  } cases[] = {{&kLoadsObjects, 2}, {&kBuildDetails, 3}, {&kBuildsRunArgs, 4}, {&kNamesATarget, 5}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("line " + std::to_string(c.line));
+    auto hits = scan({"src", "tools"}, *c.pattern, base);
+    std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.where < b.where; });
+    ASSERT_EQ(hits.size(), 2u) << show(hits);
+    EXPECT_EQ(hits[0].where, "src/session/Planted.cpp:" + std::to_string(c.line)) << show(hits);
+    EXPECT_EQ(hits[1].where, "tools/sk-x/Planted.txt:" + std::to_string(c.line - 1)) << show(hits);
+  }
+  auto names = targetNamesOutsideTheRegistry(scan({"src"}, kNamesATarget, base));
+  ASSERT_EQ(names.size(), 1u) << show(names);
+  EXPECT_EQ(names[0].where, "src/session/Planted.cpp:5");
+  fs::remove_all(base);
+
+  std::istringstream includes(
+      "#include <vector>\n#include \"superkernel/cpu/kernel.h\"\n#include \"runtime/Executor.h\"\n"
+      "#include \"target/cpu/Cpu.h\"\n// #include \"superkernel/cpu/kernel.h\"\n");
+  EXPECT_EQ(cpuRuntimeIncludes(includes, "x.cpp"),
+            (std::vector<std::string>{"x.cpp:2: #include \"superkernel/cpu/kernel.h\"",
+                                      "x.cpp:3: #include \"runtime/Executor.h\"",
+                                      "x.cpp:4: #include \"target/cpu/Cpu.h\""}));
 }
 
 }  // namespace

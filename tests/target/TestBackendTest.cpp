@@ -247,8 +247,10 @@ TEST(TestBackend, RegisteredFromItsOwnFile) {
   ASSERT_TRUE(kRegistered);
   auto b = findBackend("testbe");
   ASSERT_TRUE(b.ok()) << b.error().message();
-  auto again = registerBackend(**b);
-  EXPECT_FALSE(again.ok());  // a name is registered once
+  auto again = registerBackend(**b);  // a name is registered once
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().kind(), ErrorKind::Internal);
+  EXPECT_EQ(again.error().message(), "target 'testbe' is already registered");
   auto names = acceptedTargetNames();
   EXPECT_NE(std::find(names.begin(), names.end(), "testbe"), names.end());
 }

@@ -111,6 +111,37 @@ TEST(CacheCli, ExplainSaysWhichKeyInputChanged) {
   EXPECT_EQ(r.code, 2) << r.all();
 }
 
+// CACHE.md's explain example: a planning option (early-start) changes a
+// SuperKernel's key through its generated source; the recorded key inputs
+// say only what was hashed (the build options), and explain names the
+// option from the entries' metadata.
+TEST(CacheCli, ExplainNamesThePlanningOptionThatChangedTheSource) {
+  TempDir d;
+  fillWarmCache(d.path() / "cache");  // the seed example with the default early-start=1
+  Result b = run({kCompile, seedList(), "--json", "--workers", "2", "--cache-dir", d / "cache", "--options",
+                  "early-start=0"});
+  ASSERT_EQ(b.code, 0) << b.all();
+  const std::string key = parse(b)["plan"]["steps"][0]["key"];
+  Result r = run({kCache, "explain", key.substr(0, 8), "--cache-dir", d / "cache"});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("1 of 11 key inputs differ"));
+  EXPECT_THAT(r.out, HasSubstr("    source                this:  sha256:"));
+  EXPECT_THAT(r.out, HasSubstr("  built with other options (they reach the key through the generated source):\n"
+                               "    early-start           this:  0\n"
+                               "                          other: 1\n"));
+  json j = parse(run({kCache, "explain", key, "--json", "--cache-dir", d / "cache"}));
+  ASSERT_EQ(j["option_differences"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["option_differences"][0], (json{{"option", "early-start"}, {"this", "0"}, {"other", "1"}}));
+  // The recorded inputs are true: nothing in them claims early-start=1 for
+  // this early-start=0 build; the options that reach the compiler are there.
+  bool sawBuildOptions = false;
+  for (const auto& in : j["inputs"]) {
+    EXPECT_EQ(in[1].get<std::string>().find("early-start"), std::string::npos) << in.dump();
+    sawBuildOptions |= in[0] == "build-options" && in[1] == "func-align=512";
+  }
+  EXPECT_TRUE(sawBuildOptions) << j["inputs"].dump(2);
+}
+
 TEST(CacheCli, LogLevelsShowMissesEvictionsAndHits) {
   TempDir d;
   Result r = run({kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache"},

@@ -3,6 +3,7 @@
 // `sk-cache [SUBCOMMAND] --help` print is described in docs/CLI.md, every flag
 // of CLI.md's sk-compile table exists in --help, and every SK_* variable the
 // help names is documented in docs/CLI.md or README.md.
+#include <functional>
 #include <regex>
 #include <set>
 
@@ -70,6 +71,64 @@ TEST(HelpDocs, EverySkCacheFlagAndSubcommandIsDocumented) {
   }
   for (const std::string& f : matches(help, kFlag, 2))
     EXPECT_TRUE(mentions(cli, f)) << "sk-cache " << f << " is not in docs/CLI.md";
+}
+
+// The reverse for sk-cache: every subcommand of CLI.md's sk-cache table and
+// every flag its sk-cache section names is one the tool has.
+TEST(HelpDocs, EveryDocumentedSkCacheSubcommandAndFlagExists) {
+  const std::string cli = readFile(sourceRoot() / "docs/CLI.md");
+  const size_t section = cli.find("\n## `sk-cache`");
+  ASSERT_NE(section, std::string::npos);
+  const std::string doc = cli.substr(section);
+  std::set<std::string> subcommands, flags;
+  std::function<void(std::vector<std::string>)> walk = [&](std::vector<std::string> argv) {
+    argv.push_back("--help");
+    const std::string h = helpOf(argv);
+    argv.pop_back();
+    for (const std::string& f : matches(h, kFlag, 2)) flags.insert(f);
+    const size_t sub = h.find("Subcommands:");
+    if (sub == std::string::npos) return;
+    for (const std::string& s : matches(h.substr(sub), std::regex("\\n  ([a-z][a-z-]*) "), 1)) {
+      subcommands.insert(s);
+      std::vector<std::string> next = argv;
+      next.push_back(s);
+      walk(next);
+    }
+  };
+  walk({kCache});
+  const size_t table = doc.find("| command | does |");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = doc.substr(table, doc.find("\n\n", table) - table);
+  // "| `explain KEY [OTHER]` |", "| `remote ping\|ls\|verify [--remote URL]` |": the words before any argument.
+  const std::set<std::string> documented = matches(rows, std::regex("\\n\\| `([a-z][a-z-]*)"), 1);
+  ASSERT_GE(documented.size(), 8u) << rows.substr(0, 400);
+  for (const std::string& s : documented)
+    EXPECT_TRUE(subcommands.count(s)) << "sk-cache " << s << " (docs/CLI.md) is not a subcommand of sk-cache";
+  const std::set<std::string> docFlags = matches(doc, kFlag, 2);
+  ASSERT_GE(docFlags.size(), 6u);
+  for (const std::string& f : docFlags)
+    EXPECT_TRUE(flags.count(f)) << f << " (docs/CLI.md, sk-cache section) is not a flag of sk-cache";
+  EXPECT_FALSE(flags.count("--no-such-flag")) << "negative control";
+}
+
+// Every SK_* variable the docs name is read by the code (or is a build
+// option): a documented variable that nothing reads is a false promise.
+TEST(HelpDocs, EveryDocumentedVariableIsRead) {
+  std::string code;
+  for (const char* dir : {"src", "tools", "runtime", "include", "cmake", "scripts"}) {
+    for (auto& e : fs::recursive_directory_iterator(sourceRoot() / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".cpp" || ext == ".h" || ext == ".c" || ext == ".cmake" || ext == ".sh"))
+        code += readFile(e.path());
+    }
+  }
+  code += readFile(sourceRoot() / "CMakeLists.txt");
+  std::set<std::string> vars;
+  for (const char* doc : {"README.md", "docs/CLI.md", "docs/CACHE.md"})
+    for (const std::string& v : matches(readFile(sourceRoot() / doc), kVar)) vars.insert(v);
+  ASSERT_GE(vars.size(), 20u);
+  for (const std::string& v : vars) EXPECT_TRUE(mentions(code, v)) << v << " is documented but read nowhere in the code";
+  EXPECT_FALSE(mentions(code, "SK_NO_SUCH_VARIABLE")) << "negative control";
 }
 
 TEST(HelpDocs, EveryVariableTheHelpNamesIsDocumented) {

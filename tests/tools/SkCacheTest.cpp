@@ -1,6 +1,8 @@
 // sk-cache, run as a user (or a CI job) runs it: stats, ls, inspect, gc,
 // clear, and verify catching a tampered entry, a stale key and a fused vs
 // unfused mismatch.
+#include <fmt/format.h>
+
 #include "ToolTestUtil.h"
 #include "superkernel/superkernel.h"
 
@@ -184,12 +186,65 @@ TEST(SkCache, GcAndClear) {
   EXPECT_EQ(r.code, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr("--max-size"));
 
+  // 0 is "unlimited" in SK_CACHE_MAX_SIZE: gc refuses it (in any spelling)
+  // instead of emptying the cache, and says what empties it.
+  const json kept = statsJson(dir);
+  ASSERT_GT(kept["entries"].get<int>(), 0);
+  for (const char* zero : {"0", "0K", "0.0GiB"}) {
+    r = run({kCache, "gc", "--max-size", zero, "--cache-dir", dir});
+    EXPECT_EQ(r.code, 2) << r.all();
+    EXPECT_THAT(r.err, HasSubstr(fmt::format("sk-cache: error: --max-size {}: a limit of 0 is refused "
+                                             "(SK_CACHE_MAX_SIZE=0 means unlimited); run sk-cache clear",
+                                             zero)));
+    EXPECT_EQ(statsJson(dir)["entries"], kept["entries"]);
+  }
+
   r = run({kCache, "clear", "--cache-dir", dir});
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("clear"));
   EXPECT_EQ(statsJson(dir)["entries"], 0);
   r = run({kCache, "ls", "--cache-dir", dir});
   EXPECT_THAT(r.out, HasSubstr("no entries"));
+}
+
+// An entry is judged against the compiler it was built with: a g++ build
+// verified where SK_CXX says clang++ (or nothing) is replayed with g++ and
+// passes; where its compiler is not found it is UNVERIFIED, never STALE (the
+// advice for stale entries is to delete them).
+TEST(SkCache, VerifyReplaysAnEntryWithTheCompilerItWasBuiltWith) {
+  TempDir d;
+  const std::string dir = d / "cache";
+  Result r = run({kCompile, seedList(), "--run", "--repeat", "1", "--workers", "2", "--cache-dir", dir},
+                 {{"SK_CXX", std::string("g++")}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  ASSERT_THAT(r.out, HasSubstr("g++"));  // the header names the compiler that built it
+  for (const std::optional<std::string>& today : {std::optional<std::string>("clang++"), std::optional<std::string>()}) {
+    r = run({kCache, "verify", "--cache-dir", dir}, {{"SK_CXX", today}});
+    EXPECT_EQ(r.code, 0) << r.all();
+    EXPECT_THAT(r.out, HasSubstr("verify: all good"));
+    EXPECT_THAT(r.out, HasSubstr(": identical (1 fused vs 4 unfused launches)"));
+    EXPECT_THAT(r.all(), Not(HasSubstr("STALE")));
+  }
+  json v = json::parse(run({kCache, "verify", "--json", "--cache-dir", dir}).out);
+  ASSERT_EQ(v["replays"].size(), 1u) << v.dump(2);
+  EXPECT_THAT(v["replays"][0].value("compiler", ""), HasSubstr("g++"));
+
+  // The recorded compiler gone (another machine's path): not checked, not stale.
+  for (auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().filename() != "manifest.json") continue;
+    json m = json::parse(readFile(e.path()));
+    if (!m["metadata"].contains("compiler")) continue;
+    m["metadata"]["compiler"] = "/no/such/dir/g++";
+    fs::permissions(e.path(), fs::perms::owner_read | fs::perms::owner_write);
+    writeFile(e.path(), m.dump());
+  }
+  r = run({kCache, "verify", "--cache-dir", dir});
+  EXPECT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("UNVERIFIED"));
+  EXPECT_THAT(r.out, HasSubstr("built with /no/such/dir/g++, which cannot be used here"));
+  EXPECT_THAT(r.out, HasSubstr("not stale"));
+  EXPECT_THAT(r.all(), Not(HasSubstr("STALE")));
+  EXPECT_THAT(r.all(), Not(HasSubstr("gc/clear")));
 }
 
 TEST(SkCache, VerifyPassesOnAHealthyCache) {

@@ -106,9 +106,9 @@ TEST(Stall, NeverReturningKernelIsReportedWithOpAndBlockAndExits4) {
   const double stalled = std::stod(r.err.substr(at + tag.size()));
   EXPECT_GE(stalled, 1.0);
   EXPECT_LE(stalled, 1.0 + 1.0) << r.err;
-  // ... and the whole process, which only loads from the warm cache, ends
-  // soon after (a loose bound: CI machines are shared).
-  EXPECT_LT(elapsed, 1.0 + 1.0 + 3.0) << r.all();
+  // ... and the whole process, which only loads from the warm cache, ends.
+  // A hang guard, not a timing claim: without the watchdog it never ends.
+  EXPECT_LT(elapsed, 1.0 + 1.0 + 15.0) << r.all();
   // The option does the same as the variable.
   // The plan report is still printed after a watchdog stop, as after any later failure (docs/CLI.md).
   EXPECT_THAT(r.out, HasSubstr("Fusion:"));
@@ -196,7 +196,7 @@ TEST(Stall, SleepingCompilerIsKilledWithEveryChildAndExits3) {
   EXPECT_EQ(r.code, 3) << r.all();
   EXPECT_THAT(r.err, HasSubstr("SK_COMPILE_TIMEOUT_S"));
   EXPECT_THAT(r.err, HasSubstr("sleepy-c++"));  // the command line is shown
-  EXPECT_LT(elapsed, 2.0 + 3.0) << r.all();
+  EXPECT_LT(elapsed, 2.0 + 15.0) << r.all();  // hang guard: the sleeping compiler never returns by itself
   EXPECT_THAT(cc.left(), ::testing::IsEmpty());
 }
 
@@ -216,7 +216,7 @@ TEST(Stall, CompilerThatHangsOnVersionIsBoundedToo) {
   ASSERT_FALSE(r.timedOut) << r.all();
   EXPECT_EQ(r.code, 3) << r.all();
   EXPECT_THAT(r.err, HasSubstr("--version"));
-  EXPECT_LT(secondsSince(t0), 1.0 + 3.0) << r.all();  // not the old fixed 60 s
+  EXPECT_LT(secondsSince(t0), 1.0 + 15.0) << r.all();  // a hang guard under the old fixed 60 s
   const auto t1 = Clock::now();
   while (!processesWith("sleep " + marker).empty() && secondsSince(t1) < 2.0)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -237,7 +237,9 @@ TEST(Stall, OverallDeadlineBoundsManyHungCompiles) {
   Result r = run(s);
   ASSERT_FALSE(r.timedOut) << r.all();
   EXPECT_EQ(r.code, 3) << r.all();
-  EXPECT_LT(secondsSince(t0), 2.0 + 3.0) << r.all();
+  // Per-compile limits alone take about 20 s here (19 variants, 2 jobs, 2 s each); the bound is a hang guard
+  // that still tells the overall deadline from them, and "cancelled" says which limit ended it.
+  EXPECT_LT(secondsSince(t0), 2.0 + 15.0) << r.all();
   EXPECT_THAT(r.err, HasSubstr("cancelled"));
   EXPECT_THAT(cc.left(), ::testing::IsEmpty());
 }

@@ -11,10 +11,12 @@
 // fresh machine), and read-only commands do not create it.
 //
 // verify = rehash every entry + replay every stored op list (fused vs
-// unfused, through the Session, with today's toolchain and templates). An
-// entry is STALE when the key recomputed by the replay differs from the
-// stored one (the compiler, a template or a kernel source changed), so a CI
-// job learns that its cached kernels no longer match what would be built.
+// unfused, through the Session, with today's templates and the compiler the
+// entry was built with, metadata.compiler). An entry is STALE when the key
+// recomputed by the replay differs from the stored one (the compiler at that
+// path, a template or a kernel source changed), so a CI job learns that its
+// cached kernels no longer match what would be built; one whose compiler is
+// not on this machine is UNVERIFIED, not stale (it is valid where it is).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -150,6 +152,43 @@ std::vector<InputDiff> diffInputs(const std::vector<std::pair<std::string, std::
     }
   }
   return out;
+}
+
+// An option string ("key=value:key=value", Options::canonical()'s form) as
+// (key, value) pairs, split on unescaped ':' (a compile-options item may
+// hold "\:").
+std::vector<std::pair<std::string, std::string>> splitOptions(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (i < text.size() && text[i] != ':') continue;
+    const std::string item = text.substr(start, i - start);
+    start = i + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    out.emplace_back(item.substr(0, eq), eq == std::string::npos ? "" : item.substr(eq + 1));
+  }
+  return out;
+}
+
+// The options two SuperKernel entries were built with (metadata.options),
+// per option that differs. A Session keys its SuperKernels on the generated
+// source and only the build options (DriverConfig::sourceEncodesPlanOptions):
+// a planning option such as early-start changes the key through the source,
+// so this is what says which option made the source differ.
+std::vector<InputDiff> diffBuildOptions(const json& a, const json& b) {
+  auto optionsOf = [](const json& manifest) -> std::optional<std::string> {
+    const json meta = manifest.is_object() ? manifest.value("metadata", json::object()) : json();
+    if (!meta.is_object() || !meta.contains("options") || !meta["options"].is_string()) return std::nullopt;
+    return meta["options"].get<std::string>();
+  };
+  const auto oa = optionsOf(a), ob = optionsOf(b);
+  if (!oa || !ob || *oa == *ob) return {};
+  return diffInputs(splitOptions(*oa), splitOptions(*ob));
 }
 
 class CacheTool {
@@ -294,6 +333,9 @@ class CacheTool {
       t += "  no other entry was built for the same thing: a first build, not a changed input\n";
       t += "  its key inputs:\n";
       for (const auto& [tag, value] : mine) t += fmt::format("    {:<22}{}\n", tag, value);
+      const json meta = a.value("metadata", json::object());
+      if (meta.is_object() && meta.contains("options") && meta["options"].is_string())
+        t += fmt::format("  built with options {}\n", meta["options"].get<std::string>());
       j["compared_with"] = nullptr;
     } else {
       const auto theirs = inputsOf(b);
@@ -308,6 +350,15 @@ class CacheTool {
       }
       j["compared_with"] = other;
       j["differences"] = jd;
+      const auto optionDiffs = diffBuildOptions(a, b);
+      json jo = json::array();
+      if (!optionDiffs.empty())
+        t += "  built with other options (they reach the key through the generated source):\n";
+      for (const auto& d : optionDiffs) {
+        t += fmt::format("    {:<22}{}\n    {:<22}{}\n", d.tag, "this:  " + d.mine, "", "other: " + d.theirs);
+        jo.push_back(json{{"option", d.tag}, {"this", d.mine}, {"other", d.theirs}});
+      }
+      j["option_differences"] = jo;
     }
     if (args_.json) outJson(j);
     else out(t);
@@ -410,6 +461,15 @@ class CacheTool {
   std::optional<Failure> gc() {
     auto max = parseSize(args_.maxSize);
     if (!max) return Failure{Error(std::move(max).error()).context("--max-size"), kExitBadInput};
+    // SK_CACHE_MAX_SIZE=0 means "no cap"; the same 0 here emptying the cache
+    // would turn a copied setting into data loss, and reading it as "no cap"
+    // would make gc a silent no-op. Refused: emptying has its own command.
+    if (*max == 0)
+      return Failure{badInput(fmt::format("--max-size {}: a limit of 0 is refused (SK_CACHE_MAX_SIZE=0 means "
+                                          "unlimited); run sk-cache clear to remove every entry, or give a "
+                                          "size such as 100M",
+                                          args_.maxSize)),
+                     kExitBadInput};
     GcResult r;
     if (exists_) {
       if (auto f = open()) return f;
@@ -461,6 +521,7 @@ class CacheTool {
   // one replay (fused + unfused compile, one run each) checks them all.
   struct Group {
     std::string opList, options;
+    std::string compiler;  // the cpu compiler the entries were built with (metadata.compiler); empty: today's
     uint32_t workers = 0;
     std::string baseDir;
     std::vector<size_t> items;      // into items_
@@ -494,7 +555,10 @@ class CacheTool {
         g.options = meta.value("options", "");
         g.workers = meta.value("workers", 0u);
         g.baseDir = meta.value("base_dir", "");
-        const std::string gk = fmt::format("{}\n{}\n{}\n{}", g.workers, g.options, g.baseDir, g.opList);
+        // SessionOptions::compiler is the cpu target's; other targets use their own variable.
+        if (meta.value("target", "cpu") == "cpu") g.compiler = meta.value("compiler", "");
+        const std::string gk =
+            fmt::format("{}\n{}\n{}\n{}\n{}", g.workers, g.compiler, g.options, g.baseDir, g.opList);
         auto [pos, inserted] = groups.emplace(gk, std::move(g));
         pos->second.items.push_back(idx);
         pos->second.steps.emplace_back(meta.value("fuse", true), meta.value("step", uint64_t{0}));
@@ -519,6 +583,7 @@ class CacheTool {
     rj["entries"] = g.items.size();
     rj["workers"] = g.workers;
     rj["options"] = g.options;
+    if (!g.compiler.empty()) rj["compiler"] = g.compiler;
     // Entries made through the C++ API from an op list with relative kernel
     // paths (and no recorded base directory) cannot be rebuilt from their
     // stored text: they are rehashed only, not reported stale.
@@ -574,7 +639,32 @@ class CacheTool {
       return;
     }
     rj["ops"] = std::count_if(list->ops.begin(), list->ops.end(), [](const Op& o) { return o.kind == Op::Kind::Launch; });
-    Session* ss = session(g.workers);
+    // Entries are judged against the compiler they were built with (an entry
+    // built with SK_CXX=g++ is valid for every g++ build, whatever SK_CXX says
+    // now). When that compiler is not here, their keys cannot be recomputed:
+    // not verified, which is no reason to delete them.
+    if (!g.compiler.empty()) {
+      ToolchainRequest tr;
+      tr.compiler = g.compiler;
+      tr.launcher = std::vector<std::string>{};  // the launcher is not part of keys
+      if (auto tc = findToolchain(tr); !tc) {
+        // The error's own hint (set SK_CXX) does not apply: the entry names its compiler.
+        const std::string m = tc.error().message();
+        const std::string why = fmt::format("built with {}, which cannot be used here ({}): key not checked, not "
+                                            "run; not stale (verify on a machine that has that compiler)",
+                                            g.compiler, m.substr(0, m.find(';')));
+        for (size_t i : g.items) {
+          if (items_[i].status != "ok") continue;
+          items_[i].status = "unverified";
+          items_[i].problem = why;
+        }
+        rj["result"] = "other_toolchain";
+        rj["reason"] = why;
+        replays_.push_back(rj);
+        return;
+      }
+    }
+    Session* ss = session(g.workers, g.compiler);
     if (!ss) {
       markAll("replay_failed", sessionError_);
       rj["result"] = "replay_failed";
@@ -646,7 +736,8 @@ class CacheTool {
   // unchanged and prints its findings as JSON on stdout.
 
   static json groupToJson(const Group& g, const std::vector<Item>& items) {
-    json j{{"op_list", g.opList}, {"options", g.options}, {"workers", g.workers}, {"base_dir", g.baseDir}};
+    json j{{"op_list", g.opList},   {"options", g.options},   {"workers", g.workers},
+           {"base_dir", g.baseDir}, {"compiler", g.compiler}};
     json its = json::array();
     for (size_t k = 0; k < g.items.size(); ++k) {
       const Item& it = items[g.items[k]];
@@ -671,6 +762,7 @@ class CacheTool {
       }
     };
     json rj{{"entries", g.items.size()}, {"workers", g.workers}, {"options", g.options}};
+    if (!g.compiler.empty()) rj["compiler"] = g.compiler;
     auto fail = [&](const std::string& problem) {
       markAll(problem);
       rj["result"] = "replay_failed";
@@ -728,6 +820,7 @@ class CacheTool {
     g.options = j.value("options", "");
     g.workers = j.value("workers", 0u);
     g.baseDir = j.value("base_dir", "");
+    g.compiler = j.value("compiler", "");
     for (const json& it : j["items"]) {
       Item item;
       item.key = it.value("key", "");
@@ -746,12 +839,13 @@ class CacheTool {
     return std::nullopt;
   }
 
-  Session* session(uint32_t workers) {
-    auto it = sessions_.find(workers);
+  Session* session(uint32_t workers, const std::string& compiler) {
+    auto it = sessions_.find({workers, compiler});
     if (it != sessions_.end()) return it->second.get();
     SessionOptions so;
     so.cacheDir = root_;
     so.workers = workers;  // the plan's core counts depend on it: same workers, same keys
+    so.compiler = compiler;  // and the compiler's identity: the one the entries were built with
     so.onRunTimeout = exitOnRunTimeout(kTool);  // a kernel that never returns: report, exit 4 (replay child)
     so.readOnlyCache = true;  // hits run the cached artifacts; what the replay builds stays in memory
     auto s = Session::create(so);
@@ -760,7 +854,7 @@ class CacheTool {
       return nullptr;
     }
     Session* raw = s->get();
-    sessions_.emplace(workers, std::move(*s));
+    sessions_.emplace(std::make_pair(workers, compiler), std::move(*s));
     return raw;
   }
 
@@ -804,7 +898,7 @@ class CacheTool {
       s += fmt::format("verify: {} ({} ok, {} corrupt, {} stale, {} mismatch, {} replay failed){}\n",
                        problems ? fmt::format("{} problem{}", problems, problems == 1 ? "" : "s") : "all good",
                        counts["ok"], counts["corrupt"], counts["stale"], counts["mismatch"], counts["replay_failed"],
-                       counts["unverified"] ? fmt::format("; {} entr{} not fully verified (keys checked, not run)",
+                       counts["unverified"] ? fmt::format("; {} entr{} not fully verified (UNVERIFIED says why)",
                                                           counts["unverified"], counts["unverified"] == 1 ? "y" : "ies")
                                             : "");
       out(s);
@@ -834,7 +928,7 @@ class CacheTool {
 
   std::vector<Item> items_;
   json replays_ = json::array();
-  std::map<uint32_t, std::unique_ptr<Session>> sessions_;
+  std::map<std::pair<uint32_t, std::string>, std::unique_ptr<Session>> sessions_;
   std::string sessionError_;
 };
 
@@ -992,7 +1086,7 @@ int realMain(int argc, char** argv) {
   verify->add_option("--replay-group", a.replayGroup, "internal: replay one group in this process")
       ->group("");  // hidden: the parent verify runs its children with it
   auto* gc = app.add_subcommand("gc", "evict least recently used entries until the cache fits SIZE");
-  gc->add_option("--max-size", a.maxSize, "size limit, e.g. 500M, 2G, 1.5GiB, 0 (empty the cache)")
+  gc->add_option("--max-size", a.maxSize, "size limit above 0, e.g. 500M, 2G, 1.5GiB (to empty the cache: clear)")
       ->type_name("SIZE")
       ->required();
   auto* clear = app.add_subcommand("clear", "remove every entry not in use by a running process");

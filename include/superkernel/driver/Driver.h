@@ -15,7 +15,8 @@
 //
 // SuperKernels are keyed (kind "superkernel") by the source text, the
 // objects' keys, the runtime digest, the toolchain identity, the recipe's
-// link key and Options::canonical(). buildSuperKernel returns the cache's
+// link key and Options::canonical() (only the build options with
+// DriverConfig::sourceEncodesPlanOptions). buildSuperKernel returns the cache's
 // verified bytes and entry hold; loading them is the Device's job.
 //
 // Thread-safety: every const member may be called from many threads.
@@ -51,6 +52,15 @@ struct DriverConfig {
   /// model/flags in the keys; "" or "generic": no -march; anything else:
   /// -march=<arch>.
   std::string arch = "native";
+  /// The SuperKernel sources already encode every planning option (a
+  /// Session's generated code does: early-start, preload-code, profiling,
+  /// ...): key only the options that reach the compiler and linker commands
+  /// (compile-options, func-align, split-mode), recorded as "build-options".
+  /// Identical sources built under different option sets then share one
+  /// entry, and the recorded key inputs claim nothing about the planning
+  /// options (sk-cache explain shows those from the entries' metadata).
+  /// false: the whole Options::canonical(), recorded as "options".
+  bool sourceEncodesPlanOptions = false;
 };
 
 /// One compiled sub-kernel variant.

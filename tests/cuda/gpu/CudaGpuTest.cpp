@@ -4,9 +4,11 @@
 // sk_test_cuda_sim_run (SK_RUN_TARGET="cuda-sim") runs the same checks on the
 // cuda simulator, the same generated text and kernels built by the host
 // compiler, everywhere.
-//  - fused equals unfused bit for bit (sk-compile --run compares every buffer)
-//    for the decode layer, the decode stack and the cpu end-to-end scenarios
-//    (their kernels ported to cuda), under several option mixes;
+//  - fused equals unfused bit for bit (sk-compile --run compares every buffer;
+//    the fused run's --dump must differ from the initial buffers, or equality
+//    proves nothing) for the decode layer, the decode stack and the cpu
+//    end-to-end scenarios (their kernels ported to cuda), under several
+//    option mixes;
 //  - the cuda results match the cpu target's within a stated tolerance
 //    (|cuda - cpu| <= 1e-3 + 1e-3 |cpu| per f32 element; integer buffers exactly):
 //    reductions sum in another order on each target.
@@ -21,6 +23,8 @@
 
 #include "cuda/CudaScenarios.h"
 #include "cuda/CudaTestUtil.h"
+#include "superkernel/frontend/OpList.h"
+#include "superkernel/session/BufferSet.h"
 #include "target/cuda/CudaRuntime.h"
 #include "tools/ToolTestUtil.h"
 
@@ -63,19 +67,49 @@ Result runList(const std::string& list, const std::string& target, const TempDir
   return tooltest::run(s);
 }
 
+// sk-compile's verdict line, not the "Run: fused vs unfused from identical buffers" header (which every --run
+// prints): "  results  identical: N buffers, ..." with N >= 1, or its --tokens form.
+void expectResultsIdentical(const Result& r, bool tokens = false) {
+  const std::string verdict = tokens ? "\n  results  identical after every token: " : "\n  results  identical: ";
+  const size_t at = r.out.find(verdict);
+  ASSERT_NE(at, std::string::npos) << r.all();
+  const size_t from = at + verdict.size();
+  const std::string count = r.out.substr(from, r.out.find(' ', from) - from);
+  EXPECT_FALSE(count.empty() || count == "0" || count.find_first_not_of("0123456789") != std::string::npos)
+      << "buffers compared: " << count << "\n" << r.all();
+  EXPECT_EQ(r.all().find("DIFFER"), std::string::npos) << r.all();
+}
+
+// The fused run's buffers (--dump dir) against the op list's initial buffers: a run that computed nothing
+// (fused and unfused alike) compares equal, so equality proves something only when some buffer changed.
+void expectRunChangedBuffers(const std::string& list, const fs::path& dumpDir) {
+  auto l = loadOpList(list);
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  auto initial = BufferSet::create(*l);
+  ASSERT_TRUE(initial.ok()) << initial.error().message();
+  size_t changed = 0;
+  for (size_t i = 0; i < initial->size(); ++i) {
+    const std::string after = cudatest::readFile(dumpDir / (initial->name(i) + ".bin"));
+    ASSERT_EQ(after.size(), initial->bytes(i)) << initial->name(i) << ": not dumped";
+    changed += std::memcmp(after.data(), initial->data(i), after.size()) != 0;
+  }
+  EXPECT_GT(changed, 0u) << "the run left every buffer as it was initialised: fused equals unfused proves nothing";
+}
+
 class FusedEqualsUnfused : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 
 TEST_P(FusedEqualsUnfused, BitForBit) {
   SK_REQUIRE_GPU();
   TempDir dir;
   auto [list, options] = GetParam();
-  std::vector<std::string> extra;
-  if (std::strlen(options)) extra = {"--options", options};
+  std::vector<std::string> extra = {"--dump", (dir.path / "fused").string()};
+  if (std::strlen(options)) extra.insert(extra.end(), {"--options", options});
   // The simulator runs the 1,525-op decode stack in seconds per launch: one timed sample keeps CI short.
   if (kSimulated) extra.insert(extra.end(), {"--repeat", "1"});
   Result r = runList(example(list), kTarget, dir, extra);
-  EXPECT_EQ(r.code, 0) << r.all();
-  EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
+  ASSERT_EQ(r.code, 0) << r.all();
+  expectResultsIdentical(r);
+  expectRunChangedBuffers(example(list), dir.path / "fused");
 }
 
 std::string paramName(const ::testing::TestParamInfo<FusedEqualsUnfused::ParamType>& info) {
@@ -137,11 +171,13 @@ TEST(CudaGpu, EveryPlannerScenarioFusedEqualsUnfused) {
   ASSERT_FALSE(list.empty());
   for (const char* options : {"", "early-start=0:stream-fusion=1", "early-start=2:debug-sync-all=1"}) {
     SCOPED_TRACE(options);
-    std::vector<std::string> extra = {"--repeat", "1"};
+    const fs::path dump = dir.path / (std::string("fused") + options);
+    std::vector<std::string> extra = {"--repeat", "1", "--dump", dump.string()};
     if (*options) extra.insert(extra.end(), {"--options", options});
     Result r = runList(list, kTarget, dir, extra);
-    EXPECT_EQ(r.code, 0) << r.all();
-    EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
+    ASSERT_EQ(r.code, 0) << r.all();
+    expectResultsIdentical(r);
+    expectRunChangedBuffers(list, dump);
   }
 }
 
@@ -154,7 +190,7 @@ TEST(CudaGpu, ProfiledRunWritesAPerCtaTrace) {
   const fs::path trace = dir.path / "trace.json";
   Result r = runList(list, kTarget, dir, {"--repeat", "1", "--options", "profiling=1", "--trace", trace.string()});
   ASSERT_EQ(r.code, 0) << r.all();
-  EXPECT_NE(r.all().find("identical"), std::string::npos) << r.all();
+  expectResultsIdentical(r);
   auto j = nlohmann::json::parse(cudatest::readFile(trace));
   ASSERT_TRUE(j.contains("traceEvents"));
   auto ops = nlohmann::json::parse(cudatest::readFile(list))["ops"];
@@ -229,7 +265,7 @@ TEST(CudaGpu, DecodeLoopEightTokensMatchCpuWithinTolerance) {
     Result gpu =
         runList(list, kTarget, dir, {"--tokens", tokens, "--dump", (dir.path / cudaDir).string(), "--repeat", "1"});
     ASSERT_EQ(gpu.code, 0) << gpu.all();
-    EXPECT_NE(gpu.out.find("identical after every token"), std::string::npos) << gpu.out;
+    expectResultsIdentical(gpu, /*tokens=*/true);
     const char position[8] = {static_cast<char>(std::stoi(tokens)), 0, 0, 0, 0, 0, 0, 0};
     EXPECT_EQ(cudatest::readFile(dir.path / cudaDir / "step.bin"), std::string(position, 8))
         << tokens << " tokens advance the position to " << tokens;

@@ -155,7 +155,11 @@ TEST(CudaSimDevice, BadEnvironmentValuesAreClearErrors) {
     }
   }
   ::setenv("SK_CUDA_SIM_SMS", "0", 1);
-  EXPECT_FALSE(b->makeDevice(DeviceOptions{}).ok());  // at least one SM
+  auto none = b->makeDevice(DeviceOptions{});  // at least one SM
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(none.error().message().find("SK_CUDA_SIM_SMS=0: expected a whole number from 1 to 256"), std::string::npos)
+      << none.error().message();
   ::setenv("SK_CUDA_SIM_SMS", "3", 1);
   auto d = b->makeDevice(DeviceOptions{});
   ::unsetenv("SK_CUDA_SIM_SMS");
