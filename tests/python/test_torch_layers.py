@@ -136,6 +136,16 @@ class LayersTest(unittest.TestCase):
         torch.testing.assert_close(cm(x), f(x), rtol=0, atol=0, equal_nan=True)
         self.assertEqual(cm.summary()["eager_ops"], 0)
 
+    def test_an_output_folded_to_a_constant_is_the_callers_to_change(self):
+        def f(x):
+            return x + 1.0, torch.arange(4).float() * 2.0
+
+        cm = self.compile(f, (torch.randn(4),))
+        y, c = cm(torch.zeros(4))
+        c.add_(100.0)
+        _, again = cm(torch.zeros(4))
+        torch.testing.assert_close(again, torch.tensor([0.0, 2.0, 4.0, 6.0]), rtol=0, atol=0)
+
     def test_non_contiguous_input_is_copied_once(self):
         def f(x):
             return torch.nn.functional.silu(x) * 2.0

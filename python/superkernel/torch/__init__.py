@@ -251,7 +251,13 @@ class CompiledModule:
                 plan.run_pointers(ptrs)
             else:
                 self._run_eager(step, dyn)
-        return _lower._tree_map(lambda x: self._tensor(dyn, x) if isinstance(x, TRef) else x, self._program.output)
+        return _lower._tree_map(lambda x: self._output(dyn, x) if isinstance(x, TRef) else x, self._program.output)
+
+    def _output(self, dyn, t: TRef) -> torch.Tensor:
+        out = self._tensor(dyn, t)
+        # A constant (folded at compile time) is returned as a copy: the caller may write to what it gets,
+        # as it may to eager's fresh tensor, and the next call must still see the constant.
+        return out.clone() if t.buf in self._static else out
 
     def _tensor(self, dyn, t: TRef) -> torch.Tensor:
         base = dyn.get(t.buf)
