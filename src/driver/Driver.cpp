@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "superkernel/driver/Deadline.h"
+#include "support/EscapedSplit.h"
 #include "driver/LocalizeSymbols.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
@@ -42,24 +43,13 @@ std::string symbolOf(const KernelVariant& v) { return v.symbol.empty() ? v.decl.
 // The canonical items of the options that reach compiler and linker commands
 // (DriverConfig::sourceEncodesPlanOptions), e.g. "func-align=512": the
 // recipes read only these (the cpu/ascend object and link flags); every other
-// option changes the generated source, which the key hashes anyway. Items are
-// split on unescaped ':' (a compile-options item may hold "\:").
+// option changes the generated source, which the key hashes anyway.
 std::string buildOptionsText(const Options& o) {
   static constexpr std::string_view kBuildKeys[] = {"compile-options=", "func-align=", "split-mode="};
-  const std::string c = o.canonical();
   std::string out;
-  size_t start = 0;
-  for (size_t i = 0; i <= c.size(); ++i) {
-    if (i < c.size() && c[i] == '\\') {
-      ++i;
-      continue;
-    }
-    if (i < c.size() && c[i] != ':') continue;
-    const std::string item = c.substr(start, i - start);
-    start = i + 1;
+  for (const std::string& item : splitEscaped(o.canonical(), ':', false))
     for (std::string_view k : kBuildKeys)
       if (item.starts_with(k)) out += (out.empty() ? "" : ":") + item;
-  }
   return out;
 }
 

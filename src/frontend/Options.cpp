@@ -15,6 +15,7 @@
 // flag needs and which would corrupt cache-key records and reports).
 #include "superkernel/frontend/Options.h"
 
+#include "support/EscapedSplit.h"
 #include "support/InputGrammar.h"
 
 #include <algorithm>
@@ -90,23 +91,6 @@ Expected<bool> boolValue(const OptionInfo& info, std::string_view v) {
   return invalidValue(info, v);
 }
 
-// Splits on an unescaped separator and removes the escapes of that level only
-// when `unescape` is set (items of the top level keep "\," for the list split).
-std::vector<std::string> splitEscaped(std::string_view s, char sep, bool unescape) {
-  std::vector<std::string> out(1);
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '\\' && i + 1 < s.size()) {
-      if (!unescape) out.back() += c;
-      out.back() += s[++i];
-    } else if (c == sep) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
 
 std::string escapeItem(std::string_view s) {
   std::string out;
