@@ -127,6 +127,7 @@ class Plan:
         self.buffer_bytes: Tuple[int, ...] = tuple(int(l.sk_plan_buffer_bytes(handle, i)) for i in range(n))
         self._index = {name: i for i, name in enumerate(self.buffer_names)}
         self._ptrs = (ctypes.c_void_p * max(1, n))()
+        self._sk_run = l.sk_run  # bound once: run_pointers is the per-step path
 
     def __del__(self):
         try:
@@ -167,12 +168,14 @@ class Plan:
                 raise InvalidArgumentError(f"run: {len(buffers)} addresses for {n} buffers")
             for i, p in enumerate(buffers):
                 self._ptrs[i] = p
-        check(lib().sk_run(self._session._handle(), self._h, self._ptrs, n))
+        self.run_pointers(self._ptrs)
 
     def run_pointers(self, ptrs) -> None:
         """run() for a prepared ctypes array in buffer order (the hot path of
         superkernel.torch: no per-call dict or list work)."""
-        check(lib().sk_run(self._session._handle(), self._h, ptrs, len(self.buffer_names)))
+        status = self._sk_run(self._session._handle(), self._h, ptrs, len(self.buffer_names))
+        if status:
+            check(status)
 
 
 _shared: Dict[Tuple[Optional[str], Optional[int]], Session] = {}

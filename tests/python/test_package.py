@@ -2,7 +2,9 @@
 errors every public function raises for bad input."""
 
 import ctypes
-import json
+import os
+import subprocess
+import sys
 import unittest
 
 import superkernel
@@ -104,6 +106,15 @@ class PackageTest(unittest.TestCase):
         closed.close()
         with self.assertRaises(superkernel.InvalidArgumentError):
             closed.cache_stats()
+
+    def test_a_missing_library_is_one_clear_error(self):
+        env = dict(os.environ, SK_C_LIBRARY="/nonexistent/libsuperkernel_c.so")
+        code = ("import superkernel\ntry:\n    superkernel.version()\nexcept superkernel.IoError as e:\n"
+                "    print('IoError:', e)\n")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("IoError: superkernel: cannot load the C library /nonexistent/libsuperkernel_c.so", r.stdout)
+        self.assertIn("SK_C_LIBRARY", r.stdout)
 
     def test_version(self):
         self.assertRegex(superkernel.version(), r"^\d+\.\d+\.\d+$")

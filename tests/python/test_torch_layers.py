@@ -146,6 +146,21 @@ class LayersTest(unittest.TestCase):
         _, again = cm(torch.zeros(4))
         torch.testing.assert_close(again, torch.tensor([0.0, 2.0, 4.0, 6.0]), rtol=0, atol=0)
 
+    def test_a_constant_written_in_place_starts_fresh_every_call(self):
+        def f(x, y):
+            c = torch.zeros(4)
+            c.add_(x)                                   # in place on a constant, eagerly
+            d = torch.zeros(2, 4)
+            d.index_copy_(0, torch.tensor([1]), y)      # in place on a constant, by a kernel
+            return c * 1.0, d + 0.0
+
+        x, y = torch.ones(4), torch.ones(1, 4)
+        cm = self.compile(f, (x, y))
+        for _ in range(3):  # eager starts from zeros every call; so must the compiled module
+            got, want = cm(x, y), f(x, y)
+            torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
+            torch.testing.assert_close(got[1], want[1], rtol=0, atol=0)
+
     def test_non_contiguous_input_is_copied_once(self):
         def f(x):
             return torch.nn.functional.silu(x) * 2.0

@@ -177,6 +177,19 @@ class CompileErrorsTest(unittest.TestCase):
             cm(torch.randn(4), 1.0)
         torch.testing.assert_close(cm(torch.ones(4), torch.ones(4)), torch.full((4,), 2.0))
 
+    def test_a_tensor_written_in_place_must_be_contiguous(self):
+        def f(cache, v):
+            cache.index_copy_(0, torch.tensor([1]), v)
+            return cache.sum(-1)
+
+        cm = skt.compile(f, (torch.zeros(4, 8), torch.ones(1, 8)), cache_dir=self.cache.path, workers=1)
+        with self.assertRaises(superkernel.BadInputError) as err:
+            cm(torch.zeros(8, 4).t(), torch.ones(1, 8))
+        self.assertIn("written in place", str(err.exception))
+        cache = torch.zeros(4, 8)
+        cm(cache, torch.ones(1, 8))
+        self.assertEqual(float(cache[1].sum()), 8.0)  # the caller's own tensor was written
+
 
 if __name__ == "__main__":
     unittest.main()

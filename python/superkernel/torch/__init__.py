@@ -128,7 +128,7 @@ class CompiledModule:
         self._state = state
         self._session = shared_session(cache_dir, workers)
         nworkers = workers or int(os.environ.get("SK_NUM_WORKERS", "0") or 0) or (os.cpu_count() or 1)
-        self._program = _lower.Lowering(gm, list(state) + list(example_args), nworkers).run()
+        self._program = _lower.Lowering(gm, nworkers).run()
         self._plans: List[Any] = []
         self._compile_segments()
         self._prepare_runtime()
@@ -190,8 +190,11 @@ class CompiledModule:
         for b in prog.buffers.values():
             if b.kind == "work" and not b.per_call:
                 self._static[b.name] = torch.empty(b.numel, dtype=b.dtype)
-            elif b.kind == "const":
+            elif b.kind == "const" and not b.mutated:
                 self._static[b.name] = b.source.reshape(-1)
+        # A constant the graph writes in place (zeros(...).add_(x)) is fresh in every eager call: a copy per call.
+        self._const_copies = [(b.name, b.source.reshape(-1)) for b in prog.buffers.values()
+                              if b.kind == "const" and b.mutated]
         self._per_call = [(b.name, b.numel, b.dtype) for b in prog.buffers.values() if b.per_call]
         nstate = len(self._state)
         self._state_bufs = [(b.name, b.source) for b in prog.buffers.values() if b.kind == "arg" and b.source < nstate]
@@ -231,6 +234,8 @@ class CompiledModule:
             dyn[name] = self._contiguous(self._state[j], name, "a parameter or buffer of the module")
         for name, numel, dtype in self._per_call:
             dyn[name] = torch.empty(numel, dtype=dtype)
+        for name, const in self._const_copies:
+            dyn[name] = const.clone()
         return dyn
 
     def _contiguous(self, t: torch.Tensor, name: str, what: str) -> torch.Tensor:

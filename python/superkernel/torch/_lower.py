@@ -84,7 +84,6 @@ class Unsupported(Exception):
 class Op:
     name: str
     entry: str
-    kernel_macros: Dict[str, str]
     params: List[dict]                       # op-list parameter declarations
     args: Dict[str, Any]                     # parameter -> buffer name or number
     macros: Dict[str, str]
@@ -103,7 +102,7 @@ class EagerStep:
     target: Any
     args: Any                                # with TRef leaves
     kwargs: Any
-    outputs: List[Tuple[str, Tuple[int, ...], Tuple[int, ...], int]]  # (buffer, shape, stride, offset) per output
+    outputs: List[Tuple[str, Tuple[int, ...], Tuple[int, ...], int, int]]  # (buffer, shape, stride, offset, index)
 
 
 @dataclass
@@ -114,7 +113,6 @@ class Program:
     scope_options: Dict[str, str]
     splits: List[Dict[str, str]]
     aten_ops: int
-    const_resets: List[Tuple[str, torch.Tensor]]
 
 
 def _val(node):
@@ -123,12 +121,11 @@ def _val(node):
 
 
 class Lowering:
-    def __init__(self, gm: torch.fx.GraphModule, placeholder_tensors: Sequence[torch.Tensor], workers: int):
+    def __init__(self, gm: torch.fx.GraphModule, workers: int):
         self.gm = gm
         self.workers = max(1, workers)
         self.buffers: Dict[str, Buffer] = {}
         self.base_so: Dict[str, int] = {}        # fake storage offset of each buffer's element 0
-        self.root: Dict[Any, str] = {}           # id of a fake storage -> buffer
         self.env: Dict[Any, Any] = {}            # node -> TRef / list / scalar
         self.steps: List[Any] = []
         self.seg = Segment()
@@ -137,9 +134,7 @@ class Lowering:
         self.has_scopes = any(n.op == "call_function" and n.target is SCOPE_ENTER for n in gm.graph.nodes)
         self.splits: List[Dict[str, str]] = []
         self.aten_ops = 0
-        self.placeholders = list(placeholder_tensors)
         self.used_names = set()
-        self.const_resets: List[Tuple[str, torch.Tensor]] = []
 
     # ---- buffers -------------------------------------------------------------
     def _name(self, base: str) -> str:
@@ -150,12 +145,6 @@ class Lowering:
         self.used_names.add(n)
         return n
 
-    def _storage_key(self, v):
-        try:
-            return v.untyped_storage()._cdata if hasattr(v, "untyped_storage") else v.storage()._cdata
-        except Exception:
-            return id(v)
-
     def _new_buffer(self, node_name, v, kind, source=None) -> TRef:
         if v.dtype not in DTYPES:
             raise Unsupported(f"dtype {v.dtype} is not supported by superkernel.torch")
@@ -163,7 +152,6 @@ class Lowering:
         numel = max(1, extent(tuple(v.shape), tuple(v.stride()), 0))
         self.buffers[name] = Buffer(name, v.dtype, numel, kind, source)
         self.base_so[name] = v.storage_offset()
-        self.root[self._storage_key(v)] = name
         return TRef(name, v.dtype, tuple(v.shape), tuple(v.stride()), 0)
 
     def _fresh(self, node_name, v, contiguous_only=False) -> TRef:
@@ -176,7 +164,6 @@ class Lowering:
         numel = max(1, extent(tuple(v.shape), tuple(v.stride()), v.storage_offset()))
         self.buffers[name] = Buffer(name, v.dtype, numel, "work")
         self.base_so[name] = 0
-        self.root[self._storage_key(v)] = name
         return TRef(name, v.dtype, tuple(v.shape), tuple(v.stride()), v.storage_offset())
 
     def _view_of(self, base: TRef, v) -> TRef:
@@ -194,8 +181,8 @@ class Lowering:
     def _block_dim(self, work: int) -> int:
         return max(1, min(self.workers, 64, work // 8192))
 
-    def _emit(self, node, entry, kernel_macros, params, args, macros, work):
-        self.seg.ops.append(Op(self._op_name(node), entry, kernel_macros, params, args,
+    def _emit(self, node, entry, params, args, macros, work):
+        self.seg.ops.append(Op(self._op_name(node), entry, params, args,
                                {k: str(v) for k, v in macros.items()}, self._block_dim(work), self._scope()))
 
     def _op_name(self, node):
@@ -260,7 +247,7 @@ class Lowering:
         args["out"] = out.buf
         params += [{"name": "alpha", "kind": "scalar", "dtype": "f64"}, {"name": "beta", "kind": "scalar", "dtype": "f64"}]
         args["alpha"], args["beta"] = float(alpha), float(beta)
-        self._emit(node, "skt_elementwise", {}, params, args, macros, out.numel)
+        self._emit(node, "skt_elementwise", params, args, macros, out.numel)
 
     # ---- the graph -------------------------------------------------------------
     def run(self) -> Program:
@@ -310,8 +297,7 @@ class Lowering:
             self.aten_ops += 1
             self._node(n)
         self._close_segment()
-        return Program(self.buffers, self.steps, output, self.scope_options, self.splits, self.aten_ops,
-                       self.const_resets)
+        return Program(self.buffers, self.steps, output, self.scope_options, self.splits, self.aten_ops)
 
     def _map(self, a):
         if isinstance(a, torch.fx.Node):
@@ -335,7 +321,11 @@ class Lowering:
         self.seg = Segment()
 
     def _is_const(self, a) -> bool:
-        return isinstance(a, TRef) and self.buffers[a.buf].kind == "const"
+        """A value known now: a constant no earlier op wrote in place (ops run in program order)."""
+        if not isinstance(a, TRef):
+            return False
+        b = self.buffers[a.buf]
+        return b.kind == "const" and not b.mutated
 
     def _node(self, n):
         args, kwargs = self._map(n.args), self._map(n.kwargs)
@@ -349,7 +339,7 @@ class Lowering:
                 return
             fn = _LOWERINGS.get(n.target)
             if fn is None:
-                raise Unsupported(f"{_opname(n.target)} has no superkernel lowering")
+                raise Unsupported(f"{n.target} has no superkernel lowering")
             out = fn(self, n, v, *args, **kwargs)
             self.env[n] = out
         except Unsupported as e:
@@ -371,7 +361,7 @@ class Lowering:
 
     def _eager(self, n, args, kwargs, v, reason):
         self._close_segment()
-        self.splits.append({"at": f"{n.name} ({_opname(n.target)})", "reason": reason + "; it runs eagerly in PyTorch"})
+        self.splits.append({"at": f"{n.name} ({n.target})", "reason": reason + "; it runs eagerly in PyTorch"})
         outs = []
         if v is None:  # a multi-output op whose node has no value of its own: its getitem users have them
             items = {u.args[1]: _val(u) for u in n.users if u.target is operator.getitem}
@@ -382,7 +372,7 @@ class Lowering:
         for i, ov in enumerate(vals):
             if isinstance(ov, torch.Tensor):
                 if ov.dtype not in DTYPES:
-                    raise BadInputError(f"superkernel.torch.compile: {n.name} ({_opname(n.target)}) produces "
+                    raise BadInputError(f"superkernel.torch.compile: {n.name} ({n.target}) produces "
                                         f"dtype {ov.dtype}, which superkernel.torch does not support")
                 if _is_inplace(n.target) and i == 0 and isinstance(args[0], TRef):
                     r = self._view_of(args[0], ov)
@@ -393,7 +383,6 @@ class Lowering:
                 numel = max(1, extent(tuple(ov.shape), tuple(ov.stride()), ov.storage_offset()))
                 self.buffers[name] = Buffer(name, ov.dtype, numel, "eager", (len(self.steps), i))
                 self.base_so[name] = 0
-                self.root[self._storage_key(ov)] = name
                 r = TRef(name, ov.dtype, tuple(ov.shape), tuple(ov.stride()), ov.storage_offset())
                 outs.append((name, r.shape, r.stride, r.offset, i))
                 refs.append(r)
@@ -421,9 +410,6 @@ def _tree_map(f, x):
         return {k: _tree_map(f, y) for k, y in x.items()}
     return f(x)
 
-
-def _opname(target) -> str:
-    return str(target).replace("aten.", "aten.")
 
 
 def _is_inplace(target) -> bool:
@@ -586,7 +572,7 @@ def _mm(low, n, v, a, b, bias=None, beta=1, alpha=1):
         args["bias"] = a.buf
     params.append(low._bparam("out", out, "write", "block"))
     args["out"] = out.buf
-    low._emit(n, "skt_mm", {}, params, args, macros, T * M * N * K)
+    low._emit(n, "skt_mm", params, args, macros, T * M * N * K)
     return out
 
 
@@ -627,7 +613,7 @@ def _reduce(kind, full=False):
         macros.update(low._dims(rows))
         macros.update(low._layout("X", row_ref, rows))
         params = [low._bparam("x", x, "read", "all"), low._bparam("out", out, "write", "block")]
-        low._emit(n, "skt_reduce", {}, params, {"x": x.buf, "out": out.buf}, macros, out.numel * x.shape[d])
+        low._emit(n, "skt_reduce", params, {"x": x.buf, "out": out.buf}, macros, out.numel * x.shape[d])
         return out
     return lower
 
@@ -651,7 +637,7 @@ def _topk(low, n, v, x, k, dim=-1, largest=True, sorted=True):
     macros.update(low._layout("X", row_ref, rows))
     params = [low._bparam("x", x, "read", "all"), low._bparam("values", values, "write", "all"),
               low._bparam("indices", indices, "write", "all")]
-    low._emit(n, "skt_topk", {}, params, {"x": x.buf, "values": values.buf, "indices": indices.buf}, macros,
+    low._emit(n, "skt_topk", params, {"x": x.buf, "values": values.buf, "indices": indices.buf}, macros,
               math.prod(rows) * x.shape[-1] * k)
     return [values, indices]
 
@@ -673,7 +659,7 @@ def _softmax(low, n, v, x, dim, half_to_float=False):
     macros.update(low._dims(rows))
     macros.update(low._layout("X", row_ref, rows))
     params = [low._bparam("x", x, "read", "all"), low._bparam("out", out, "write", "block")]
-    low._emit(n, "skt_softmax", {}, params, {"x": x.buf, "out": out.buf}, macros, out.numel * 4)
+    low._emit(n, "skt_softmax", params, {"x": x.buf, "out": out.buf}, macros, out.numel * 4)
     return out
 
 
@@ -691,7 +677,7 @@ def _gather(low, n, v, table: TRef, idx: TRef):
               "SKT_TABLE_OFF": table.offset, "SKT_TA": DTYPES[table.dtype][1], "SKT_TO": DTYPES[out.dtype][1]}
     params = [low._bparam("table", table, "read", "all"), low._bparam("idx", idx, "read", "all"),
               low._bparam("out", out, "write", "block")]
-    low._emit(n, "skt_gather", {}, params, {"table": table.buf, "idx": idx.buf, "out": out.buf}, macros, out.numel)
+    low._emit(n, "skt_gather", params, {"table": table.buf, "idx": idx.buf, "out": out.buf}, macros, out.numel)
     return out
 
 
@@ -724,7 +710,7 @@ def _index_copy_dim(low, n, dst: TRef, dim: int, index: TRef, src: TRef):
     low.buffers[dst.buf].mutated = True
     params = [low._bparam("src", src, "read", "all"), low._bparam("idx", index, "read", "all"),
               low._bparam("dst", dst, "readwrite", "all")]
-    low._emit(n, "skt_index_copy", {}, params, {"src": src.buf, "idx": index.buf, "dst": dst.buf}, macros,
+    low._emit(n, "skt_index_copy", params, {"src": src.buf, "idx": index.buf, "dst": dst.buf}, macros,
               math.prod(src_shape))
     return dst
 
