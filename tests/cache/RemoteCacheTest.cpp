@@ -23,7 +23,7 @@
 #include "superkernel/superkernel.h"
 
 namespace sk {
-namespace {
+namespace remote_cache_test {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::RedisServer;
@@ -367,5 +367,5 @@ TEST(RemoteCache, SessionOnAFreshMachineCompilesNothing) {
   EXPECT_FALSE(diff->has_value()) << (*diff)->message();
 }
 
-}  // namespace
+}  // namespace remote_cache_test
 }  // namespace sk

@@ -15,7 +15,7 @@
 #include "superkernel/support/Paths.h"
 
 namespace sk {
-namespace {
+namespace remote_storage_test {
 using namespace std::chrono_literals;
 using remote::RemoteCounters;
 using remote::RemoteEntry;
@@ -436,5 +436,5 @@ TEST(RemoteStorage, AuthFromTheUrlOrAPasswordFileAndDatabaseSelection) {
   }
 }
 
-}  // namespace
+}  // namespace remote_storage_test
 }  // namespace sk

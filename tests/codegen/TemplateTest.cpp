@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace sk {
-namespace {
+namespace template_test {
 
 std::string render(std::string_view text, const TemplateValues& v) {
   auto t = Template::parse(text, "t.tmpl");
@@ -116,5 +116,5 @@ TEST(Template, RenderIsRepeatable) {
   EXPECT_EQ(*t->render(a), "A");
 }
 
-}  // namespace
+}  // namespace template_test
 }  // namespace sk

@@ -27,7 +27,8 @@ endforeach()
 
 # The cuda simulator (target cuda-sim, runtime/cuda/sim):
 #   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
-#                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included, as the recipe compiles).
+#                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included at -O2, as the recipe
+#                         compiles; not the tests' -O0, under which a spinning CTA is not the one the recipe makes).
 #   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's checks (fused vs unfused, cuda vs cpu) on cuda-sim,
 #                         which needs only the host compiler.
 add_executable(sk_test_cuda_sim ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimTest.cpp ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimSyncTest.cpp
@@ -37,7 +38,7 @@ set(_sk_sim_include ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/include)
 target_include_directories(sk_test_cuda_sim PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${_sk_sim_include}
   ${PROJECT_SOURCE_DIR}/runtime/cuda/include)
 set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp PROPERTIES
-  COMPILE_OPTIONS "-include;${_sk_sim_include}/superkernel/cuda/sim_device.h;-Wno-unused-parameter;-Wno-unused-function")
+  COMPILE_OPTIONS "-include;${_sk_sim_include}/superkernel/cuda/sim_device.h;-Wno-unused-parameter;-Wno-unused-function;-O2")
 target_link_libraries(sk_test_cuda_sim PRIVATE superkernel::superkernel GTest::gtest GTest::gmock GTest::gtest_main
   Threads::Threads)
 gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST

@@ -8,7 +8,7 @@
 #include "superkernel/superkernel.h"
 
 namespace sk {
-namespace {
+namespace input_grammar_path_test {
 using nlohmann::json;
 
 json base() {
@@ -97,5 +97,5 @@ TEST(InputGrammarPaths, GraphApiGetsTheSameChecks) {
       << l.error().message();
 }
 
-}  // namespace
+}  // namespace input_grammar_path_test
 }  // namespace sk

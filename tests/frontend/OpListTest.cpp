@@ -12,7 +12,7 @@
 #include "superkernel/frontend/OpList.h"
 
 namespace sk {
-namespace {
+namespace oplist_test {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
@@ -455,7 +455,7 @@ TEST(OpList, RealBuiltinsParse) {
   }
 }
 
-}  // namespace
+}  // namespace oplist_test
 }  // namespace sk
 
 // One dtype table serves the validator, the planner and codegen.

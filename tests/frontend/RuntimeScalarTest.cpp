@@ -12,7 +12,7 @@
 #include "superkernel/plan/Plan.h"
 
 namespace sk {
-namespace {
+namespace runtime_scalar_test {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
@@ -273,5 +273,5 @@ TEST(RuntimeScalar, StaticArgumentMachinesSpecialiseBySlotOrRefuse) {
       << refused.error().message();
 }
 
-}  // namespace
+}  // namespace runtime_scalar_test
 }  // namespace sk

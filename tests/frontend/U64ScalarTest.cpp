@@ -9,7 +9,7 @@
 #include "superkernel/frontend/OpList.h"
 
 namespace sk {
-namespace {
+namespace u64_scalar_test {
 
 const std::filesystem::path kPlanData = std::filesystem::path(SK_SOURCE_ROOT) / "tests/plan/data";
 
@@ -57,5 +57,5 @@ TEST(U64Scalar, AboveInt64MaxIsOutOfRangeForOtherDtypes) {
   EXPECT_EQ(scalarAsDouble(l->ops[0].findArg("n")->scalar()), 18446744073709551615.0);
 }
 
-}  // namespace
+}  // namespace u64_scalar_test
 }  // namespace sk

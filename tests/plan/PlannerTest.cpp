@@ -6,7 +6,7 @@
 #include "superkernel/plan/Plan.h"
 
 namespace sk {
-namespace {
+namespace planner_test {
 namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(SK_SOURCE_ROOT) / "tests/plan/data";
@@ -372,5 +372,5 @@ TEST_F(GraphPlan, VariantsDedupeByMergedMacros) {
   EXPECT_EQ(plan(g.opList()).variants[0].symbol, p.variants[0].symbol);
 }
 
-}  // namespace
+}  // namespace planner_test
 }  // namespace sk
