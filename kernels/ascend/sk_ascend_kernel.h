@@ -17,8 +17,10 @@
 
 #define SK_ASCEND_GM(T, p) (reinterpret_cast<__gm__ T*>(p))
 
-// [begin, end) of n items for this block: n / blocks each, the rest to the last block.
-__aicore__ inline void SkBlockRange(int64_t n, int64_t* begin, int64_t* end) {
+// [begin, end) of n items for this block: n / blocks each, the rest to the last block. Static, as every
+// helper here whose body depends on a macro (GetBlockNum() reads __SUPER_KERNEL_STATIC_BLOCK_NUM__, which
+// differs between the objects of one SuperKernel): each object keeps its own copy.
+static __aicore__ inline void SkBlockRange(int64_t n, int64_t* begin, int64_t* end) {
   const int64_t blocks = AscendC::GetBlockNum();
   const int64_t idx = AscendC::GetBlockIdx();
   const int64_t per = n / blocks;
@@ -35,6 +37,68 @@ __aicore__ inline void SkReportError(const char* what) {
   (void)what;
   trap();
 #endif
+}
+
+// ---- the vector programming model (docs/ASCEND.md "Writing a sub-kernel") --------------------------
+// The vector builtins move data GM -> UB -> GM with DataCopy through TQue<VECIN> / TQue<VECOUT> and
+// compute with the vector instructions. The helpers below are static (SkBlockTiles depends on the block
+// count, a macro inside a SuperKernel; the copies follow for uniformity); kernel classes live in an
+// anonymous namespace of their source, and a source's own helpers are static: two builtins linked into
+// one binary must not share a definition that differs between them.
+
+// Bytes of one vector core's unified buffer (Atlas A2): what a builtin sizes its tiles against.
+constexpr uint32_t kSkUbBytes = 192u * 1024u;
+
+// A block's share of n elements (SkBlockRange) cut into tiles of at most `maxTile` elements: `count`
+// tiles of `tile` elements, the last one `Len(count - 1)` (shorter when the share does not divide).
+struct SkTiles {
+  int64_t begin = 0;    // the block's first element
+  uint32_t length = 0;  // the block's elements
+  uint32_t tile = 0;    // elements per tile (0 for an empty share)
+  uint32_t count = 0;   // tiles
+  __aicore__ inline uint32_t Len(uint32_t i) const { return i + 1 < count ? tile : length - i * tile; }
+};
+
+static __aicore__ inline SkTiles SkBlockTiles(int64_t n, uint32_t maxTile) {
+  int64_t b, e;
+  SkBlockRange(n, &b, &e);
+  SkTiles t;
+  t.begin = b;
+  t.length = static_cast<uint32_t>(e - b);
+  t.tile = t.length < maxTile ? t.length : maxTile;
+  t.count = t.tile == 0 ? 0 : (t.length + t.tile - 1) / t.tile;
+  return t;
+}
+
+// GM -> UB (MTE2) of `count` elements: DataCopy when they are whole 32-byte blocks, else DataCopyPad
+// (bytes; the UB tail past them is left as it was).
+template <class T>
+static __aicore__ inline void SkCopyIn(const AscendC::LocalTensor<T>& dst, const AscendC::GlobalTensor<T>& src, uint32_t count) {
+  const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
+  if (bytes % 32 == 0) {
+    AscendC::DataCopy(dst, src, count);
+  } else {
+    AscendC::DataCopyPad(dst, src, AscendC::DataCopyExtParams(1, bytes, 0, 0, 0),
+                         AscendC::DataCopyPadExtParams<T>(false, 0, 0, T()));
+  }
+}
+
+// UB -> GM (MTE3) of `count` elements, exactly: GM past them is not touched.
+template <class T>
+static __aicore__ inline void SkCopyOut(const AscendC::GlobalTensor<T>& dst, const AscendC::LocalTensor<T>& src, uint32_t count) {
+  const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
+  if (bytes % 32 == 0) {
+    AscendC::DataCopy(dst, src, count);
+  } else {
+    AscendC::DataCopyPad(dst, src, AscendC::DataCopyExtParams(1, bytes, 0, 0, 0));
+  }
+}
+
+// `count` elements of T rounded up to whole 32-byte blocks (what a UB buffer of them holds).
+template <class T>
+static __aicore__ inline uint32_t SkAlignElems(uint32_t count) {
+  const uint32_t per = 32 / static_cast<uint32_t>(sizeof(T));
+  return (count + per - 1) / per * per;
 }
 
 // bf16 weights are stored as uint16_t: the top half of an f32.

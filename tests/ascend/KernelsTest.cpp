@@ -58,6 +58,12 @@ ASC(attn_decode, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 ASC(attn_decode_long, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 ASC(attn_decode_bad, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 ASC(increment, uint8_t*);
+ASC(add_tiles, uint8_t*, uint8_t*, uint8_t*);
+ASC(cast_f32_bf16_tiles, uint8_t*, uint8_t*);
+ASC(rope_tiles, uint8_t*, uint8_t*);
+ASC(softmax_wide, uint8_t*, uint8_t*);
+ASC(attn_decode_wide, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(rms_norm_too_wide, uint8_t*, uint8_t*, uint8_t*);
 
 // The cpu builtins (scalars are ignored: the static shapes are compiled in).
 void cpu_add(const sk_ctx*, const float*, const float*, float*, int64_t);
@@ -95,9 +101,16 @@ void cpu_attn_decode(const sk_ctx*, const float*, const float*, const float*, fl
 void cpu_attn_decode_long(const sk_ctx*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
                           int64_t, int64_t, float);
 void cpu_increment(const sk_ctx*, int64_t*, int64_t, int64_t);
+void cpu_add_tiles(const sk_ctx*, const float*, const float*, float*, int64_t);
+void cpu_cast_f32_bf16_tiles(const sk_ctx*, const float*, uint16_t*, int64_t);
+void cpu_rope_tiles(const sk_ctx*, const float*, float*, int64_t, int64_t, int64_t, float);
+void cpu_softmax_wide(const sk_ctx*, const float*, float*, int64_t, int64_t);
+void cpu_attn_decode_wide(const sk_ctx*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
+                          int64_t, int64_t, float);
+void cpu_rms_norm_too_wide(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, float);
 }
 
-namespace {
+namespace ascend_kernels_test {
 
 using sk::ascend_sim::TaskType;
 
@@ -123,7 +136,7 @@ Buf randomBuf(size_t words, uint32_t seed) {
   return b;
 }
 
-struct Case {
+struct KernelPairCase {
   const char* name;
   TaskType type;
   std::vector<size_t> sizes;   // words per buffer
@@ -139,7 +152,7 @@ struct Case {
 bool reduces(const std::string& name) {
   for (const char* r : {"rms_norm_f32", "add_rms_norm_f32", "softmax_f32", "attn_scores_f32", "attn_weighted_sum_f32",
                         "gemv_f32", "gemv_bf16w", "moe_expert_gemv_bf16w", "moe_expert_gemv_f32 x_per_slot",
-                        "moe_combine_f32"})
+                        "moe_combine_f32", "softmax_f32 wide", "attn_decode_f32 wide"})
     if (name == r) return true;
   return false;
 }
@@ -158,7 +171,7 @@ void* fn(F* f) {
   return reinterpret_cast<void*>(f);
 }
 
-std::vector<Case> cases() {
+std::vector<KernelPairCase> cases() {
   // bf16 weights: both halves of each word the top half of a float in [-1, 1] (finite bf16 values).
   auto bf16 = [](std::vector<Buf>& b) {
     for (uint32_t& w : b[0].w) w = (w & 0xffff0000u) | (w >> 16);
@@ -292,11 +305,29 @@ std::vector<Case> cases() {
        nanAbove(3 * 8, 290)},
       {"increment_i64", TaskType::AivOnly, {2 * 10}, {0}, fn(asc_increment),
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_increment(c, b[0].as<int64_t>(), 0, 0); }, {}, true},
+      // Past one UB tile (the vector builtins' tiles): several per block, the last shorter.
+      {"add_f32 tiles", TaskType::AivOnly, {20003, 20003, 20003}, {2}, fn(asc_add_tiles),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_add_tiles(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0); }},
+      {"cast_f32_bf16 tiles", TaskType::AivOnly, {20003, 10002}, {1}, fn(asc_cast_f32_bf16_tiles),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f32_bf16_tiles(c, b[0].as<float>(), b[1].as<uint16_t>(), 0); },
+       anyBits},
+      {"rope_f32 tiles", TaskType::AivOnly, {600 * 16, 600 * 16}, {1}, fn(asc_rope_tiles),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_rope_tiles(c, b[0].as<float>(), b[1].as<float>(), 0, 0, 0, 0); }},
+      {"softmax_f32 wide", TaskType::AivOnly, {4 * 3001, 4 * 3001}, {1}, fn(asc_softmax_wide),
+       [](const sk_ctx* c, std::vector<Buf>& b) { cpu_softmax_wide(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
+      // dim 200 (past one 64-element repeat: the dot products are ReduceSum's order), k / v rows in several loads.
+      {"attn_decode_f32 wide", TaskType::AivOnly, {4 * 200, 100 * 2 * 200, 100 * 2 * 200, 4 * 200}, {3},
+       fn(asc_attn_decode_wide),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_attn_decode_wide(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), b[3].as<float>(), 0, 0, 0, 0, 0,
+                              0);
+       },
+       nanAbove(2 * 200, 90)},
   };
 }
 
 TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
-  for (const Case& k : cases()) {
+  for (const KernelPairCase& k : cases()) {
     for (uint32_t blocks : {1u, 3u, 7u}) {
       SCOPED_TRACE(std::string(k.name) + " block dim " + std::to_string(blocks));
       std::vector<Buf> in;
@@ -438,6 +469,15 @@ TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
   EXPECT_NE(st.error().message().find("attn_decode_f32: pos out of range [0, cap) on AIV 0"), std::string::npos)
       << st.error().message();
   for (float f : o) ASSERT_EQ(f, 4.0f);
+
+  // A row past what the vector builtin keeps in UB (rms_norm: 8192 columns) fails the launch, writing nothing.
+  std::vector<float> rx(2 * 8193, 1.0f), rw(8193, 1.0f), ry(2 * 8193, 5.0f);
+  s.entry = fn(asc_rms_norm_too_wide);
+  s.args = {rx.data(), rw.data(), ry.data()};
+  st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_rms_norm_f32: cols past 8192"), std::string::npos) << st.error().message();
+  for (float f : ry) ASSERT_EQ(f, 5.0f);
 }
 
 // Each ascend builtin declares the same parameters as the cpu builtin of the
@@ -476,4 +516,4 @@ TEST(AscendKernels, DeclarationsMirrorTheCpuBuiltins) {
   }
 }
 
-}  // namespace
+}  // namespace ascend_kernels_test

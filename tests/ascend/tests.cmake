@@ -91,6 +91,14 @@ _sk_ascend_kernel_pair(attn_decode_long attn_decode.cpp sk_attn_decode_f32
 _sk_ascend_kernel_pair(attn_decode_bad attn_decode.cpp sk_attn_decode_f32
   "SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=16,SK_CAP=9,SK_POS=9,SK_SCALE=0.25f")
 _sk_ascend_kernel_pair(increment increment.cpp sk_increment_i64 "SK_N=10,SK_DELTA=3")
+# Shapes past one UB tile: several tiles per block, the last one shorter and not whole 32-byte blocks.
+_sk_ascend_kernel_pair(add_tiles add.cpp sk_add_f32 "SK_N=20003")
+_sk_ascend_kernel_pair(cast_f32_bf16_tiles cast.cpp sk_cast_f32_bf16 "SK_CAST_F32_BF16=1,SK_N=20003")
+_sk_ascend_kernel_pair(rope_tiles rope.cpp sk_rope_f32 "SK_HEADS=600,SK_DIM=16,SK_POS=5,SK_THETA=10000.0f")
+_sk_ascend_kernel_pair(softmax_wide softmax.cpp sk_softmax_f32 "SK_ROWS=4,SK_COLS=3001")
+_sk_ascend_kernel_pair(rms_norm_too_wide rms_norm.cpp sk_rms_norm_f32 "SK_ROWS=2,SK_COLS=8193,SK_EPS=1e-5f")
+_sk_ascend_kernel_pair(attn_decode_wide attn_decode.cpp sk_attn_decode_f32
+  "SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=200,SK_CAP=100,SK_POS=90,SK_SCALE=0.07f")
 target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
 target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
   SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")

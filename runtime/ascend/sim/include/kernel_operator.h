@@ -19,14 +19,25 @@
 //  - SyncAll, SetNextTaskStart and WaitPreTaskEnd are built from those two
 //    primitives exactly as the hardware library builds them, so their flags
 //    interact with the generated code's own flags as they would on a device;
-//  - GM is host memory (GM_ADDR is a plain pointer); dcci is a fence.
-// Scalar-pipe code only: there is no UB/L1, no vector or cube instruction.
+//  - GM is host memory (GM_ADDR is a plain pointer); dcci is a fence;
+//  - the vector programming model (TPipe, TQue, TBuf, LocalTensor / GlobalTensor, DataCopy, the vector
+//    instructions, SetFlag / WaitFlag, the UB and its capacity, the pipes' ordering) is in
+//    superkernel/ascend/kernel_vector.h, included at the end. No cube instruction, L1 or L0 is modelled.
 #ifndef SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 #define SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 
+#include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+// The C++ headers kernel_vector.h uses, here: what is declared inside the hidden-visibility region
+// below would be hidden too, and a hidden declaration of a libm function does not link.
+#include <exception>
+#include <initializer_list>
+#include <type_traits>
 
 #include "superkernel/ascend/sim_abi.h"
 
@@ -245,9 +256,16 @@ inline void wait_flag_dev(pipe_t pipe, int64_t flagId) {
 }
 
 // ---- pipes, caches, instruction preload ---------------------------------------
+// Hooks into the vector model (kernel_vector.h, defined below): a PIPE_ALL barrier orders every pipe;
+// a kernel's own WaitPreTaskEnd / SetNextTaskStart are checked against its GM transfers.
+inline void sk_ascend_sim_vec_barrier(pipe_t pipe);
+inline void sk_ascend_sim_vec_wait_pre();
+inline void sk_ascend_sim_vec_set_next(pipe_t aivPipe);
+
 inline void pipe_barrier(pipe_t pipe) {
   const sk_ascend_sim_core* c = sk_ascend_sim_core_now();
   c->ops->pipe_barrier(c, static_cast<uint32_t>(pipe));
+  sk_ascend_sim_vec_barrier(pipe);
 }
 template <typename T>
 inline void dcci(T* addr, uint64_t entire, uint64_t dst) {
@@ -300,7 +318,9 @@ inline int64_t GetBlockIdx() {
 }
 inline int64_t GetBlockIdxImpl() { return GetBlockIdx(); }
 // A sub-kernel compiled for a SuperKernel sees its own block count, not the SuperKernel's.
-inline int64_t GetBlockNum() {
+// static, as the other functions here whose body depends on a per-object macro: two objects of one
+// binary compiled with different values must not share one (non-inlined) copy.
+static inline int64_t GetBlockNum() {
 #ifdef __SUPER_KERNEL_STATIC_BLOCK_NUM__
   return __SUPER_KERNEL_STATIC_BLOCK_NUM__;
 #else
@@ -398,20 +418,28 @@ inline void WaitPreTaskEndImpl() {
 }
 
 // What a sub-kernel calls itself. Outside a SuperKernel (no enabling macro:
-// an unfused launch) both do nothing, as with the CANN library.
+// an unfused launch) both do nothing, as with the CANN library. In both cases
+// the simulator checks where they stand against the kernel's GM transfers
+// through its TPipe (kernel_vector.h): the wait before the first, the set after
+// the last, the set's pipe ordered after every copy-in and copy-out, so a
+// misplaced call is an error even in an unfused launch.
 template <pipe_t AIV_PIPE = PIPE_MTE3, pipe_t AIC_PIPE = PIPE_FIX>
-inline void SetNextTaskStart() {
+static inline void SetNextTaskStart() {
+  sk_ascend_sim_vec_set_next(AIV_PIPE);
 #ifdef __ASCENDC_ENABLE_SET_NEXT_TASK_START
   SetNextTaskStartImpl<AIV_PIPE, AIC_PIPE>();
 #endif
 }
-inline void WaitPreTaskEnd() {
+static inline void WaitPreTaskEnd() {
+  sk_ascend_sim_vec_wait_pre();
 #ifdef __ASCENDC_ENABLE_WAIT_PRE_TASK_END
   WaitPreTaskEndImpl<-1>();
 #endif
 }
 
 }  // namespace AscendC
+
+#include "superkernel/ascend/kernel_vector.h"
 
 #pragma GCC visibility pop
 
