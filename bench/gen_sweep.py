@@ -17,6 +17,14 @@
   decode_small.json                        the latency-bound decode stack: hidden 128
   decode_loop.json / decode_loop_small.json the decode stacks as a generation step:
                                            runtime position, KV caches of 256 rows
+  a2a_<fmt>.json (+ a2a_<fmt>_w.bin)       llama.cpp test-barrier's graph: --a2a-ops gemvs
+                                           (q8_0, q4_0) on a 64-element vector, alternating
+                                           64 -> 128 and 128 -> 64, each with its own weights;
+                                           every consumer block needs every producer block
+  fanin_<f>.json                           the fan-in sweep: --fanin-ops tiny ops alternating
+                                           block_dim P and P / f (x "block"), so every other
+                                           boundary's consumer blocks each need f producer
+                                           blocks (f = P: all of them)
   nodedup.json                             --nodedup-layers layers whose ops each get
                                            a unique macro: no two sub-kernels are
                                            identical, so deduplication cannot help
@@ -37,6 +45,8 @@ import argparse
 import copy
 import json
 import os
+import random
+import struct
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,9 +143,9 @@ def kernel_lists(out_dir, mib, workers):
         {"x": "x", "out": "out", "n": n}), 4 * n)
     cols = 4096
     for kern, dt, wbytes in (("gemv_f32", "f32", 4.0), ("gemv_bf16w", "bf16", 2.0), ("gemv_f16w", "f16", 2.0),
-                             ("gemv_q8_0", "u8", 34.0 / 32)):
+                             ("gemv_q8_0", "u8", 34.0 / 32), ("gemv_q4_0", "u8", 18.0 / 32)):
         rows = int(mib * 2**20 / wbytes / cols)
-        wshape = [rows, cols // 32 * 34] if dt == "u8" else [rows, cols]
+        wshape = [rows, cols // 32 * int(wbytes * 32)] if dt == "u8" else [rows, cols]
         winit = {"dtype": dt, "shape": wshape, "init": "random"}
         lists[kern] = (single_op({kern: {"builtin": kern}}, {"w": winit, "x": f32([cols]), "y": f32([rows], False)},
                                  kern, kern, bd, {"w": "w", "x": "x", "y": "y", "rows": rows, "cols": cols},
@@ -183,6 +193,81 @@ def kernel_lists(out_dir, mib, workers):
                                                 {"SK_HEADS": h, "SK_KV_HEADS": kvh, "SK_SEQ": seq, "SK_DIM": d}),
                                       4 * (seq * kvh * d + h * seq))
     return lists
+
+
+# Bytes per 32 weights of the block formats (kernels/cpu/sk_simd.h).
+BLOCK_BYTES = {"q8_0": 34, "q4_0": 18}
+
+
+def block_weights(fmt, rows, cols, rng):
+    """rows x cols weights in ggml's block layout: random quants, one f16 scale
+    per matrix chosen so that E[w^2] = 1 / cols (a chain of such gemvs keeps
+    its values O(1): no overflow, no subnormals, the same arithmetic every
+    run)."""
+    bpb = BLOCK_BYTES[fmt]
+    nblocks = rows * cols // 32
+    data = bytearray(rng.randbytes(nblocks * bpb))
+    # E[q^2]: q8_0 int8 uniform over -128..127; q4_0 q - 8 uniform over -8..7.
+    eq2 = 5461.5 if fmt == "q8_0" else 21.5
+    d = struct.pack("<e", 1.0 / (eq2 * cols) ** 0.5)
+    data[0::bpb] = d[0:1] * nblocks
+    data[1::bpb] = d[1:2] * nblocks
+    return bytes(data)
+
+
+def a2a_chain(out_dir, fmt, k, workers, hidden=64, inner=128):
+    """llama.cpp's tests/test-barrier.cpp graph: K matrix-vector products on
+    a `hidden`-element vector, alternating hidden -> inner and inner -> hidden,
+    each op with its own weights (views of one buffer `w`, read from
+    a2a_<fmt>_w.bin). The gemv reads x whole ("partition": "all"), so every
+    consumer block needs every producer block: an all-to-all boundary per op.
+    Static shapes (SK_ROWS / SK_COLS), block_dim = W (the builtin is
+    block_dim_invariant)."""
+    bpb = BLOCK_BYTES[fmt]
+    rng = random.Random(4242 + bpb)
+    kern = f"gemv_{fmt}"
+    ops, blobs, off = [], [], 0
+    bufs = {"t0": {"dtype": "f32", "shape": [hidden], "init": "random"}}
+    for i in range(k):
+        rows, cols = (inner, hidden) if i % 2 == 0 else (hidden, inner)
+        nbytes = rows * cols // 32 * bpb
+        blobs.append(block_weights(fmt, rows, cols, rng))
+        bufs[f"t{i + 1}"] = {"dtype": "f32", "shape": [rows]}
+        ops.append({"name": f"mm{i}", "kernel": kern, "block_dim": workers, "stream": 0, "scope": "chain",
+                    "args": {"w": {"buffer": "w", "offset": off, "count": nbytes}, "x": f"t{i}", "y": f"t{i + 1}",
+                             "rows": rows, "cols": cols},
+                    "macros": {"SK_ROWS": str(rows), "SK_COLS": str(cols)}})
+        off += nbytes
+    wfile = f"a2a_{fmt}_w.bin"
+    with open(os.path.join(out_dir, wfile), "wb") as f:
+        for b in blobs:
+            f.write(b)
+    bufs["w"] = {"dtype": "u8", "shape": [off], "init": {"file": wfile}}
+    return {"format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native",
+            "options": "early-start=1", "kernels": {kern: {"builtin": kern}}, "buffers": bufs, "ops": ops}
+
+
+def fanin_chain(out_dir, k, n, p, f):
+    """The fan-in sweep: K axpb ops (bench/kernels/bench_axpb.cpp, x and y
+    "partition": "block", not block_dim_invariant, so the plan keeps every
+    block) alternating block_dim p and p / f. A consumer at p / f blocks
+    needs f consecutive producer blocks (f = p: all of them, one consumer
+    block); the way back (p blocks reading a p / f producer) needs one.
+    Block b runs on worker b % W, so with f >= 2 every wide-fan-in consumer
+    block waits for producer blocks of every worker."""
+    assert p % f == 0
+    ops = []
+    for i in range(k):
+        ops.append({"name": f"op{i}", "kernel": "axpb_block", "block_dim": p if i % 2 == 0 else p // f, "stream": 0,
+                    "scope": "chain", "args": {"x": f"t{i}", "y": f"t{i + 1}", "alpha": 0.5, "beta": 1.0, "n": n,
+                                               "reverse": 0}})
+    return {
+        "format": "superkernel.oplist", "version": 1, "target": "cpu", "arch": "native", "options": "early-start=1",
+        "kernels": {"axpb_block": axpb_decl(out_dir, "block")},
+        "buffers": {f"t{i}": ({"dtype": "f32", "shape": [n], "init": "random"} if i == 0 else
+                              {"dtype": "f32", "shape": [n]}) for i in range(k + 1)},
+        "ops": ops,
+    }
 
 
 def blockdim_chain(k, n, bd, out_dir=None):
@@ -246,7 +331,14 @@ def main():
     ap.add_argument("--bd-ops", type=int, default=1000)
     ap.add_argument("--bd-list", default="")
     ap.add_argument("--small-layers", type=int, default=61)
+    ap.add_argument("--a2a-ops", type=int, default=2000, help="gemvs of the all-to-all chain (test-barrier: 2000)")
+    ap.add_argument("--fanin-ops", type=int, default=256)
+    ap.add_argument("--fanin-n", type=int, default=4096, help="elements per op of the fan-in sweep")
+    ap.add_argument("--fanin-blocks", type=int, default=16,
+                    help="P, a power of two: block_dim of the producers of the fan-in sweep (f = 1, 2, 4, ..., P)")
     args = ap.parse_args()
+    if args.fanin_blocks < 1 or args.fanin_blocks & (args.fanin_blocks - 1):
+        ap.error(f"--fanin-blocks must be a power of two (got {args.fanin_blocks})")
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     w = max(1, args.workers)
@@ -282,6 +374,12 @@ def main():
     # The decode loop (runtime position, KV caches): the committed example and its hidden-128 twin.
     write(os.path.join(out, "decode_loop.json"), gen_examples.decode_loop(args.decode_layers, opts))
     write(os.path.join(out, "decode_loop_small.json"), small_decode_stack(args.small_layers, opts, loop=True))
+    for fmt in ("q8_0", "q4_0"):
+        write(os.path.join(out, f"a2a_{fmt}.json"), a2a_chain(out, fmt, args.a2a_ops, w))
+    f = 1
+    while f <= args.fanin_blocks:
+        write(os.path.join(out, f"fanin_{f}.json"), fanin_chain(out, args.fanin_ops, args.fanin_n, args.fanin_blocks, f))
+        f *= 2
     print(f"gen_sweep: op lists in {out} (W={w}, chain K={args.chain_ops} n={args.chain_n}, "
           f"decode layers={args.decode_layers})")
 

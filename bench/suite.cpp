@@ -1,7 +1,8 @@
 // superkernel benchmark suite (issue 6; DESIGN section 8 targets). Run by
 // scripts/bench.sh, which generates the op lists with bench/gen_sweep.py.
 //
-//   sk_bench_suite --ops DIR --out DIR [--only boundary,decode,loop,compile,sweep,static] [--smoke]
+//   sk_bench_suite --ops DIR --out DIR [--only boundary,decode,loop,compile,sweep,static,kernels,blockdim,a2a,fanin]
+//                  [--smoke]
 //
 // Method (why the ratios are fair on a noisy 2-core VM):
 //  - every comparison runs its variants side by side in ONE process, with
@@ -866,6 +867,128 @@ void benchBlockDim() {
   }
 }
 
+// ---- 11./12. all-to-all tiny-matmul chain and the fan-in sweep ----------
+
+// Runs one op list's fused SuperKernel side by side with the baselines of
+// the same sub-kernels (Baselines.h): a barrier after every op (the pool),
+// one Executor::launch per op, and the ideal (no synchronization). Two more
+// builds of the fused step show where its per-boundary cost goes:
+// preload-code=none (the baselines never prefetch the next op's code) and
+// early-start=0 (a sync_all barrier before every op instead of the plan's
+// edges: the pool's synchronization inside the SuperKernel). Per node =
+// run / K; per boundary = (run - ideal) / K; ratios per repetition.
+struct SyncRow {
+  std::string sync;  // the plan's edges
+  size_t ops = 0;
+  Summary sk, skNoPreload, skBarrier, pool, launch, ideal;  // µs per node
+  Summary skBoundary, poolBoundary;                         // µs per boundary above the ideal
+  Summary poolOverSk, poolOverSkBarrier;                    // barrier-per-op time / fused time
+};
+SyncRow runSyncRow(const sk::OpList& list) {
+  sk::CompiledPlan cp = compile(list, "");
+  sk::CompiledPlan np = compile(list, "preload-code=none");
+  sk::CompiledPlan es0 = compile(list, "early-start=0");
+  sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
+  auto base = baselines(cp, bufs);
+  BaselineRunner* r = base.get();
+  std::vector<Variant> vs;
+  vs.push_back({"sk", runSession(cp, bufs), {}, 1});
+  vs.push_back({"sk_nopreload", runSession(np, bufs), {}, 1});
+  vs.push_back({"sk_es0", runSession(es0, bufs), {}, 1});
+  vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
+  vs.push_back({"launch", [r] { r->launchPerOp(); }, {}, 1});
+  vs.push_back({"ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
+  sample(vs);
+  SyncRow row;
+  row.sync = syncSummary(cp);
+  row.ops = list.ops.size();
+  const double K = double(row.ops);
+  Variant &skv = find(vs, "sk"), &po = find(vs, "pool"), &id = find(vs, "ideal"), &sb = find(vs, "sk_es0");
+  auto perNode = [K](const Variant& v) { return summarize(perRep(v, v, [K](double a, double) { return a / K; })); };
+  auto above = [K](double a, double i) { return (a - i) / K; };
+  auto ratio = [](double p, double f) { return p / f; };
+  row.sk = perNode(skv), row.skNoPreload = perNode(find(vs, "sk_nopreload")), row.skBarrier = perNode(sb);
+  row.pool = perNode(po), row.launch = perNode(find(vs, "launch")), row.ideal = perNode(id);
+  row.skBoundary = summarize(perRep(skv, id, above));
+  row.poolBoundary = summarize(perRep(po, id, above));
+  row.poolOverSk = summarize(perRep(po, skv, ratio));
+  row.poolOverSkBarrier = summarize(perRep(po, sb, ratio));
+  return row;
+}
+
+// The table and CSV of sections 11 and 12 (`key` names the first column).
+struct SyncTable {
+  Csv csv;
+  explicit SyncTable(const std::string& file, const std::string& key)
+      : csv(file, key + ",ops,sk_node_us,sk_min,sk_max,sk_nopreload_node_us,sk_nopreload_min,sk_nopreload_max,"
+                        "sk_es0_node_us,sk_es0_min,sk_es0_max,pool_node_us,pool_min,pool_max,launch_node_us,"
+                        "launch_min,launch_max,ideal_node_us,ideal_min,ideal_max,sk_boundary_us,sk_boundary_min,"
+                        "sk_boundary_max,pool_boundary_us,pool_boundary_min,pool_boundary_max,pool_over_sk,"
+                        "pool_over_sk_min,pool_over_sk_max,pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max") {}
+  static void header(const std::string& key) {
+    fmt::print("| {} | fused SuperKernel | fused, preload-code=none | fused, early-start=0 | barrier per op | "
+               "launch per op | ideal (no sync) | fused per boundary | barrier per boundary | barrier / fused | "
+               "barrier / fused early-start=0 |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+               key);
+  }
+  void row(const std::string& key, const std::string& label, const SyncRow& r) {
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, fmtS(r.sk, 3), fmtS(r.skNoPreload, 3),
+               fmtS(r.skBarrier, 3), fmtS(r.pool, 3), fmtS(r.launch, 3), fmtS(r.ideal, 3), fmtS(r.skBoundary, 3),
+               fmtS(r.poolBoundary, 3), fmtS(r.poolOverSk, 3), fmtS(r.poolOverSkBarrier, 3));
+    auto c = [](const Summary& v) { return fmt::format("{:.4f},{:.4f},{:.4f}", v.median, v.min, v.max); };
+    csv.row("{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skNoPreload), c(r.skBarrier), c(r.pool),
+            c(r.launch), c(r.ideal), c(r.skBoundary), c(r.poolBoundary), c(r.poolOverSk), c(r.poolOverSkBarrier));
+  }
+};
+
+// gen_sweep.py a2a_<fmt>.json: llama.cpp's test-barrier graph (2,000 gemvs
+// on a 64-element vector, 64 -> 128 -> 64, each with its own weights) with
+// q8_0 and q4_0 weights.
+void benchA2A() {
+  fmt::print("\n## 11. All-to-all chain of tiny matmuls (llama.cpp test-barrier's graph)\n\n");
+  std::vector<std::pair<std::string, SyncRow>> rows;
+  for (const std::string fmt : {"q8_0", "q4_0"}) {
+    const std::string file = "a2a_" + fmt + ".json";
+    if (!fs::exists(cfg.ops / file)) die("no op list " + file + " in " + cfg.ops.string());
+    rows.emplace_back(fmt, runSyncRow(load(file)));
+    fmt::print("- {} ({} ops): {}\n", fmt, rows.back().second.ops, rows.back().second.sync);
+  }
+  fmt::print("\nW = {} workers, {} interleaved repetitions; µs per node (= run / ops), median (min–max); "
+             "per boundary = (run - ideal) / ops; barrier / fused per repetition (> 1: fused faster).\n\n",
+             cpuExec().numWorkers(), cfg.reps);
+  SyncTable t("a2a.csv", "weights");
+  SyncTable::header("weights");
+  for (auto& [fmt, r] : rows) t.row(fmt, fmt, r);
+}
+
+// gen_sweep.py fanin_<f>.json: tiny ops alternating block_dim P and P / f,
+// so every other boundary's consumer blocks each need f producer blocks.
+void benchFanin() {
+  fmt::print("\n## 12. Fan-in sweep (consumer blocks needing f producer blocks)\n\n");
+  std::vector<std::pair<uint32_t, std::string>> files;
+  for (auto& e : fs::directory_iterator(cfg.ops)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("fanin_", 0) == 0 && n.size() > 11 && n.substr(n.size() - 5) == ".json")
+      files.emplace_back(uint32_t(std::stoul(n.substr(6))), n);
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) die("no fanin_*.json in " + cfg.ops.string());
+  std::vector<std::pair<uint32_t, SyncRow>> rows;
+  uint32_t P = 0;
+  for (auto& [f, file] : files) {
+    sk::OpList list = load(file);
+    P = std::max(P, list.ops.at(0).blockDim);
+    rows.emplace_back(f, runSyncRow(list));
+    fmt::print("- fan-in {} ({} ops): {}\n", f, rows.back().second.ops, rows.back().second.sync);
+  }
+  fmt::print("\nOps alternate block_dim P = {} and P / f (x and y \"partition\": \"block\", one block per call); "
+             "W = {} workers, {} interleaved repetitions; columns as in section 11.\n\n",
+             P, cpuExec().numWorkers(), cfg.reps);
+  SyncTable t("fanin.csv", "fanin");
+  SyncTable::header("fan-in f");
+  for (auto& [f, r] : rows) t.row(std::to_string(f), fmt::format("{}{}", f, f == P ? " (all)" : ""), r);
+}
+
 // ---- children (compile benchmark) ------------------------------------------
 
 int childDiskHit(const std::string& opsFile, const std::string& cacheDir, const std::string& key,
@@ -909,7 +1032,8 @@ void usage() {
       "usage: sk_bench_suite --ops DIR --out DIR [--only LIST] [--smoke] [--reps N] [--sample-ms MS]\n"
       "                      [--compile-reps N] [--no-session-unfused] [--options STR]\n"
       "                      [--stacks NAME,...] [--loop-tokens T]\n"
-      "  LIST: comma-separated of boundary,decode,loop,compile,sweep,static,kernels,blockdim (default: all)\n"
+      "  LIST: comma-separated of boundary,decode,loop,compile,sweep,static,kernels,blockdim,a2a,fanin\n"
+      "        (default: all)\n"
       "  --loop-tokens: tokens per sample of the decode loop (section 2b, default 32)\n"
       "  --stacks: the decode stacks of section 2 (op list names in --ops, default\n"
       "            decode_stack_shared_weights,decode_stack,decode_small)\n");
@@ -982,6 +1106,8 @@ int main(int argc, char** argv) {
   if (wanted("kernels")) benchKernels();
   if (wanted("boundary")) benchBoundary();
   if (wanted("blockdim")) benchBlockDim();
+  if (wanted("a2a")) benchA2A();
+  if (wanted("fanin")) benchFanin();
   if (wanted("decode")) benchDecode();
   if (wanted("loop")) benchDecodeLoop();
   if (wanted("sweep")) benchSweep();

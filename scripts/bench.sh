@@ -51,7 +51,7 @@ run_one() {
     out=${SK_BENCH_OUT:-$root/build/bench-results/smoke}$sub
     img="$out/img"
     gen=(--chain-ops 32 --sweep-ops 16 --sweep-n 4096,65536 --decode-layers 1 --nodedup-layers 1 --kernel-mib 8
-         --bd-ops 32 --small-layers 1)
+         --bd-ops 32 --small-layers 1 --a2a-ops 32 --fanin-ops 16 --fanin-blocks 4)
     run=(--smoke --no-session-unfused)
   else
     out=${SK_BENCH_OUT:-$root/build/bench-results}$sub

@@ -1,11 +1,12 @@
 // y[r] = sum_c W[r, c] * x[c]: W is [rows, cols], x [cols], y [rows].
-// Four builtins from this source (weight formats in sk_weight.h):
+// Five builtins from this source (weight formats in sk_weight.h):
 // gemv_f32 (sk_gemv_f32), gemv_bf16w (-DSK_WEIGHT_BF16, sk_gemv_bf16w),
-// gemv_f16w (-DSK_WEIGHT_F16, sk_gemv_f16w) and gemv_q8_0
-// (-DSK_WEIGHT_Q8_0, sk_gemv_q8_0: W is rows x cols/32 q8_0 blocks, cols a
-// multiple of 32, else sk_report_error); activations and accumulation are
-// f32. Each row is one vectorized dot product (sk_simd.h), so y[r] does not
-// depend on the block split.
+// gemv_f16w (-DSK_WEIGHT_F16, sk_gemv_f16w), gemv_q8_0 (-DSK_WEIGHT_Q8_0,
+// sk_gemv_q8_0: W is rows x cols/32 q8_0 blocks, cols a multiple of 32, else
+// sk_report_error) and gemv_q4_0 (-DSK_WEIGHT_Q4_0, sk_gemv_q4_0: the same
+// with ggml's q4_0 blocks); activations and accumulation are f32. Each row
+// is one vectorized dot product (sk_simd.h), so y[r] does not depend on the
+// block split.
 // Split: sk_block_range(rows) = the element split of y -> y "block";
 // W (row slices, not its element split) and x are "all".
 // Static shape: -DSK_ROWS, -DSK_COLS.
@@ -29,6 +30,8 @@
 #define SK_GEMV_ENTRY sk_gemv_f16w
 #elif defined(SK_WEIGHT_Q8_0)
 #define SK_GEMV_ENTRY sk_gemv_q8_0
+#elif defined(SK_WEIGHT_Q4_0)
+#define SK_GEMV_ENTRY sk_gemv_q4_0
 #else
 #define SK_GEMV_ENTRY sk_gemv_f32
 #endif
@@ -39,7 +42,7 @@ SK_KERNEL void SK_GEMV_ENTRY(const sk_ctx* ctx, const sk_weight_t* w, const floa
   (void)cols;
   const int64_t C = SKV_COLS;
   if (!sk_w_cols_ok(C)) {
-    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_gemv: q8_0 weights need cols to be a multiple of 32");
+    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_gemv: " SK_W_NAME " weights need cols to be a multiple of 32");
     return;
   }
   int64_t rb, re;

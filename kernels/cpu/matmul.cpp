@@ -1,12 +1,13 @@
 // Small matmul C[M, N] = A[M, K] x B[K, N] (M small: a few decode tokens).
 // Builtins: matmul_f32 (entry sk_matmul_f32), matmul_bf16w (-DSK_WEIGHT_BF16:
 // B is bf16 as uint16_t, sk_matmul_bf16w), matmul_f16w (-DSK_WEIGHT_F16,
-// sk_matmul_f16w), and matmul_q8_0 (-DSK_WEIGHT_Q8_0, sk_matmul_q8_0) whose
-// weights are in the "linear" layout of quantised engines: W [N, K] as N
-// rows of K / 32 q8_0 blocks (K a multiple of 32), C = A x W^T.
+// sk_matmul_f16w), matmul_q8_0 (-DSK_WEIGHT_Q8_0, sk_matmul_q8_0) and
+// matmul_q4_0 (-DSK_WEIGHT_Q4_0, sk_matmul_q4_0) whose weights are in the
+// "linear" layout of quantised engines: W [N, K] as N rows of K / 32 q8_0
+// or q4_0 blocks (K a multiple of 32), C = A x W^T.
 // Split: block b computes the C elements sk_block_range(M * N) (row-major),
 // exactly the element split of C -> C "block"; A and B are "all".
-// Every C element is summed over k in order 0..K-1 (q8_0: the dot product of
+// Every C element is summed over k in order 0..K-1 (q8_0, q4_0: the dot product of
 // sk_simd.h), whichever block or vector lane computes it: results do not
 // depend on the block split.
 // Static shape: -DSK_M, -DSK_K, -DSK_N.
@@ -37,12 +38,14 @@
 #define SK_MATMUL_LOAD skv_load_f16
 #elif defined(SK_WEIGHT_Q8_0)
 #define SK_MATMUL_ENTRY sk_matmul_q8_0
+#elif defined(SK_WEIGHT_Q4_0)
+#define SK_MATMUL_ENTRY sk_matmul_q4_0
 #else
 #define SK_MATMUL_LOAD skv_load
 #define SK_MATMUL_ENTRY sk_matmul_f32
 #endif
 
-#if !defined(SK_WEIGHT_Q8_0) && !defined(SK_KERNELS_BASELINE)
+#if !defined(SK_WEIGHT_BLOCKED) && !defined(SK_KERNELS_BASELINE)
 #define SK_MM_ROWS 4
 // f32 sums per chunk (all rows of a group together): 16 KiB of L1.
 #define SK_MM_SUMS 4096
@@ -116,9 +119,9 @@ SK_KERNEL void SK_MATMUL_ENTRY(const sk_ctx* ctx, const float* a, const sk_weigh
   const int64_t K = SKV_K, N = SKV_N;
   int64_t eb, ee;
   sk_block_range(ctx, SKV_M * N, &eb, &ee);
-#if defined(SK_WEIGHT_Q8_0)
+#if defined(SK_WEIGHT_BLOCKED)
   if (!sk_w_cols_ok(K)) {
-    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_matmul_q8_0: k must be a multiple of 32");
+    if (ctx->block_idx == 0) sk_report_error(ctx, "sk_matmul_" SK_W_NAME ": k must be a multiple of 32");
     return;
   }
   for (int64_t e = eb; e < ee; ++e) {

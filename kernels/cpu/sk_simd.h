@@ -44,6 +44,7 @@ typedef int32_t skv_i __attribute__((vector_size(SKV_W * 4)));
 typedef uint32_t skv_u __attribute__((vector_size(SKV_W * 4)));
 typedef uint16_t skv_h __attribute__((vector_size(SKV_W * 2)));
 typedef int8_t skv_b __attribute__((vector_size(SKV_W)));
+typedef uint8_t skv_ub __attribute__((vector_size(SKV_W)));
 
 static inline skv_f skv_load(const float* p) {
   skv_f v;
@@ -251,6 +252,74 @@ static inline float skv_dot_q8_0(const sk_q8_0* w, const float* x, int64_t n) {
   if (b < nb) a0 += skv_q8_0_block(w + b, x + b * SK_Q8_0_BLOCK) * sk_f16_to_f32(w[b].d);
   if (b + 1 < nb) a1 += skv_q8_0_block(w + b + 1, x + (b + 1) * SK_Q8_0_BLOCK) * sk_f16_to_f32(w[b + 1].d);
   if (b + 2 < nb) a2 += skv_q8_0_block(w + b + 2, x + (b + 2) * SK_Q8_0_BLOCK) * sk_f16_to_f32(w[b + 2].d);
+  return skv_hsum((a0 + a1) + (a2 + a3));
+}
+#endif
+
+// q4_0: ggml's 4-bit block layout (block_q4_0), 18 bytes per 32 weights: an
+// f16 scale d, then 16 bytes of packed quants; byte j holds element j in its
+// low nibble and element j + 16 in its high nibble; weight = d * (q - 8),
+// q in 0..15. A row of n weights (n a multiple of 32) is n / 32 consecutive
+// blocks.
+#define SK_Q4_0_BLOCK 32
+#define SK_Q4_0_BYTES 18
+typedef struct sk_q4_0 {
+  uint16_t d;
+  uint8_t qs[SK_Q4_0_BLOCK / 2];
+} __attribute__((packed)) sk_q4_0;
+
+#ifdef SK_KERNELS_BASELINE
+// The baseline of the benchmark (there was no earlier q4_0 kernel): the
+// scalar dequantize-and-multiply loop, one sum per block scaled by d.
+static inline float skv_dot_q4_0(const sk_q4_0* w, const float* x, int64_t n) {
+  const int64_t nb = n / SK_Q4_0_BLOCK;
+  float acc = 0.0f;
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = x + b * SK_Q4_0_BLOCK;
+    float s = 0.0f;
+    for (int j = 0; j < SK_Q4_0_BLOCK / 2; ++j) {
+      s += (float)((int)(w[b].qs[j] & 0x0f) - 8) * xb[j];
+      s += (float)((int)(w[b].qs[j] >> 4) - 8) * xb[j + SK_Q4_0_BLOCK / 2];
+    }
+    acc += s * sk_f16_to_f32(w[b].d);
+  }
+  return acc;
+}
+#else
+// One block as a vector of partial sums: SKV_W packed bytes at a time give
+// SKV_W low-nibble weights (elements j..) and SKV_W high-nibble weights
+// (elements 16 + j..). The bytes are widened to 32-bit lanes first (one
+// zero-extending load), then split and re-centred (q - 8) there, which
+// saves the two widening shuffles of splitting in byte lanes
+// (docs/PERFORMANCE.md section 6 has the measurement). At SKV_W = 16 one
+// load covers the block.
+static inline skv_f skv_q4_0_block(const sk_q4_0* blk, const float* xb) {
+  skv_f s = {0};
+  for (int j = 0; j < SK_Q4_0_BLOCK / 2; j += SKV_W) {
+    skv_ub q;
+    __builtin_memcpy(&q, blk->qs + j, sizeof q);
+    const skv_i v = __builtin_convertvector(q, skv_i);
+    s += __builtin_convertvector((v & 15) - 8, skv_f) * skv_load(xb + j);
+    s += __builtin_convertvector((v >> 4) - 8, skv_f) * skv_load(xb + SK_Q4_0_BLOCK / 2 + j);
+  }
+  return s;
+}
+// Blocks rotate over 4 accumulators (block b into accumulator b % 4), like
+// skv_dot_q8_0; the sum does not depend on the block split.
+static inline float skv_dot_q4_0(const sk_q4_0* w, const float* x, int64_t n) {
+  const int64_t nb = n / SK_Q4_0_BLOCK;
+  skv_f a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+  int64_t b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    SKV_PREFETCH(w + b, 4 * SK_Q4_0_BYTES, SKV_PF_BYTES);
+    a0 += skv_q4_0_block(w + b, x + b * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b].d);
+    a1 += skv_q4_0_block(w + b + 1, x + (b + 1) * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b + 1].d);
+    a2 += skv_q4_0_block(w + b + 2, x + (b + 2) * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b + 2].d);
+    a3 += skv_q4_0_block(w + b + 3, x + (b + 3) * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b + 3].d);
+  }
+  if (b < nb) a0 += skv_q4_0_block(w + b, x + b * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b].d);
+  if (b + 1 < nb) a1 += skv_q4_0_block(w + b + 1, x + (b + 1) * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b + 1].d);
+  if (b + 2 < nb) a2 += skv_q4_0_block(w + b + 2, x + (b + 2) * SK_Q4_0_BLOCK) * sk_f16_to_f32(w[b + 2].d);
   return skv_hsum((a0 + a1) + (a2 + a3));
 }
 #endif

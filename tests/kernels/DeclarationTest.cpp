@@ -85,6 +85,12 @@ const std::map<std::string, Builtin>& builtins() {
       {"matmul_q8_0", {{"a:buffer:f32", "b:buffer:u8", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
                        {3 * 32, 7 * 34, 3 * 7},
                        [](const sk_ctx* c, void* const* p) { sk_matmul_q8_0(c, F(0), U(1), F(2), 3, 32, 7); }}},
+      {"gemv_q4_0", {{"w:buffer:u8", "x:buffer:f32", "y:buffer:f32", "rows:scalar:i64", "cols:scalar:i64"},
+                     {13 * 2 * 18, 64, 13},
+                     [](const sk_ctx* c, void* const* p) { sk_gemv_q4_0(c, U(0), F(1), F(2), 13, 64); }}},
+      {"matmul_q4_0", {{"a:buffer:f32", "b:buffer:u8", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
+                       {3 * 32, 7 * 18, 3 * 7},
+                       [](const sk_ctx* c, void* const* p) { sk_matmul_q4_0(c, F(0), U(1), F(2), 3, 32, 7); }}},
       {"matmul_f32", {{"a:buffer:f32", "b:buffer:f32", "c:buffer:f32", "m:scalar:i64", "k:scalar:i64", "n:scalar:i64"},
                       {3 * 5, 5 * 7, 3 * 7},
                       [](const sk_ctx* c, void* const* p) { sk_matmul_f32(c, F(0), F(1), F(2), 3, 5, 7); }}},
@@ -214,7 +220,7 @@ void fill(std::vector<uint8_t>& b, const std::string& dtype, size_t n, uint32_t 
     if (dtype == "f32") std::memcpy(&b[4 * i], &f[i], 4);
     else if (dtype == "i32") { int32_t v = static_cast<int32_t>(i % 2); std::memcpy(&b[4 * i], &v, 4); }
     else if (dtype == "i64") { int64_t v = static_cast<int64_t>(i * 3 + seed); std::memcpy(&b[8 * i], &v, 8); }
-    else if (dtype == "u8") b[i] = static_cast<uint8_t>((i * 37 + seed) % 251);  // q8_0 bytes
+    else if (dtype == "u8") b[i] = static_cast<uint8_t>((i * 37 + seed) % 251);  // q8_0 / q4_0 bytes
     else { uint16_t h = dtype == "bf16" ? floatToBf16Ref(f[i]) : static_cast<uint16_t>(0x3800 + (i % 256)); std::memcpy(&b[2 * i], &h, 2); }
   }
 }

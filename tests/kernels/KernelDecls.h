@@ -32,6 +32,8 @@ void sk_gemv_f16w(const sk_ctx*, const uint16_t*, const float*, float*, int64_t,
 void sk_gemv_q8_0(const sk_ctx*, const uint8_t*, const float*, float*, int64_t, int64_t);
 void sk_matmul_f16w(const sk_ctx*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t);
 void sk_matmul_q8_0(const sk_ctx*, const float*, const uint8_t*, float*, int64_t, int64_t, int64_t);
+void sk_gemv_q4_0(const sk_ctx*, const uint8_t*, const float*, float*, int64_t, int64_t);
+void sk_matmul_q4_0(const sk_ctx*, const float*, const uint8_t*, float*, int64_t, int64_t, int64_t);
 SK_DECLARE_BOTH(sk_matmul_f32, const float*, const float*, float*, int64_t, int64_t, int64_t)
 SK_DECLARE_BOTH(sk_matmul_bf16w, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t)
 SK_DECLARE_BOTH(sk_moe_expert_gemv_f32, const float*, const float*, const int32_t*, float*, int64_t, int64_t, int64_t,

@@ -10,6 +10,10 @@
 //    the sum of magnitudes);
 //  - f16 and bf16 weight conversion: exact (checked bit pattern by pattern);
 //  - q8_0: the reference dequantizes exactly (d * q in f64), same tolerance;
+//  - q4_0: the test packs known 4-bit values itself in ggml's block_q4_0
+//    layout (f16 d, then byte j = element j | element j + 16 << 4) and the
+//    reference is d * (q - 8) in f64, same tolerance; one-hot inputs check
+//    every nibble position exactly;
 //  - softmax (vector exp, < 2e-7 relative): 1e-5 relative + 1e-7;
 //  - rms_norm: 1e-5 relative + 1e-6.
 // Determinism: results are bit-identical for every block_dim and worker
@@ -31,6 +35,8 @@ using namespace sktest;
   void sk_matmul_bf16w##S(const sk_ctx*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t);      \
   void sk_matmul_f16w##S(const sk_ctx*, const float*, const uint16_t*, float*, int64_t, int64_t, int64_t);       \
   void sk_matmul_q8_0##S(const sk_ctx*, const float*, const uint8_t*, float*, int64_t, int64_t, int64_t);        \
+  void sk_gemv_q4_0##S(const sk_ctx*, const uint8_t*, const float*, float*, int64_t, int64_t);                   \
+  void sk_matmul_q4_0##S(const sk_ctx*, const float*, const uint8_t*, float*, int64_t, int64_t, int64_t);        \
   void sk_rms_norm_f32##S(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, float);           \
   void sk_add_rms_norm_f32##S(const sk_ctx*, const float*, const float*, const float*, float*, float*, int64_t,  \
                               int64_t, float);                                                                   \
@@ -47,7 +53,7 @@ SK_SIMD_DECLS(_v4)
 }
 #endif
 
-namespace {
+namespace simd_test {
 
 struct Arch {
   const char* name;
@@ -61,6 +67,8 @@ struct Arch {
   decltype(&sk_matmul_bf16w) matmul_bf16w;
   decltype(&sk_matmul_f16w) matmul_f16w;
   decltype(&sk_matmul_q8_0) matmul_q8_0;
+  decltype(&sk_gemv_q4_0) gemv_q4_0;
+  decltype(&sk_matmul_q4_0) matmul_q4_0;
   decltype(&sk_rms_norm_f32) rms_norm;
   decltype(&sk_add_rms_norm_f32) add_rms_norm;
   decltype(&sk_softmax_f32) softmax;
@@ -71,7 +79,8 @@ struct Arch {
 #define SK_ARCH(label, S, ok, missing)                                                                             \
   Arch {                                                                                                           \
     label, ok, missing, sk_gemv_f32##S, sk_gemv_bf16w##S, sk_gemv_f16w##S, sk_gemv_q8_0##S, sk_matmul_f32##S,      \
-        sk_matmul_bf16w##S, sk_matmul_f16w##S, sk_matmul_q8_0##S, sk_rms_norm_f32##S, sk_add_rms_norm_f32##S,      \
+        sk_matmul_bf16w##S, sk_matmul_f16w##S, sk_matmul_q8_0##S, sk_gemv_q4_0##S, sk_matmul_q4_0##S,              \
+        sk_rms_norm_f32##S, sk_add_rms_norm_f32##S,                                                                \
         sk_softmax_f32##S, sk_attn_scores_f32##S, sk_attn_weighted_sum_f32##S                                      \
   }
 
@@ -146,6 +155,32 @@ std::vector<uint8_t> randomQ8(int64_t rows, int64_t cols, uint32_t seed, std::ve
   return out;
 }
 
+// q4_0 rows (ggml's block_q4_0): per 32 weights an f16 scale (2^-10 .. 2^-4
+// range), then 16 bytes; byte j holds element j in its low nibble and element
+// j + 16 in its high nibble; weight = d * (q - 8). The test draws the 4-bit
+// values q per element and packs them, so the reference never unpacks.
+void packQ4Block(uint8_t* blk, uint16_t d, const int* q) {
+  std::memcpy(blk, &d, 2);
+  for (int j = 0; j < 16; ++j) blk[2 + j] = static_cast<uint8_t>(q[j] | (q[j + 16] << 4));
+}
+std::vector<uint8_t> randomQ4(int64_t rows, int64_t cols, uint32_t seed, std::vector<double>* deq) {
+  std::mt19937 g(seed);
+  const int64_t nb = cols / 32;
+  std::vector<uint8_t> out(size_t(rows * nb * 18));
+  deq->assign(size_t(rows * cols), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint16_t d = static_cast<uint16_t>(0x1400 + g() % 0x1400);
+      int q[32];
+      for (int i = 0; i < 32; ++i) {
+        q[i] = int(g() % 16);
+        (*deq)[size_t(r * cols + b * 32 + i)] = double(f16ToFloatRef(d)) * (q[i] - 8);
+      }
+      packQ4Block(out.data() + (r * nb + b) * 18, d, q);
+    }
+  return out;
+}
+
 // y[r] = sum_c w[r, c] x[c] in f64, and the tolerance of each row.
 void gemvRef(const std::vector<double>& w, const std::vector<float>& x, int64_t R, int64_t C, std::vector<double>* y,
              std::vector<double>* tol) {
@@ -193,14 +228,14 @@ std::vector<float> runAllSplits(size_t n, F&& call) {
   return first;
 }
 
-struct Shape {
+struct SimdShape {
   int64_t rows, cols;
 };
-const Shape kGemvShapes[] = {{1, 32}, {5, 64}, {37, 160}, {64, 512}, {17, 2048}, {3, 96}};
+const SimdShape kGemvShapes[] = {{1, 32}, {5, 64}, {37, 160}, {64, 512}, {17, 2048}, {3, 96}};
 
 TEST_P(SimdWidth, GemvAllWeightFormats) {
   SK_ARCH_OR_SKIP(a);
-  for (Shape s : kGemvShapes) {
+  for (SimdShape s : kGemvShapes) {
     SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
     const int64_t R = s.rows, C = s.cols;
     auto x = randomFloats(size_t(C), 31);
@@ -226,6 +261,47 @@ TEST_P(SimdWidth, GemvAllWeightFormats) {
     gemvRef(deq, x, R, C, &ref, &tol);
     y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_q8_0(c, wq.data(), x.data(), o, R, C); });
     EXPECT_TRUE(within(y, ref, tol)) << "q8_0";
+
+    auto w4 = randomQ4(R, C, 35, &deq);
+    gemvRef(deq, x, R, C, &ref, &tol);
+    y = runAllSplits(size_t(R), [&](const sk_ctx* c, float* o) { a.gemv_q4_0(c, w4.data(), x.data(), o, R, C); });
+    EXPECT_TRUE(within(y, ref, tol)) << "q4_0";
+  }
+}
+
+// q4_0's nibble layout, exactly: 16 rows x 3 blocks where element e of
+// block b in row r holds q = q4LayoutValue(r, b, e) and block b's scale is
+// 2^(2b - 4) (f16 0x2c00, 0x3400, 0x3c00); a one-hot x picks column k, so
+// y[r] must be exactly d_b * (q - 8) (a product of an f16 and a small
+// integer is exact in f32, and every other term is zero). Over the rows
+// every nibble value reaches every position of a block; the two elements
+// of one byte (e and e + 16) always differ, so swapped halves fail, and so
+// do swapped blocks (different scales). The matmul reads the same bytes as
+// W [N = 16, K = 96].
+int q4LayoutValue(int64_t r, int64_t b, int64_t e) { return int((r + e + (e / 16) * 5 + b * 7) % 16); }
+
+TEST_P(SimdWidth, Q4NibbleLayoutIsGgmls) {
+  SK_ARCH_OR_SKIP(a);
+  const int64_t R = 16, C = 96, NB = C / 32;
+  const uint16_t scales[3] = {0x2c00, 0x3400, 0x3c00};
+  std::vector<uint8_t> w(size_t(R * NB * 18));
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t b = 0; b < NB; ++b) {
+      int q[32];
+      for (int e = 0; e < 32; ++e) q[e] = q4LayoutValue(r, b, e);
+      packQ4Block(w.data() + (r * NB + b) * 18, scales[b], q);
+    }
+  for (int64_t k = 0; k < C; ++k) {
+    std::vector<float> x(size_t(C), 0.0f), y(size_t(R), NAN), c(size_t(R), NAN);
+    x[size_t(k)] = 1.0f;
+    sk_ctx ctx{0, 1, nullptr};
+    a.gemv_q4_0(&ctx, w.data(), x.data(), y.data(), R, C);
+    a.matmul_q4_0(&ctx, x.data(), w.data(), c.data(), 1, C, R);
+    for (int64_t r = 0; r < R; ++r) {
+      const float want = f16ToFloatRef(scales[k / 32]) * float(q4LayoutValue(r, k / 32, k % 32) - 8);
+      ASSERT_EQ(y[size_t(r)], want) << a.name << " gemv row " << r << " column " << k;
+      ASSERT_EQ(c[size_t(r)], want) << a.name << " matmul column " << r << " k " << k;
+    }
   }
 }
 
@@ -265,6 +341,20 @@ TEST(Simd, GemvQ8ColsNotMultipleOf32IsReported) {
   st = runBlocks(executor(1), 1, [&](const sk_ctx* c) { sk_matmul_q8_0(c, x.data(), w.data(), y.data(), 1, 40, 1); });
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("sk_matmul_q8_0: k must be a multiple of 32"), std::string::npos)
+      << st.error().message();
+}
+
+TEST(Simd, GemvQ4ColsNotMultipleOf32IsReported) {
+  std::vector<uint8_t> w(18 * 2, 0);
+  std::vector<float> x(48, 1.0f), y(2, 0.0f);
+  // Two blocks: only block 0 reports, the call fails once with one message.
+  sk::Status st = runBlocks(executor(2), 2, [&](const sk_ctx* c) { sk_gemv_q4_0(c, w.data(), x.data(), y.data(), 2, 48); });
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_gemv: q4_0 weights need cols to be a multiple of 32"), std::string::npos)
+      << st.error().message();
+  st = runBlocks(executor(1), 1, [&](const sk_ctx* c) { sk_matmul_q4_0(c, x.data(), w.data(), y.data(), 1, 48, 1); });
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_matmul_q4_0: k must be a multiple of 32"), std::string::npos)
       << st.error().message();
 }
 
@@ -311,12 +401,16 @@ TEST_P(SimdWidth, MatmulAllWeightFormats) {
     ref(deq, true, &want, &tol);
     c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_q8_0(x, A.data(), Wq.data(), o, M, K, N); });
     EXPECT_TRUE(within(c, want, tol)) << "q8_0";
+    auto W4 = randomQ4(N, K, 45, &deq);  // [N, K]: the linear layout
+    ref(deq, true, &want, &tol);
+    c = runAllSplits(size_t(M * N), [&](const sk_ctx* x, float* o) { a.matmul_q4_0(x, A.data(), W4.data(), o, M, K, N); });
+    EXPECT_TRUE(within(c, want, tol)) << "q4_0";
   }
 }
 
 TEST_P(SimdWidth, RowKernels) {
   SK_ARCH_OR_SKIP(a);
-  for (Shape s : {Shape{1, 1}, Shape{3, 17}, Shape{4, 64}, Shape{5, 333}, Shape{2, 4096}}) {
+  for (SimdShape s : {SimdShape{1, 1}, SimdShape{3, 17}, SimdShape{4, 64}, SimdShape{5, 333}, SimdShape{2, 4096}}) {
     SCOPED_TRACE(std::string(a.name) + " rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols));
     const int64_t R = s.rows, C = s.cols;
     auto x = randomFloats(size_t(R * C), 51, -30, 30), w = randomFloats(size_t(C), 52, 0.5, 1.5);
@@ -395,4 +489,4 @@ TEST_P(SimdWidth, Attention) {
 
 INSTANTIATE_TEST_SUITE_P(Widths, SimdWidth, ::testing::Range(0, kWidths), widthName);
 
-}  // namespace
+}  // namespace simd_test

@@ -84,7 +84,8 @@ target_compile_definitions(${t} PRIVATE SK_KERNELS_DIR="${_sk_kdir}")
 # bit-arithmetic f16 conversion. tests/kernels/SimdTest.cpp runs a copy only
 # when the CPU supports it (__builtin_cpu_supports).
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  set(_sk_simd_builtins gemv_f32 gemv_bf16w gemv_f16w gemv_q8_0 matmul_f32 matmul_bf16w matmul_f16w matmul_q8_0
+  set(_sk_simd_builtins gemv_f32 gemv_bf16w gemv_f16w gemv_q8_0 gemv_q4_0 matmul_f32 matmul_bf16w matmul_f16w
+      matmul_q8_0 matmul_q4_0
       rms_norm_f32 add_rms_norm_f32 softmax_f32 attn_scores_f32 attn_weighted_sum_f32 attn_decode_f32)
   foreach(_arch v3 v4)
     foreach(_name IN LISTS _sk_simd_builtins)
