@@ -101,6 +101,67 @@ static __aicore__ inline uint32_t SkAlignElems(uint32_t count) {
   return (count + per - 1) / per * per;
 }
 
+// The tile pipeline of a two-input elementwise f32 builtin (add, mul, swiglu): the block's share of n
+// elements in tiles of at most 4096 floats (3 queues x 2 buffers x 16 KiB of the UB) through
+// double-buffered queues: DataCopy GM -> UB (MTE2), Compute()(z, x, y, len) on the vector unit (V),
+// DataCopy UB -> GM (MTE3); a tile that is not whole 32-byte blocks moves with DataCopyPad. The copy-in
+// of tile i+1 can overlap the compute of tile i. Compute is a stateless functor declared in the
+// builtin's own anonymous namespace, so each instantiation is private to its object.
+template <class Compute>
+class SkBinaryTilesF32 {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, int64_t n) {
+    tiles_ = SkBlockTiles(n, kTile);
+    if (tiles_.count == 0) return;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x) + tiles_.begin, tiles_.length);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y) + tiles_.begin, tiles_.length);
+    zGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(z) + tiles_.begin, tiles_.length);
+    pipe_.InitBuffer(inX_, kBufferNum, tiles_.tile * sizeof(float));
+    pipe_.InitBuffer(inY_, kBufferNum, tiles_.tile * sizeof(float));
+    pipe_.InitBuffer(outZ_, kBufferNum, tiles_.tile * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    for (uint32_t i = 0; i < tiles_.count; ++i) {
+      CopyIn(i);
+      Run(i);
+      CopyOut(i);
+    }
+  }
+
+ private:
+  static constexpr int32_t kBufferNum = 2;
+  static constexpr uint32_t kTile = 4096;
+
+  __aicore__ inline void CopyIn(uint32_t i) {
+    AscendC::LocalTensor<float> x = inX_.template AllocTensor<float>();
+    AscendC::LocalTensor<float> y = inY_.template AllocTensor<float>();
+    SkCopyIn(x, xGm_[i * tiles_.tile], tiles_.Len(i));
+    SkCopyIn(y, yGm_[i * tiles_.tile], tiles_.Len(i));
+    inX_.EnQue(x);
+    inY_.EnQue(y);
+  }
+  __aicore__ inline void Run(uint32_t i) {
+    AscendC::LocalTensor<float> x = inX_.template DeQue<float>();
+    AscendC::LocalTensor<float> y = inY_.template DeQue<float>();
+    AscendC::LocalTensor<float> z = outZ_.template AllocTensor<float>();
+    Compute()(z, x, y, tiles_.Len(i));
+    outZ_.EnQue(z);
+    inX_.FreeTensor(x);
+    inY_.FreeTensor(y);
+  }
+  __aicore__ inline void CopyOut(uint32_t i) {
+    AscendC::LocalTensor<float> z = outZ_.template DeQue<float>();
+    SkCopyOut(zGm_[i * tiles_.tile], z, tiles_.Len(i));
+    outZ_.FreeTensor(z);
+  }
+
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::QuePosition::VECIN, kBufferNum> inX_, inY_;
+  AscendC::TQue<AscendC::QuePosition::VECOUT, kBufferNum> outZ_;
+  AscendC::GlobalTensor<float> xGm_, yGm_, zGm_;
+  SkTiles tiles_;
+};
+
 // bf16 weights are stored as uint16_t: the top half of an f32.
 __aicore__ inline float SkBf16ToFloat(uint16_t v) {
   const uint32_t u = static_cast<uint32_t>(v) << 16;
