@@ -28,7 +28,7 @@ endforeach()
 # The cuda simulator (target cuda-sim, runtime/cuda/sim):
 #   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
 #                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included at -O2, as the recipe
-#                         compiles; not the tests' -O0, under which a spinning CTA is not the one the recipe makes).
+#                         compiles, not at the tests' -O0).
 #   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's checks (fused vs unfused, cuda vs cpu) on cuda-sim,
 #                         which needs only the host compiler.
 add_executable(sk_test_cuda_sim ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimTest.cpp ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimSyncTest.cpp
