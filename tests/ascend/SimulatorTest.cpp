@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "superkernel/ascend/Simulator.h"
+#include "SimLaunch.h"
 
 extern "C" {
 void sk_ascend_sim_enter(const sk_ascend_sim_core*);
@@ -35,22 +36,8 @@ namespace {
 using sk::ascend_sim::LaunchSpec;
 using sk::ascend_sim::TaskType;
 
-template <class F>
-LaunchSpec spec(F* fn, TaskType type, uint32_t blockDim, std::vector<void*> args) {
-  LaunchSpec s;
-  s.type = type;
-  s.blockDim = blockDim;
-  s.entry = reinterpret_cast<void*>(fn);
-  s.enter = &sk_ascend_sim_enter;
-  s.args = std::move(args);
-  s.watchdog = std::chrono::milliseconds(2000);
-  return s;
-}
-
-std::string errorOf(const LaunchSpec& s) {
-  sk::Status st = sk::ascend_sim::launch(s);
-  return st.ok() ? std::string("<ok>") : st.error().message();
-}
+using sktest::ascend::simOutcome;
+using sktest::ascend::simSpec;
 
 TEST(AscendSim, IdentityPerTaskType) {
   struct Case {
@@ -60,7 +47,7 @@ TEST(AscendSim, IdentityPerTaskType) {
   for (Case c : {Case{TaskType::AivOnly, 0, 3, 1}, Case{TaskType::AicOnly, 3, 0, 1}, Case{TaskType::MixAic1_1, 3, 3, 1},
                  Case{TaskType::MixAic1_2, 3, 6, 2}, Case{TaskType::MixAiv1_0, 0, 3, 1}}) {
     std::vector<int64_t> out(2000 * 8, -1);
-    ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_identity, c.type, 3, {out.data()})).ok());
+    ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_identity, c.type, 3, {out.data()})).ok());
     for (uint32_t g = 0; g < 3; ++g) {
       const int64_t* o = &out[g * 8];
       if (c.aic) {
@@ -94,7 +81,7 @@ TEST(AscendSim, SyncAllVectorOnlyOrdersEveryRound) {
   constexpr int64_t rounds = 40, n = 5;  // 80 barriers: the counters must drain every time
   std::vector<int64_t> data(n), out(rounds * n, -1), params{rounds};
   sk::ascend_sim::LaunchStats st;
-  ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_syncall_aiv, TaskType::AivOnly, n, {data.data(), out.data(), params.data()}),
+  ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_syncall_aiv, TaskType::AivOnly, n, {data.data(), out.data(), params.data()}),
                                      &st)
                   .ok());
   for (int64_t r = 0; r < rounds; ++r)
@@ -105,7 +92,7 @@ TEST(AscendSim, SyncAllVectorOnlyOrdersEveryRound) {
 TEST(AscendSim, SyncAllMixCubeAndVector) {
   constexpr int64_t rounds = 20;
   std::vector<int64_t> data(64), out(4000, -1), params{rounds};
-  ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_syncall_mix, TaskType::MixAic1_2, 3, {data.data(), out.data(), params.data()}))
+  ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_syncall_mix, TaskType::MixAic1_2, 3, {data.data(), out.data(), params.data()}))
                   .ok());
   for (int64_t r = 0; r < rounds; ++r)
     for (int64_t g = 0; g < 3; ++g) EXPECT_EQ(out[r * 64 + g], r * 100 + g + 1);
@@ -114,7 +101,7 @@ TEST(AscendSim, SyncAllMixCubeAndVector) {
 TEST(AscendSim, Mode2CubeToVectorAndBack) {
   for (TaskType t : {TaskType::MixAic1_2, TaskType::MixAic1_1}) {
     std::vector<int64_t> data(200, 0), out(8, -1);
-    ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_mode2, t, 4, {data.data(), out.data()})).ok());
+    ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_mode2, t, 4, {data.data(), out.data()})).ok());
     for (int64_t g = 0; g < 4; ++g) {
       // 1:2: both vector cores of AI Core g wrote (7 + g) * 10; 1:1: its one vector core did.
       const int64_t expect = (t == TaskType::MixAic1_2 ? 2 : 1) * (7 + g) * 10;
@@ -125,7 +112,7 @@ TEST(AscendSim, Mode2CubeToVectorAndBack) {
 
 TEST(AscendSim, Mode1PairsTheTwoVectorCores) {
   std::vector<int64_t> data(8), out(8, -1);
-  ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_mode1, TaskType::MixAic1_2, 3, {data.data(), out.data()})).ok());
+  ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_mode1, TaskType::MixAic1_2, 3, {data.data(), out.data()})).ok());
   for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(out[j], 50 + (j ^ 1));
 }
 
@@ -135,7 +122,7 @@ class EarlyStartPairs : public ::testing::TestWithParam<std::pair<int, int>> {};
 TEST_P(EarlyStartPairs, WaitPreTaskEndOrdersAndDrains) {
   const auto [prev, cur] = GetParam();
   std::vector<int64_t> data(200, 0), out(200, -1), params{prev, cur, (prev << 2) | cur};
-  ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_early_start, TaskType::MixAic1_2, 3, {data.data(), out.data(), params.data()}))
+  ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_early_start, TaskType::MixAic1_2, 3, {data.data(), out.data(), params.data()}))
                   .ok());
   int64_t expect = 0;
   for (int64_t s = 0; s < 3; ++s) expect += prev != 1 ? 1000 + s : 0;
@@ -153,36 +140,36 @@ TEST(AscendSim, EarlyStartWithTheWrongPairIsCaught) {
   // The previous op ran on both core types but the wait is configured for vector -> vector: the cube cores'
   // SYNC_AIC_FLAG is never consumed.
   std::vector<int64_t> data(200, 0), out(200, -1), params{2, 1, (1 << 2) | 1};
-  const std::string e = errorOf(spec(sim_early_start, TaskType::MixAic1_2, 2, {data.data(), out.data(), params.data()}));
+  const std::string e = simOutcome(simSpec(sim_early_start, TaskType::MixAic1_2, 2, {data.data(), out.data(), params.data()}));
   EXPECT_NE(e.find("unconsumed set(s) of flag 11 (SYNC_AIC_FLAG)"), std::string::npos) << e;
 }
 
 TEST(AscendSim, AWaitNobodySetsIsADeadlock) {
-  const std::string e = errorOf(spec(sim_wait_unset, TaskType::MixAic1_2, 2, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_wait_unset, TaskType::MixAic1_2, 2, {nullptr}));
   EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
   EXPECT_NE(e.find("AIV 3 (AI Core 1.1) waits flag 6"), std::string::npos) << e;
   EXPECT_NE(e.find("AIC 0 finished"), std::string::npos) << e;
 }
 
 TEST(AscendSim, AFlagWaitedOnTheWrongCoreTypeIsCaught) {
-  const std::string e = errorOf(spec(sim_wait_wrong_type, TaskType::MixAic1_2, 2, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_wait_wrong_type, TaskType::MixAic1_2, 2, {nullptr}));
   EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
   EXPECT_NE(e.find("AIC 0 waits flag 3"), std::string::npos) << e;
 }
 
 TEST(AscendSim, ASetNobodyWaitsForIsCaught) {
-  const std::string e = errorOf(spec(sim_set_unwaited, TaskType::MixAic1_2, 2, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_set_unwaited, TaskType::MixAic1_2, 2, {nullptr}));
   EXPECT_NE(e.find("flags left pending"), std::string::npos) << e;
   EXPECT_NE(e.find("AIV 0 (AI Core 0.0) holds 1 unconsumed set(s) of flag 3"), std::string::npos) << e;
 }
 
 TEST(AscendSim, CounterOverflowIsCaught) {
-  const std::string e = errorOf(spec(sim_overflow, TaskType::AivOnly, 1, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_overflow, TaskType::AivOnly, 1, {nullptr}));
   EXPECT_NE(e.find("flag 3 of AIV 0 overflows its 4-bit counter"), std::string::npos) << e;
 }
 
 TEST(AscendSim, AllCoreSyncOnSomeCoresOnlyIsCaught) {
-  const std::string e = errorOf(spec(sim_mode0_partial, TaskType::AivOnly, 4, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_mode0_partial, TaskType::AivOnly, 4, {nullptr}));
   EXPECT_NE(e.find("AIV 0 made 1 mode-0 set(s) of flag 7 that not every vector core matched"), std::string::npos) << e;
 }
 
@@ -200,10 +187,10 @@ TEST(AscendSim, SyncAllIsABarrierOverEveryCoreOfTheLaunch) {
     SCOPED_TRACE(::testing::Message() << sk::ascend_sim::taskTypeName(c.type) << " SyncAll<" << (c.aivOnly ? "true" : "false")
                                       << ">");
     std::vector<int64_t> data(128, 0), out(128, -1), fed{3, 1, c.aivOnly}, unfed{3, 0, c.aivOnly};
-    ASSERT_EQ(errorOf(spec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), fed.data()})), "<ok>");
+    ASSERT_EQ(simOutcome(simSpec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), fed.data()})), "<ok>");
     for (int64_t r = 0; r < 2; ++r)
       for (int64_t b = 0; b < 3; ++b) EXPECT_EQ(out[r * 64 + b], (r + 1) * 6) << "round " << r << " core " << b;
-    const std::string e = errorOf(spec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), unfed.data()}));
+    const std::string e = simOutcome(simSpec(sim_syncall_some, c.type, c.blockDim, {data.data(), out.data(), unfed.data()}));
     EXPECT_NE(e.find("deadlock"), std::string::npos) << e;
     EXPECT_NE(e.find("feed-sync-all"), std::string::npos) << e;
     EXPECT_NE(e.find("AIV 3" + std::string(c.type == TaskType::MixAic1_2 ? " (AI Core 1.1)" : "") + " finished"),
@@ -227,14 +214,14 @@ TEST(AscendSim, MisusesAreErrors) {
                  Case{6, TaskType::MixAic1_2, "PIPE_V (1): that pipe does not exist on a cube core"},
                  Case{7, TaskType::MixAic1_2, "PIPE_FIX (10): that pipe does not exist on a vector core"}}) {
     std::vector<int64_t> params{c.what};
-    const std::string e = errorOf(spec(sim_misuse, c.type, 2, {params.data()}));
+    const std::string e = simOutcome(simSpec(sim_misuse, c.type, 2, {params.data()}));
     EXPECT_NE(e.find(c.expect), std::string::npos) << c.what << ": " << e;
   }
 }
 
 TEST(AscendSim, DeclaredTaskTypeMustMatchTheLaunch) {
-  EXPECT_EQ(errorOf(spec(sim_declares_mix12, TaskType::MixAic1_2, 2, {nullptr})), "<ok>");
-  const std::string e = errorOf(spec(sim_declares_mix12, TaskType::MixAiv1_0, 2, {nullptr}));
+  EXPECT_EQ(simOutcome(simSpec(sim_declares_mix12, TaskType::MixAic1_2, 2, {nullptr})), "<ok>");
+  const std::string e = simOutcome(simSpec(sim_declares_mix12, TaskType::MixAiv1_0, 2, {nullptr}));
   EXPECT_NE(e.find("declares KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2) but was launched as "
                    "KERNEL_TYPE_MIX_AIV_1_0"),
             std::string::npos)
@@ -244,34 +231,34 @@ TEST(AscendSim, DeclaredTaskTypeMustMatchTheLaunch) {
 TEST(AscendSim, GmNotifyWaitWorksAndAMissingNotifyTripsTheWatchdog) {
   std::vector<uint64_t> lock{0};
   std::vector<int64_t> out(2, 0), params{1};
-  ASSERT_TRUE(sk::ascend_sim::launch(spec(sim_gm_notify, TaskType::AivOnly, 3, {lock.data(), out.data(), params.data()}))
+  ASSERT_TRUE(sk::ascend_sim::launch(simSpec(sim_gm_notify, TaskType::AivOnly, 3, {lock.data(), out.data(), params.data()}))
                   .ok());
   EXPECT_EQ(out[0], 42);
   lock[0] = 0;
   params[0] = 0;
-  LaunchSpec s = spec(sim_gm_notify, TaskType::AivOnly, 3, {lock.data(), out.data(), params.data()});
+  LaunchSpec s = simSpec(sim_gm_notify, TaskType::AivOnly, 3, {lock.data(), out.data(), params.data()});
   s.watchdog = std::chrono::milliseconds(200);
-  const std::string e = errorOf(s);
+  const std::string e = simOutcome(s);
   EXPECT_NE(e.find("watchdog: no core made progress for 200 ms"), std::string::npos) << e;
   EXPECT_NE(e.find("AIV 0 polling GM"), std::string::npos) << e;
 }
 
 TEST(AscendSim, TrapFailsTheLaunch) {
-  const std::string e = errorOf(spec(sim_trap, TaskType::MixAic1_2, 2, {nullptr}));
+  const std::string e = simOutcome(simSpec(sim_trap, TaskType::MixAic1_2, 2, {nullptr}));
   EXPECT_NE(e.find("trap() on AIV 1 (AI Core 0.1)"), std::string::npos) << e;
 }
 
 TEST(AscendSim, PreloadChecksUnitsAndTarget) {
   std::vector<int64_t> ok{8, 0}, tooMany{9, 0}, notAFunction{1, 1};
-  EXPECT_EQ(errorOf(spec(sim_preload, TaskType::AivOnly, 1, {ok.data()})), "<ok>");
-  EXPECT_EQ(errorOf(spec(sim_preload, TaskType::AicOnly, 1, {std::vector<int64_t>{16, 0}.data()})), "<ok>");
-  EXPECT_NE(errorOf(spec(sim_preload, TaskType::AivOnly, 1, {tooMany.data()})).find("holds 1..8 units"), std::string::npos);
-  EXPECT_NE(errorOf(spec(sim_preload, TaskType::AivOnly, 1, {notAFunction.data()})).find("not the start of a function"),
+  EXPECT_EQ(simOutcome(simSpec(sim_preload, TaskType::AivOnly, 1, {ok.data()})), "<ok>");
+  EXPECT_EQ(simOutcome(simSpec(sim_preload, TaskType::AicOnly, 1, {std::vector<int64_t>{16, 0}.data()})), "<ok>");
+  EXPECT_NE(simOutcome(simSpec(sim_preload, TaskType::AivOnly, 1, {tooMany.data()})).find("holds 1..8 units"), std::string::npos);
+  EXPECT_NE(simOutcome(simSpec(sim_preload, TaskType::AivOnly, 1, {notAFunction.data()})).find("not the start of a function"),
             std::string::npos);
 }
 
 TEST(AscendSim, BadLaunchesAreRejected) {
-  LaunchSpec s = spec(sim_trap, TaskType::AivOnly, 0, {nullptr});
+  LaunchSpec s = simSpec(sim_trap, TaskType::AivOnly, 0, {nullptr});
   sk::Status zero = sk::ascend_sim::launch(s);
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().kind(), sk::ErrorKind::BadInput) << zero.error().message();

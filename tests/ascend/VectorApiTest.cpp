@@ -15,6 +15,7 @@
 
 #include "kernel_operator.h"  // the simulator's half / bfloat16_t for the expected values
 #include "superkernel/ascend/Simulator.h"
+#include "SimLaunch.h"
 #include "superkernel/driver/Process.h"
 #include "target/ascend/AscendRecipe.h"
 #include "WorkDir.h"
@@ -35,22 +36,8 @@ namespace {
 using sk::ascend_sim::LaunchSpec;
 using sk::ascend_sim::TaskType;
 
-template <class F>
-LaunchSpec vapiSpec(F* fn, TaskType type, uint32_t blockDim, std::vector<void*> args) {
-  LaunchSpec s;
-  s.type = type;
-  s.blockDim = blockDim;
-  s.entry = reinterpret_cast<void*>(fn);
-  s.enter = &sk_ascend_sim_enter;
-  s.args = std::move(args);
-  s.watchdog = std::chrono::milliseconds(2000);
-  return s;
-}
-
-std::string vapiRun(const LaunchSpec& s) {
-  sk::Status st = sk::ascend_sim::launch(s);
-  return st.ok() ? std::string("<ok>") : st.error().message();
-}
+using sktest::ascend::simOutcome;
+using sktest::ascend::simSpec;
 
 uint16_t vapiBits(half h) {
   uint16_t b;
@@ -127,7 +114,7 @@ void vapiElementwise(void (*kernel)(uint8_t*, uint8_t*, uint8_t*)) {
     x[i] = T(static_cast<float>(i - 31) / 8.0f + 0.0625f);  // never 0 (Reciprocal, Ln of |x|)
     y[i] = T(0.5f + static_cast<float>(i % 7) / 4.0f);
   }
-  ASSERT_EQ(vapiRun(vapiSpec(kernel, TaskType::AivOnly, 1, {x.data(), y.data(), out.data()})), "<ok>");
+  ASSERT_EQ(simOutcome(simSpec(kernel, TaskType::AivOnly, 1, {x.data(), y.data(), out.data()})), "<ok>");
   for (int i = 0; i < n; ++i) {
     const float a = static_cast<float>(x[i]), b = static_cast<float>(y[i]), m = std::fabs(a);
     const float want[ops] = {a + b, a - b, a * b, a / b, a > b ? a : b, a < b ? a : b, a + 0.5f, a * -2.0f,
@@ -151,7 +138,7 @@ TEST(AscendVector, CastsRoundAsTheirModeSays) {
   x[0] = 2.5f;   // RINT: 2, ROUND: 3
   x[1] = -2.5f;  // RINT: -2, ROUND: -3, FLOOR: -3, CEIL: -2
   x[2] = 1e10f;  // saturates
-  ASSERT_EQ(vapiRun(vapiSpec(vapi_casts, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
+  ASSERT_EQ(simOutcome(simSpec(vapi_casts, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
   std::vector<int32_t> ints(out.size());
   std::memcpy(ints.data(), out.data(), out.size() * 4);
   for (int i = 0; i < n; ++i) {
@@ -175,7 +162,7 @@ TEST(AscendVector, CastsRoundAsTheirModeSays) {
 TEST(AscendVector, ReductionsAndTheScalarUnitsReadBack) {
   std::vector<float> x(256, 1000.0f), out(32, -99.0f);  // elements past 200 must not count
   for (int i = 0; i < 200; ++i) x[i] = std::sin(static_cast<float>(i)) * 10.0f;
-  ASSERT_EQ(vapiRun(vapiSpec(vapi_reduce, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
+  ASSERT_EQ(simOutcome(simSpec(vapi_reduce, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
   // ReduceSum: each 64-element repeat in order, then the repeats in order.
   float sum = 0.0f;
   for (int r = 0; r < 4; ++r) {
@@ -204,7 +191,7 @@ TEST(AscendVector, ReductionsAndTheScalarUnitsReadBack) {
 TEST(AscendVector, StridedAndPaddedCopies) {
   std::vector<float> x(128), out(256, -99.0f);
   for (int i = 0; i < 128; ++i) x[i] = static_cast<float>(i);
-  ASSERT_EQ(vapiRun(vapiSpec(vapi_copies, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
+  ASSERT_EQ(simOutcome(simSpec(vapi_copies, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
   // Blocks 0, 2, ..., 14 of x land at blocks 0, 3, ..., 21 of out; the blocks between are untouched.
   for (int b = 0; b < 22; ++b) {
     for (int k = 0; k < 8; ++k) {
@@ -226,7 +213,7 @@ TEST(AscendVector, StridedAndPaddedCopies) {
 TEST(AscendVector, GatherPicksElementsByByteOffset) {
   std::vector<float> x(64), out(128, -99.0f);
   for (int i = 0; i < 64; ++i) x[i] = static_cast<float>(i) + 0.5f;
-  ASSERT_EQ(vapiRun(vapiSpec(vapi_gather, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
+  ASSERT_EQ(simOutcome(simSpec(vapi_gather, TaskType::AivOnly, 1, {x.data(), out.data()})), "<ok>");
   for (int k = 0; k < 64; ++k) EXPECT_EQ(out[k], x[k ^ 1]) << k;
   for (int k = 0; k < 56; ++k) EXPECT_EQ(out[64 + k], x[8 + (k ^ 1)]) << k;
   for (int k = 120; k < 128; ++k) EXPECT_EQ(out[k], -7.0f) << k;  // past count: untouched
@@ -271,7 +258,7 @@ TEST(AscendVector, MisusesAreErrors) {
     SCOPED_TRACE("case " + std::to_string(c.which));
     int64_t params[1] = {c.which};
     std::vector<float> buf(1024, 1.0f);
-    const std::string err = vapiRun(vapiSpec(vapi_misuse, TaskType::AivOnly, 1, {params, buf.data()}));
+    const std::string err = simOutcome(simSpec(vapi_misuse, TaskType::AivOnly, 1, {params, buf.data()}));
     EXPECT_NE(err.find(c.want), std::string::npos) << err;
     if (std::string(c.want) != "<ok>") {
       EXPECT_NE(err.find("on AIV 0"), std::string::npos) << "names the core: " << err;
@@ -280,7 +267,7 @@ TEST(AscendVector, MisusesAreErrors) {
 }
 
 TEST(AscendVector, TheUnifiedBufferIsOnVectorCoresOnly) {
-  const std::string err = vapiRun(vapiSpec(vapi_on_cube, TaskType::AicOnly, 1, {nullptr}));
+  const std::string err = simOutcome(simSpec(vapi_on_cube, TaskType::AicOnly, 1, {nullptr}));
   EXPECT_NE(err.find("TPipe::InitBuffer on a cube core: the unified buffer and the vector unit are on vector cores"),
             std::string::npos)
       << err;
