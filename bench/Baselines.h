@@ -86,7 +86,7 @@ inline sk::Expected<std::string> emitBaselineSource(const sk::FusionPlan& plan, 
       declared[op.variant] = true;
       std::string ps;
       for (const ParamDecl& p : var.decl.params) {
-        std::string t = cpuCType(p.dtype);
+        std::string t = cType(p.dtype);
         if (p.kind == ParamKind::Buffer) t = (p.access == Access::Read ? "const " : "") + t + "*";
         ps += ", " + t;
       }
@@ -98,12 +98,12 @@ inline sk::Expected<std::string> emitBaselineSource(const sk::FusionPlan& plan, 
       const ParamDecl& d = var.decl.params[a];
       if (arg.kind == ParamKind::Buffer) {
         args += fmt::format(", static_cast<{}{}*>(buf[{}])", d.access == Access::Read ? "const " : "",
-                            cpuCType(d.dtype), arg.buffer);
+                            cType(d.dtype), arg.buffer);
         if (arg.offset) args += fmt::format(" + {}", arg.offset);
       } else if (arg.runtime) {
-        args += fmt::format(", static_cast<const {}*>(buf[{}])[{}]", cpuCType(d.dtype), arg.buffer, arg.offset);
+        args += fmt::format(", static_cast<const {}*>(buf[{}])[{}]", cType(d.dtype), arg.buffer, arg.offset);
       } else {
-        auto lit = cpuScalarLiteral(arg.scalar, d.dtype);
+        auto lit = cScalarLiteral(arg.scalar, d.dtype);
         if (!lit) return std::move(lit).error();
         args += ", " + *lit;
       }

@@ -2,17 +2,12 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY runtime/cpu/include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Generated code is compiled at run time against these (per target:
 # templates/<target>/, kernels/<target>/, runtime/<target>/); found at run
-# time relative to the installed binaries (support/Paths.h).
-install(DIRECTORY templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/templates)
-install(DIRECTORY kernels/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/kernels)
-install(DIRECTORY runtime/cpu/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/include)
-install(FILES runtime/cpu/src/kernel_abi.c DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cpu/src)
-install(DIRECTORY runtime/ascend/sim/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/ascend/sim/include)
-install(DIRECTORY runtime/cuda/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cuda/include)
-install(DIRECTORY runtime/cuda/sim/include/ DESTINATION ${CMAKE_INSTALL_DATADIR}/superkernel/runtime/cuda/sim/include)
+# time relative to the installed binaries (support/Paths.h). Each back end
+# installs its own runtime files and runtime headers (src/target/<name>/target.cmake).
+install(DIRECTORY templates/ DESTINATION ${SK_DATA_SUBDIR}/templates)
+install(DIRECTORY kernels/ DESTINATION ${SK_DATA_SUBDIR}/kernels)
 
 install(TARGETS superkernel superkernel_runtime superkernel_c EXPORT superkernelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -27,6 +27,7 @@
 #include "superkernel/session/DeviceBuffers.h"
 #include "superkernel/session/Session.h"
 #include "superkernel/target/Backend.h"
+#include "superkernel/target/Targets.h"
 #include "superkernel/target/cpu/Cpu.h"
 #include "superkernel/support/Error.h"
 #include "superkernel/support/Log.h"

@@ -1,4 +1,7 @@
-// matmul: C[M, N] = A[M, K] x B[K, N] (M small: a few decode tokens). A cube-core kernel.
+// matmul: C[M, N] = A[M, K] x B[K, N] (M small: a few decode tokens). A cube-core kernel, and the one
+// ascend builtin left as scalar code over GM: the simulator models no cube unit (L1, L0A/B/C, MTE1, Mmad,
+// Fixpipe; a vector API on a cube core fails the launch), and a device's form of it is the cube's Matmul
+// API, not vector code.
 // Two builtins: matmul_f32 (sk_matmul_f32) and matmul_bf16w (-DSK_WEIGHT_BF16:
 // B is bf16 as uint16_t, sk_matmul_bf16w).
 // Split: SkBlockRange(M * N) over C's elements (row-major): C "block"; A, B "all".

@@ -162,7 +162,157 @@ class SkBinaryTilesF32 {
   SkTiles tiles_;
 };
 
-// bf16 weights are stored as uint16_t: the top half of an f32.
+// ---- gemv on the vector cores (gemv, moe_expert_gemv) ------------------------------------------------
+// y[i] = W[i, :] . x for a run of rows of W (f32, or bf16 cast to f32 on the vector unit), in column chunks
+// of at most kSkGemvChunk: the chunk of x lives in UB (up to kSkGemvChunk columns loaded once per block, or
+// once per x the caller names; past that, once per chunk and y tile), the rows' chunks come GM -> UB (MTE2)
+// as tiles of whole row chunks (one strided DataCopyPad, a burst per row) through a double-buffered VECIN
+// queue, and for each row Mul (V) by x and ReduceSum (V) into its own 32-byte slot of a scratch buffer.
+// Gather (V) packs the slots of up to kSkGemvOutRows rows into a y tile (by byte offsets the scalar unit
+// wrote once), each further chunk's sums are added with Add (V), and the tile goes UB -> GM (MTE3) through
+// a VECOUT queue. A row's
+// sum is therefore: per chunk, ReduceSum's order (64-element repeats, then the repeats in order), the
+// chunks added in order; the same for every block split, so fused and unfused runs agree bit for bit.
+// Shapes are arguments, not macros, and `Tag` is a type from the including source's anonymous namespace:
+// each instantiation is private to its object (see SkBinaryTilesF32).
+constexpr uint32_t kSkGemvChunk = 8192;   // columns per chunk (32 KiB of x), a multiple of 64
+constexpr uint32_t kSkGemvTile = 8192;    // weights per W tile (whole row chunks)
+constexpr uint32_t kSkGemvOutRows = 256;  // rows per y tile
+// x chunk, 2 W tiles (f32: 2 x 32 KiB; bf16: 2 x 16 KiB and the 32 KiB f32 cast), the row sums' slots, their
+// offsets, 2 y tiles, a second chunk's sums and ReduceSum's scratch; room is left for the caller's buffers.
+static_assert(kSkGemvChunk * 4 + 2 * kSkGemvTile * 4 + kSkGemvOutRows * (32 + 4 + 2 * 4 + 4) + kSkGemvChunk / 64 * 4 <=
+                  kSkUbBytes - 64 * 1024,
+              "SkGemvRows: the buffers fit the UB");
+static_assert(kSkGemvTile >= kSkGemvChunk && kSkGemvChunk % 64 == 0, "SkGemvRows: a W tile holds a row chunk");
+
+// The f32 weights of a W tile: f32 ones where they landed; bf16 ones cast to f32 (V) into `f32`.
+static __aicore__ inline AscendC::LocalTensor<float> SkGemvF32(const AscendC::LocalTensor<float>& w,
+                                                               const AscendC::LocalTensor<float>&, uint32_t) {
+  return w;
+}
+static __aicore__ inline AscendC::LocalTensor<float> SkGemvF32(const AscendC::LocalTensor<bfloat16_t>& w,
+                                                               const AscendC::LocalTensor<float>& f32, uint32_t n) {
+  AscendC::Cast(f32, w, AscendC::RoundMode::CAST_NONE, n);
+  return f32;
+}
+
+template <class W, class Tag>
+class SkGemvRows {
+ public:
+  // Queues and buffers in `pipe` for rows of `cols` weights. The scalar unit writes the Gather offsets
+  // (no GM access: this may run before an early start's WaitPreTaskEnd).
+  __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t cols) {
+    cols_ = cols;
+    const uint32_t chunk = cols < kSkGemvChunk ? cols : kSkGemvChunk;
+    if (chunk == 0) {  // no columns: every y is 0
+      pipe.InitBuffer(outY_, 2, kSkGemvOutRows * sizeof(float));
+      return;
+    }
+    pipe.InitBuffer(inX_, 1, chunk * sizeof(float));
+    pipe.InitBuffer(inW_, 2, kSkGemvTile * sizeof(W));
+    if (sizeof(W) != sizeof(float)) pipe.InitBuffer(f32_, kSkGemvTile * sizeof(float));
+    pipe.InitBuffer(outY_, 2, kSkGemvOutRows * sizeof(float));
+    pipe.InitBuffer(sums_, kSkGemvOutRows * 32);
+    pipe.InitBuffer(offsets_, kSkGemvOutRows * sizeof(uint32_t));
+    if (cols > kSkGemvChunk) pipe.InitBuffer(part_, kSkGemvOutRows * sizeof(float));
+    pipe.InitBuffer(work_, SkAlignElems<float>((chunk + 63) / 64) * sizeof(float));  // one per 256-byte repeat
+    AscendC::LocalTensor<uint32_t> off = offsets_.template Get<uint32_t>();
+    for (uint32_t i = 0; i < kSkGemvOutRows; ++i) off.SetValue(i, i * 32);  // row i's sum: byte 32 i of sums_
+    AscendC::SetFlag<AscendC::HardEvent::S_V>(EVENT_ID0);  // the vector unit's Gather reads them
+    AscendC::WaitFlag<AscendC::HardEvent::S_V>(EVENT_ID0);
+  }
+  // y[i] = w[i, :] . x for i < rows: w is rows x cols, row-major from its start. x (cols floats) is loaded
+  // only when it is not the x of the previous call or its chunks do not all fit.
+  __aicore__ inline void Run(const AscendC::GlobalTensor<W>& w, const AscendC::GlobalTensor<float>& x,
+                             const AscendC::GlobalTensor<float>& y, uint32_t rows) {
+    for (uint32_t r0 = 0; r0 < rows; r0 += kSkGemvOutRows) {
+      const uint32_t n = rows - r0 < kSkGemvOutRows ? rows - r0 : kSkGemvOutRows;
+      AscendC::LocalTensor<float> out = outY_.template AllocTensor<float>();
+      if (cols_ == 0) AscendC::Duplicate(out, 0.0f, static_cast<int32_t>(n));
+      for (uint32_t c0 = 0; c0 < cols_; c0 += kSkGemvChunk) {
+        const uint32_t len = cols_ - c0 < kSkGemvChunk ? cols_ - c0 : kSkGemvChunk;
+        LoadX(x, c0, len);
+        const uint32_t pitch = SkAlignElems<W>(len);  // a row chunk's elements in UB (32-byte aligned rows)
+        const uint32_t tileRows = kSkGemvTile / pitch < n ? kSkGemvTile / pitch : n;
+        for (uint32_t t0 = 0; t0 < n; t0 += tileRows) {
+          const uint32_t m = n - t0 < tileRows ? n - t0 : tileRows;
+          CopyIn(w, r0 + t0, c0, m, len);
+          Compute(t0, m, len, pitch);
+        }
+        // The rows' sums of this chunk, packed: into the y tile, or added to it after the first chunk.
+        if (c0 == 0) {
+          AscendC::Gather(out, sums_.template Get<float>(), offsets_.template Get<uint32_t>(), 0u, n);
+        } else {
+          AscendC::LocalTensor<float> part = part_.template Get<float>();
+          AscendC::Gather(part, sums_.template Get<float>(), offsets_.template Get<uint32_t>(), 0u, n);
+          AscendC::Add(out, out, part, static_cast<int32_t>(n));
+        }
+      }
+      outY_.EnQue(out);
+      out = outY_.template DeQue<float>();
+      SkCopyOut(y[r0], out, n);
+      outY_.FreeTensor(out);
+    }
+  }
+  // The end of the kernel's work: x's buffer goes back to its queue.
+  __aicore__ inline void End() {
+    if (xLoaded_) inX_.FreeTensor(x_);
+    xLoaded_ = false;
+  }
+
+ private:
+  // x[c0, c0 + len) into UB, unless it is there already.
+  __aicore__ inline void LoadX(const AscendC::GlobalTensor<float>& x, uint32_t c0, uint32_t len) {
+    if (xLoaded_ && xFrom_ == x.GetPhyAddr() && xAt_ == c0) return;
+    End();
+    AscendC::LocalTensor<float> t = inX_.template AllocTensor<float>();
+    SkCopyIn(t, x[c0], len);
+    inX_.EnQue(t);
+    x_ = inX_.template DeQue<float>();
+    xLoaded_ = true;
+    xFrom_ = x.GetPhyAddr();
+    xAt_ = c0;
+  }
+  // Rows [row, row + m), columns [c0, c0 + len) of w: one burst per row, each landing 32-byte aligned.
+  __aicore__ inline void CopyIn(const AscendC::GlobalTensor<W>& w, uint32_t row, uint32_t c0, uint32_t m, uint32_t len) {
+    AscendC::LocalTensor<W> t = inW_.template AllocTensor<W>();
+    const uint32_t bytes = len * static_cast<uint32_t>(sizeof(W));
+    if (len == cols_ && bytes % 32 == 0) {  // whole rows of whole blocks: one contiguous copy
+      AscendC::DataCopy(t, w[static_cast<uint64_t>(row) * cols_], m * len);
+    } else {
+      AscendC::DataCopyPad(t, w[static_cast<uint64_t>(row) * cols_ + c0],
+                           AscendC::DataCopyExtParams(static_cast<uint16_t>(m), bytes,
+                                                      (cols_ - len) * static_cast<uint32_t>(sizeof(W)), 0, 0),
+                           AscendC::DataCopyPadExtParams<W>(false, 0, 0, W()));
+    }
+    inW_.EnQue(t);
+  }
+  // Row t0 + i's chunk sum into byte 32 (t0 + i) of sums_, for i < m.
+  __aicore__ inline void Compute(uint32_t t0, uint32_t m, uint32_t len, uint32_t pitch) {
+    AscendC::LocalTensor<W> t = inW_.template DeQue<W>();
+    AscendC::LocalTensor<float> wf =
+        SkGemvF32(t, sizeof(W) == sizeof(float) ? AscendC::LocalTensor<float>() : f32_.template Get<float>(), m * pitch);
+    AscendC::LocalTensor<float> sums = sums_.template Get<float>();
+    AscendC::LocalTensor<float> work = work_.template Get<float>();
+    for (uint32_t i = 0; i < m; ++i) {
+      AscendC::LocalTensor<float> row = wf[i * pitch];
+      AscendC::Mul(row, row, x_, static_cast<int32_t>(len));
+      AscendC::ReduceSum(sums[(t0 + i) * 8], row, work, static_cast<int32_t>(len));
+    }
+    inW_.FreeTensor(t);
+  }
+
+  AscendC::TQue<AscendC::QuePosition::VECIN, 1> inX_;
+  AscendC::TQue<AscendC::QuePosition::VECIN, 2> inW_;
+  AscendC::TQue<AscendC::QuePosition::VECOUT, 2> outY_;
+  AscendC::TBuf<AscendC::QuePosition::VECCALC> f32_, sums_, offsets_, part_, work_;
+  AscendC::LocalTensor<float> x_;
+  const __gm__ float* xFrom_ = nullptr;
+  uint32_t xAt_ = 0, cols_ = 0;
+  bool xLoaded_ = false;
+};
+
+// bf16 weights are stored as uint16_t: the top half of an f32 (matmul, a scalar cube kernel).
 __aicore__ inline float SkBf16ToFloat(uint16_t v) {
   const uint32_t u = static_cast<uint32_t>(v) << 16;
   float f;
@@ -177,20 +327,5 @@ __aicore__ inline float SkW(sk_weight_t v) { return SkBf16ToFloat(v); }
 typedef float sk_weight_t;
 __aicore__ inline float SkW(sk_weight_t v) { return v; }
 #endif
-
-// sum_c w[c] * x[c] with four partial sums (the cpu kernels' original order;
-// fused and unfused ascend runs use this same code, so they agree bit for bit).
-__aicore__ inline float SkDotW(__gm__ const sk_weight_t* w, __gm__ const float* x, int64_t n) {
-  float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-  const int64_t n4 = n - n % 4;
-  for (int64_t c = 0; c < n4; c += 4) {
-    s0 += SkW(w[c]) * x[c];
-    s1 += SkW(w[c + 1]) * x[c + 1];
-    s2 += SkW(w[c + 2]) * x[c + 2];
-    s3 += SkW(w[c + 3]) * x[c + 3];
-  }
-  for (int64_t c = n4; c < n; ++c) s0 += SkW(w[c]) * x[c];
-  return (s0 + s1) + (s2 + s3);
-}
 
 #endif

@@ -54,7 +54,7 @@ void addKernelDecls(TemplateValues& v, const FusionPlan& plan, const SyncLayout&
     k.list("params");
     for (const ParamDecl& p : var.decl.params) {
       auto& pi = k.add("params");
-      std::string type = cpuCType(p.dtype);
+      std::string type = cType(p.dtype);
       if (p.kind == ParamKind::Buffer) type = (p.access == Access::Read ? "const " : "") + type + "*";
       pi.set("ctype", type);
       pi.set("pname", "/*" + sanitizeIdentifier(p.name) + "*/");
@@ -97,16 +97,16 @@ Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const P
     if (arg.kind == ParamKind::Buffer) {
       usesBuf = true;
       text = fmt::format("static_cast<{}{}*>({}[{}])", decl.access == Access::Read ? "const " : "",
-                         cpuCType(decl.dtype), bufArray, arg.buffer);
+                         cType(decl.dtype), bufArray, arg.buffer);
       if (arg.offset) text += fmt::format(" + {}", arg.offset);
     } else if (arg.runtime) {
       // Read when the call is made: after the op's waits (Bind never lets an op with a runtime scalar
       // start early), so an op of this step that writes the element has finished.
       usesBuf = true;
-      text = fmt::format("static_cast<const {}*>({}[{}])[{}]", cpuCType(decl.dtype), bufArray, arg.buffer,
+      text = fmt::format("static_cast<const {}*>({}[{}])[{}]", cType(decl.dtype), bufArray, arg.buffer,
                          arg.offset);
     } else {
-      auto lit = cpuScalarLiteral(arg.scalar, decl.dtype);
+      auto lit = cScalarLiteral(arg.scalar, decl.dtype);
       if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, decl.name));
       text = *lit;
     }

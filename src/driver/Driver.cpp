@@ -16,7 +16,6 @@
 
 #include "superkernel/driver/Deadline.h"
 #include "support/EscapedSplit.h"
-#include "driver/LocalizeSymbols.h"
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
@@ -198,10 +197,9 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
   kb.add("toolchain", impl_->tc.identity());
   kb.add("flags", joinFlags(objectFlags(v, o)));
   kb.add("symbol", symbolOf(v));
-  if (impl_->tc.target == "cpu") {  // the cpu recipe's postProcessObject rewrites objects with this tool
-    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(impl_->tc));
-    kb.add("postprocess", objcopy.identity);
-  }
+  // A recipe that rewrites its objects after compiling (cpu: objcopy) keys the tool it rewrites with.
+  SK_ASSIGN_OR_RETURN(const std::string postProcess, impl_->recipe->postProcessKey(impl_->tc));
+  if (!postProcess.empty()) kb.add("postprocess", postProcess);
   kb.add("source", *bytes);
   // Headers beside the source (a kernel's own includes); sorted by name.
   std::vector<fs::path> headers;

@@ -15,6 +15,7 @@
 #include "superkernel/cache/Key.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Log.h"
+#include "superkernel/target/Targets.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -71,7 +72,7 @@ std::string trim(std::string s) {
 Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
   initLogging();
   Toolchain tc;
-  tc.target = request.target.empty() ? "cpu" : request.target;
+  tc.target = request.target.empty() ? hostTargetName() : request.target;
   // The target's recipe names its default compiler and variable; none given
   // means the cpu target's.
   const std::string envVar = request.compilerEnvVar.empty() ? "SK_CXX" : request.compilerEnvVar;

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/target/Targets.h"
 #include "superkernel/support/Paths.h"
 
 namespace sk {
@@ -92,8 +93,12 @@ Expected<KernelDecl> findBuiltinKernelFor(const fs::path& kernelsRoot, std::stri
   return findBuiltinKernelIn(dir, name);
 }
 
+}  // namespace detail
+
+namespace oplist {
+
 Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view targetName) {
-  const std::string target = kernelsTargetOf(targetName);
+  const std::string target = kernelsFolderOf(targetName);
   if (!k.builtin.empty()) {
     SK_ASSIGN_OR_RETURN(KernelDecl b, findBuiltinKernel(k.builtin, target));
     b.name = k.name;
@@ -118,6 +123,10 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view targetN
   r.sourcePath = k.sourcePaths.at(it->first);
   return r;
 }
+
+}  // namespace oplist
+
+namespace detail {
 
 Expected<KernelDecl> resolveKernelForChecks(const KernelDecl& k, std::string_view target) {
   auto r = resolveKernel(k, target);
@@ -145,51 +154,11 @@ Expected<KernelDecl> resolveKernelForChecks(const KernelDecl& k, std::string_vie
 Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target) {
   // Without the data directory every name is "unknown"; say where it was looked for.
   SK_RETURN_IF_ERROR(checkDataDir());
-  return detail::findBuiltinKernelFor(dataKernelsDir(), name, kernelsTargetOf(target));
+  return detail::findBuiltinKernelFor(dataKernelsDir(), name, kernelsFolderOf(target));
 }
 
 std::vector<std::string> builtinKernelNames(std::string_view target) {
-  return detail::namesIn(dataKernelsDir() / kernelsTargetOf(target));
-}
-
-namespace {
-std::mutex& targetNamesMutex() {
-  static std::mutex m;
-  return m;
-}
-// The built-in back ends are known before the registry is first used (an op
-// list is parsed and validated before any back end is looked up); the
-// registry adds what registerBackend() brings.
-std::map<std::string, std::string, std::less<>>& kernelsAliases() {
-  static std::map<std::string, std::string, std::less<>> m = {{"cuda-sim", "cuda"}};
-  return m;
-}
-std::vector<std::string>& targetNamesList() {
-  static std::vector<std::string> names = {"cpu", "ascend", "cuda", "cuda-sim"};
-  return names;
-}
-}  // namespace
-
-std::vector<std::string> acceptedTargetNames() {
-  std::lock_guard lock(targetNamesMutex());
-  return targetNamesList();
-}
-
-void addAcceptedTargetName(const std::string& name) {
-  std::lock_guard lock(targetNamesMutex());
-  auto& names = targetNamesList();
-  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-}
-
-void addTargetKernelsAlias(const std::string& target, const std::string& kernels) {
-  std::lock_guard lock(targetNamesMutex());
-  kernelsAliases()[target] = kernels;
-}
-
-std::string kernelsTargetOf(std::string_view target) {
-  std::lock_guard lock(targetNamesMutex());
-  auto it = kernelsAliases().find(target);
-  return it == kernelsAliases().end() ? std::string(target) : it->second;
+  return detail::namesIn(dataKernelsDir() / kernelsFolderOf(target));
 }
 
 }  // namespace sk

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/target/Targets.h"
 #include "superkernel/support/Paths.h"
 
 namespace sk {
@@ -98,6 +99,11 @@ const char* accessName(Access a) {
 }
 const char* partitionName(Partition p) { return p == Partition::Block ? "block" : "all"; }
 
+int64_t KernelDecl::attribute(std::string_view key, int64_t fallback) const {
+  auto it = attributes.find(std::string(key));
+  return it == attributes.end() ? fallback : it->second;
+}
+
 const ParamDecl* KernelDecl::findParam(std::string_view n) const {
   for (const auto& p : params)
     if (p.name == n) return &p;
@@ -141,8 +147,8 @@ std::filesystem::path templatesDir() { return dataTemplatesDir(); }
 OpList retargetOpList(OpList list, const std::string& target) {
   if (target.empty() || target == list.target) return list;
   // A target that compiles another's kernels (cuda-sim: cuda's) reads a plain source as that target's.
-  const std::string own = kernelsTargetOf(list.target);
-  if (own != kernelsTargetOf(target)) {
+  const std::string own = kernelsFolderOf(list.target);
+  if (own != kernelsFolderOf(target)) {
     for (KernelDecl& k : list.kernels) {
       if (!k.builtin.empty() || !k.sources.empty()) continue;
       k.sources[own] = k.source;
@@ -163,6 +169,12 @@ bool isIdentifier(std::string_view s) {
     if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
   return true;
 }
+
+}  // namespace detail
+
+namespace oplist {
+
+using detail::ojson;
 
 std::string quote(std::string_view s) {
   // nlohmann's dump escapes control characters and quotes; invalid UTF-8 is
@@ -190,5 +202,5 @@ Error pathError(const std::string& origin, const std::string& path, const std::s
 
 std::string opPath(size_t i) { return "ops[" + std::to_string(i) + "]"; }
 
-}  // namespace detail
+}  // namespace oplist
 }  // namespace sk

@@ -9,18 +9,23 @@
 #include <string_view>
 
 #include "superkernel/frontend/OpList.h"
+#include "superkernel/frontend/OpListPaths.h"
 
 namespace sk::detail {
+
+// The op-list path helpers other stages use too (frontend/OpListPaths.h).
+using oplist::opPath;
+using oplist::pathError;
+using oplist::pathKey;
+using oplist::quote;
+using oplist::resolveKernel;
 
 using ojson = nlohmann::ordered_json;
 
 /// ".key" for identifier-like keys, else `["key"]` (JSON-escaped), so a path
 /// stays unambiguous for any key a hostile file may use.
-std::string pathKey(std::string_view key);
 /// "<origin>: <path>: <msg>", leaving out empty parts.
-Error pathError(const std::string& origin, const std::string& path, const std::string& msg);
 /// JSON-quoted string for messages (escapes control characters).
-std::string quote(std::string_view s);
 /// C identifier: [A-Za-z_][A-Za-z0-9_]*.
 bool isIdentifier(std::string_view s);
 
@@ -45,7 +50,6 @@ Expected<KernelDecl> findBuiltinKernelFor(const std::filesystem::path& kernelsRo
 /// are looked up (name kept as the op list's key, `builtin` kept); a
 /// "sources" map gives the target's source (or an error naming the targets
 /// it has); others are copied.
-Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view target);
 /// resolveKernel, or when `target` lacks the kernel, another target's
 /// declaration (for the op list's checks: --target may choose another target
 /// than the list's; planOpList's resolveKernels makes the missing one an error).
@@ -63,6 +67,5 @@ Status validateBuffer(const OpList& list, size_t bufferIndex, const OpListLimits
 /// (Options.h), errors carrying `path`.
 Status checkOptionsText(const OpList& list, const std::string& text, const std::string& path);
 
-std::string opPath(size_t i);
 
 }  // namespace sk::detail

@@ -8,11 +8,13 @@
 // ("x.json: ops[3].args.z: ..."). Structure and types are checked here;
 // cross-references and sizes are checked by validateOpList(), which
 // parseOpList() runs last, so a parsed list is always a valid one.
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/target/Targets.h"
 #include "support/InputGrammar.h"
 
 namespace sk {
@@ -110,15 +112,14 @@ class Reader {
   Error err(const std::string& path, const std::string& msg) const { return pathError(origin_, path, msg); }
 
   Status onlyKeys(const ojson& j, const std::string& path, std::initializer_list<const char*> allowed) const {
+    return onlyKeys(j, path, std::vector<std::string>(allowed.begin(), allowed.end()));
+  }
+  Status onlyKeys(const ojson& j, const std::string& path, const std::vector<std::string>& allowed) const {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      bool ok = false;
-      for (const char* a : allowed)
-        if (it.key() == a) ok = true;
-      if (!ok) {
-        std::string list;
-        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        return err(path + pathKey(it.key()), "unknown key " + quote(it.key()) + " (expected one of: " + list + ")");
-      }
+      if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+      std::string list;
+      for (const std::string& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      return err(path + pathKey(it.key()), "unknown key " + quote(it.key()) + " (expected one of: " + list + ")");
     }
     return Status::success();
   }
@@ -261,9 +262,13 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
     if (j.contains("macros")) { SK_ASSIGN_OR_RETURN(k.macros, r.macros(j["macros"], path + ".macros")); }
     return k;
   }
-  SK_RETURN_IF_ERROR(r.onlyKeys(
-      j, path, {"source", "sources", "entry", "core_type", "early_start", "kernel_sync", "block_dim_invariant",
-                 "threads", "shared_bytes", "sync_all_calls", "params", "macros"}));
+  // The shared keys, then those a registered back end defines for its kernels (target/Targets.h).
+  std::vector<std::string> keys = {"source",      "sources",     "entry",               "core_type",
+                                   "early_start", "kernel_sync", "block_dim_invariant", "params",
+                                   "macros"};
+  const std::vector<std::string> attributeKeys = kernelAttributeKeys();
+  keys.insert(keys.end(), attributeKeys.begin(), attributeKeys.end());
+  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, keys));
   if (j.contains("source") && j.contains("sources"))
     return r.err(path, "give \"source\" or \"sources\" (one per target), not both");
   for (const char* req : {"entry", "params"})
@@ -300,23 +305,17 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   if (j.contains("block_dim_invariant")) {
     SK_ASSIGN_OR_RETURN(k.blockDimInvariant, r.boolean(j["block_dim_invariant"], path + ".block_dim_invariant"));
   }
-  // cuda's CTA shape (other targets ignore it): at most 1024 threads, a
-  // multiple of the warp; dynamic shared memory within an H100's 227 KiB.
-  if (j.contains("threads")) {
-    SK_ASSIGN_OR_RETURN(int64_t t, r.integer(j["threads"], path + ".threads", 32, 1024));
-    if (t % 32 != 0) return r.err(path + ".threads", std::to_string(t) + " is not a multiple of 32 (the warp size)");
-    k.threads = static_cast<uint32_t>(t);
-  }
-  if (j.contains("shared_bytes")) {
-    SK_ASSIGN_OR_RETURN(int64_t b, r.integer(j["shared_bytes"], path + ".shared_bytes", 0, 232448));
-    k.sharedBytes = static_cast<uint32_t>(b);
-  }
-  // ascend: how many times one launch calls AscendC::SyncAll (feed-sync-all
-  // repeats it on the cores outside the op's blocks); validateKernel checks
-  // that only a kernel_sync kernel says it.
-  if (j.contains("sync_all_calls")) {
-    SK_ASSIGN_OR_RETURN(int64_t c, r.integer(j["sync_all_calls"], path + ".sync_all_calls", 1, 65535));
-    k.syncAllCalls = static_cast<uint32_t>(c);
+  // A back end's keys: integers in the range it defines, with its rule on the value; the rules across the
+  // declaration are the validator's (validateKernel), which also sees declarations built in C++.
+  for (const std::string& key : attributeKeys) {
+    if (!j.contains(key)) continue;
+    const KernelAttribute* a = findKernelAttribute(key);
+    if (!a) continue;  // unregistered since kernelAttributeKeys(): not possible for built-in back ends
+    SK_ASSIGN_OR_RETURN(int64_t v, r.integer(j[key], path + "." + key, a->min, a->max));
+    if (a->checkValue) {
+      if (std::string p = a->checkValue(v); !p.empty()) return r.err(path + "." + key, std::to_string(v) + " " + p);
+    }
+    k.attributes[key] = v;
   }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "frontend/OpListInternal.h"
+#include "superkernel/target/Targets.h"
 #include "superkernel/frontend/Options.h"
 #include "support/InputGrammar.h"
 
@@ -90,13 +91,25 @@ Status validateKernel(const OpList& l, size_t ki, const KernelDecl& k, const OpL
                             ", as another scalar parameter does (names differing only in case)");
   }
   if (!isIdentifier(k.entry)) return err(l, where + ".entry", "entry " + quote(k.entry) + " is not a C identifier");
-  // ascend's SyncAll count, as the parser checks it (a declaration built through the C++ API skips the parser).
-  if (k.syncAllCalls > 65535)
-    return err(l, where + ".sync_all_calls", "integer " + std::to_string(k.syncAllCalls) + " out of range 1..65535");
-  if (k.syncAllCalls > 0 && !k.kernelSync)
-    return err(l, where + ".sync_all_calls",
-               "only a kernel that syncs its own blocks declares how often it calls SyncAll; add "
-               "\"kernel_sync\": true or drop \"sync_all_calls\"");
+  // The back ends' keys, with their rules (target/Targets.h): as the parser checks them, since a declaration
+  // built through the C++ API skips the parser, then the rules across the declaration.
+  for (const auto& [key, value] : k.attributes) {
+    const KernelAttribute* a = findKernelAttribute(key);
+    if (!a) {
+      std::string known;
+      for (const std::string& n : kernelAttributeKeys()) known += (known.empty() ? "" : ", ") + n;
+      return err(l, where + "." + key, "no back end defines the kernel key " + quote(key) + " (defined: " + known + ")");
+    }
+    if (value < a->min || value > a->max)
+      return err(l, where + "." + key, "integer " + std::to_string(value) + " out of range " + std::to_string(a->min) +
+                                           ".." + std::to_string(a->max));
+    if (a->checkValue) {
+      if (std::string p = a->checkValue(value); !p.empty()) return err(l, where + "." + key, std::to_string(value) + " " + p);
+    }
+    if (a->checkDecl) {
+      if (std::string p = a->checkDecl(k); !p.empty()) return err(l, where + "." + key, p);
+    }
+  }
   SK_RETURN_IF_ERROR(checkMacros(l, k.macros, where + ".macros", limits, k.entry));
   if (k.source.empty() && k.sourcePath.empty()) return err(l, where + ".source", "missing source");
   std::error_code ec;
@@ -253,10 +266,9 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
   if (l.version != OpList::kFormatVersion)
     return err(l, "version", "unsupported version " + std::to_string(l.version) + " (supported: 1)");
   {
-    const std::vector<std::string> targets = acceptedTargetNames();
-    if (std::find(targets.begin(), targets.end(), l.target) == targets.end()) {
+    if (!isRegisteredTarget(l.target)) {
       std::string names;
-      for (const auto& t : targets) names += (names.empty() ? "" : ", ") + t;
+      for (const auto& t : targetNames()) names += (names.empty() ? "" : ", ") + t;
       return err(l, "target", "unknown target " + quote(l.target) + " (accepted: " + names + ")");
     }
   }

@@ -41,9 +41,7 @@ ojson writeKernelObject(const KernelDecl& k) {
   if (k.earlyStart) j["early_start"] = true;
   if (k.kernelSync) j["kernel_sync"] = true;
   if (k.blockDimInvariant) j["block_dim_invariant"] = true;
-  if (k.threads) j["threads"] = k.threads;
-  if (k.sharedBytes) j["shared_bytes"] = k.sharedBytes;
-  if (k.syncAllCalls) j["sync_all_calls"] = k.syncAllCalls;
+  for (const auto& [key, value] : k.attributes) j[key] = value;  // a back end's keys (target/Targets.h)
   ojson params = ojson::array();
   for (const auto& p : k.params) {
     ojson pj = ojson::object();

@@ -17,7 +17,7 @@
 // - The kernel_sync rule is checked once, by validatePlan.
 #include <set>
 
-#include "frontend/OpListInternal.h"
+#include "superkernel/frontend/OpListPaths.h"
 #include "plan/PlanInternal.h"
 
 namespace sk::plan {
@@ -25,7 +25,7 @@ namespace sk::plan {
 namespace {
 Expected<uint32_t> poolOf(const PlanContext& ctx, const PlannedOp& op) {
   auto p = ctx.config.machine.poolFor(ctx.plan.variants.at(op.variant).decl.coreType);
-  if (!p) return detail::pathError(ctx.list.origin, detail::opPath(op.opIndex), p.error().message());
+  if (!p) return oplist::pathError(ctx.list.origin, oplist::opPath(op.opIndex), p.error().message());
   return p;
 }
 }  // namespace

@@ -42,7 +42,7 @@
 
 #include <set>
 
-#include "frontend/OpListInternal.h"
+#include "superkernel/frontend/OpListPaths.h"
 #include "plan/PlanInternal.h"
 #include "superkernel/support/Log.h"
 
@@ -72,16 +72,16 @@ struct Former {
   std::string where(uint32_t i) const {
     const Op& op = list().ops[i];
     std::string what = op.kind == Op::Kind::Launch ? op.name : (op.kind == Op::Kind::Record ? "record " : "wait ") + op.event;
-    return detail::opPath(i) + " (" + what + ")";
+    return oplist::opPath(i) + " (" + what + ")";
   }
-  Error err(uint32_t i, const std::string& msg) const { return detail::pathError(list().origin, detail::opPath(i), msg); }
+  Error err(uint32_t i, const std::string& msg) const { return oplist::pathError(list().origin, oplist::opPath(i), msg); }
 
   Expected<Options> optionsFor(const std::optional<std::string>& scope) const {
     if (!scope) return ctx.options;
     auto it = list().scopes.find(*scope);
     if (it == list().scopes.end()) return ctx.options;
     auto o = parseOptions(it->second.options, ctx.options);
-    if (!o) return detail::pathError(list().origin, "scopes" + detail::pathKey(*scope) + ".options", o.error().message());
+    if (!o) return oplist::pathError(list().origin, "scopes" + oplist::pathKey(*scope) + ".options", o.error().message());
     return o;
   }
 
@@ -92,9 +92,9 @@ struct Former {
     if (!open) return Status::success();
     open->endReason = reason;
     if (broken) {
-      std::string msg = "scope " + detail::quote(open->scope) + " split: " + reason;
+      std::string msg = "scope " + oplist::quote(open->scope) + " split: " + reason;
       if (open->options.strictScopeCheck == StrictScope::Abort)
-        return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
+        return oplist::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
       initLogging();
       spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
       ctx.plan.report.warnings.push_back(msg);
@@ -110,9 +110,9 @@ struct Former {
 
   // A scoped op that runs outside its scope's SuperKernel without splitting it: a warning, or (abort) an error.
   Status leavesScope(uint32_t i, const Options& o, const std::string& why) {
-    std::string msg = "scope " + detail::quote(*list().ops[i].scope) + ": " + where(i) + ": " + why;
+    std::string msg = "scope " + oplist::quote(*list().ops[i].scope) + ": " + where(i) + ": " + why;
     if (o.strictScopeCheck == StrictScope::Abort)
-      return detail::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
+      return oplist::pathError(list().origin, "", msg + " (strict-scope-check=abort)");
     initLogging();
     spdlog::warn("{}{}", list().origin.empty() ? "" : list().origin + ": ", msg);
     ctx.plan.report.warnings.push_back(msg);
@@ -144,7 +144,7 @@ struct Former {
       const uint32_t j = side.ops.at(0);
       if (list().ops[j].stream != op.stream && launchesConflict(ctx, j, i)) return false;
     }
-    const std::string how = "runs beside SuperKernel " + detail::quote(open->name) + " on stream " +
+    const std::string how = "runs beside SuperKernel " + oplist::quote(open->name) + " on stream " +
                                std::to_string(op.stream) + ", ordered with it by GM notify/wait words";
     if (op.scope) SK_RETURN_IF_ERROR(leavesScope(i, o, why + ", " + how));
     open->sides.push_back(singleSegment(op, i, o, where(i) + ": " + how));
@@ -175,12 +175,12 @@ struct Former {
     std::string names;
     for (size_t k : waited) {
       need += unitsOf(open->sides[k].ops.at(0), true);
-      names += (names.empty() ? "" : ", ") + detail::quote(open->sides[k].name);
+      names += (names.empty() ? "" : ", ") + oplist::quote(open->sides[k].name);
     }
     const MachineModel& m = ctx.config.machine;
     if (held + need <= m.deviceCores()) return {};
     return "waits for side launch(es) " + names + ", which need " + std::to_string(need) + " of the device's " +
-           std::to_string(m.deviceCores()) + " " + m.unitNoun + " while SuperKernel " + detail::quote(open->name) +
+           std::to_string(m.deviceCores()) + " " + m.unitNoun + " while SuperKernel " + oplist::quote(open->name) +
            " holds " + std::to_string(held) + " (a side launch runs on cores the SuperKernel leaves free)";
   }
 
@@ -213,7 +213,7 @@ struct Former {
     for (uint32_t j : ops) {
       const Op& op = list().ops[j];
       if (ctx.kernels.at(op.kernel).kernelSync && !kernelSyncFits(op.blockDim, perQueue))
-        return "kernel_sync op " + detail::quote(op.name) + " needs " + std::to_string(op.blockDim) + " cores, " +
+        return "kernel_sync op " + oplist::quote(op.name) + " needs " + std::to_string(op.blockDim) + " cores, " +
                std::to_string(streams.size()) + " stream queues leave " + std::to_string(perQueue) + " each";
     }
     return {};
@@ -224,7 +224,7 @@ struct Former {
     const KernelDecl& k = ctx.kernels.at(op.kernel);
     const MachineModel& m = ctx.config.machine;
     if (k.kernelSync && !kernelSyncFits(op.blockDim, m.totalCores()))
-      return err(i, "kernel_sync kernel " + detail::quote(op.kernel) + " needs all " + std::to_string(op.blockDim) +
+      return err(i, "kernel_sync kernel " + oplist::quote(op.kernel) + " needs all " + std::to_string(op.blockDim) +
                         " blocks at once but the " + m.coreOwner + " has " + std::to_string(m.totalCores()) + " " +
                         m.coreNoun);
     SK_ASSIGN_OR_RETURN(Options o, optionsFor(op.scope));
@@ -239,7 +239,7 @@ struct Former {
       unfused = op.scopeNull ? "never-fuse op (\"scope\": null)" : "unscoped op (runs unfused)";
     } else {
       if (o.debugCoreNum > 0 && static_cast<uint32_t>(o.debugCoreNum) > m.deviceCores())
-        return detail::pathError(list().origin, "scopes" + detail::pathKey(*op.scope),
+        return oplist::pathError(list().origin, "scopes" + oplist::pathKey(*op.scope),
                                  "debug-core-num=" + std::to_string(o.debugCoreNum) + " exceeds " +
                                      (m.pools.size() == 1 ? m.describeCores(m.totalCores())
                                                           : m.describeCores(m.deviceCores()) + " of its first pool (" +
@@ -278,7 +278,7 @@ struct Former {
       return Status::success();
     }
     if (open && open->scope != scope)
-      SK_RETURN_IF_ERROR(close(where(i) + ": scope change to " + detail::quote(scope), false));
+      SK_RETURN_IF_ERROR(close(where(i) + ": scope change to " + oplist::quote(scope), false));
     if (open) {
       if (auto w = sideStreamWaits.find(op.stream); w != sideStreamWaits.end()) {
         std::string reason = w->second.reason;
@@ -321,7 +321,7 @@ struct Former {
         w != sideStreamWaits.end() && w->second.at < recAt && w->second.waitedFor != op.stream)
       ordersInside = true;
     if (!ordersInside) return;
-    std::string reason = where(i) + ": cross-stream wait on event " + detail::quote(op.event) + " (stream " +
+    std::string reason = where(i) + ": cross-stream wait on event " + oplist::quote(op.event) + " (stream " +
                          std::to_string(op.stream) + " waits for stream " + std::to_string(srcStream) +
                          ") cannot be expressed inside one queue (stream-fusion=0)";
     if (ctx.config.machine.sideLaunches && !openStreams.count(op.stream)) {

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <set>
 
-#include "frontend/OpListInternal.h"
+#include "superkernel/frontend/OpListPaths.h"
 #include "plan/PlanInternal.h"
 #include "support/Fnv1a.h"
 
@@ -19,10 +19,10 @@ namespace sk::plan {
 Status resolveKernels(PlanContext& ctx) {
   for (const auto& k : ctx.list.kernels) {
     // The chosen target's declaration: a kernel it lacks is the error here.
-    auto r = detail::resolveKernel(k, ctx.list.target);
+    auto r = oplist::resolveKernel(k, ctx.list.target);
     if (!r)
-      return detail::pathError(ctx.list.origin,
-                               "kernels" + detail::pathKey(k.name) + (k.builtin.empty() ? ".sources" : ".builtin"),
+      return oplist::pathError(ctx.list.origin,
+                               "kernels" + oplist::pathKey(k.name) + (k.builtin.empty() ? ".sources" : ".builtin"),
                                r.error().message());
     ctx.kernels[k.name] = std::move(*r);
   }

@@ -1,36 +1,26 @@
 #include "superkernel/session/PlanOnly.h"
 
+#include "session/PlanCompile.h"
 #include "superkernel/target/Backend.h"
 
 namespace sk {
 
 Expected<PlanOnlyResult> planOnly(const OpList& list, const CompileRequest& request, const PlanOnlyConfig& config) {
-  // The same steps, in the same order and with the same error context, as
-  // the start of Session::compile, so both report the same plan and errors;
-  // only the toolchain (a compiler) is left out.
-  const std::string what = list.origin.empty() ? "op list" : list.origin;
+  // Session::compile's first part (session/PlanCompile.h); a target resolves to its back end's emitter and a
+  // device's machine model, with no toolchain (no compiler is searched for).
   PlanOnlyResult r;
-  CompiledPlan& cp = r.plan;
-  cp.list = retargetOpList(list, request.target);
-  auto opts = mergeOptions({list.options, config.sessionOptions, request.options});
-  if (!opts) return std::move(opts).error().context(what + ": options");
-  cp.options = *opts;
-  auto backend = findBackend(cp.list.target);
-  if (!backend) return std::move(backend).error().context(what);
-  auto emitter = (*backend)->makeEmitter();
-  if (!emitter) return std::move(emitter).error().context(what);
-  cp.target = *emitter;
-  DeviceOptions dopt;
-  dopt.cores = config.workers;
-  auto device = (*backend)->makeDevice(dopt);
-  if (!device) return std::move(device).error().context(what);
-  PlanConfig pc;
-  pc.machine = (*device)->machine();
-  pc.fuse = request.fuse;
-  r.cores = pc.machine.totalCores();
-  auto plan = planOpList(cp.list, cp.options, pc);
-  if (!plan) return std::move(plan).error();
-  cp.plan = std::move(*plan);
+  auto resolve = [&](const std::string& name) -> Expected<ResolvedTarget> {
+    SK_ASSIGN_OR_RETURN(const Backend* backend, findBackend(name));
+    ResolvedTarget t;
+    SK_ASSIGN_OR_RETURN(t.emitter, backend->makeEmitter());
+    DeviceOptions dopt;
+    dopt.cores = config.workers;
+    SK_ASSIGN_OR_RETURN(std::unique_ptr<Device> device, backend->makeDevice(dopt));
+    t.machine = device->machine();
+    r.cores = t.machine.totalCores();
+    return t;
+  };
+  SK_ASSIGN_OR_RETURN(r.plan, planCompile(list, request, config.sessionOptions, resolve));
   return r;
 }
 

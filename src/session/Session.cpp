@@ -1,6 +1,7 @@
 #include "superkernel/session/Session.h"
 
 #include "superkernel/session/DeviceBuffers.h"
+#include "session/PlanCompile.h"
 #include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "superkernel/support/Log.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
+#include "superkernel/target/Targets.h"
 
 namespace sk {
 
@@ -70,7 +72,7 @@ struct Session::Impl {
     tr.target = b->name;
     tr.defaultCompiler = std::string(st->recipe->defaultCompiler());
     tr.compilerEnvVar = std::string(st->recipe->compilerEnvVar());
-    if (b->name == "cpu") tr.compiler = options.compiler;
+    if (b->host) tr.compiler = options.compiler;  // the `compiler` option names the host target's
     auto tc = findToolchain(tr);
     if (!tc) return std::move(tc).error().context("target " + b->name);
     st->toolchain = std::move(*tc);
@@ -123,9 +125,9 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   auto cache = Cache::open(cc);
   if (!cache) return std::move(cache).error().context("while opening the cache");
   im.cache = std::move(*cache);
-  // The cpu target is set up now: a missing compiler is an error here, not
-  // at the first compile.
-  auto cpu = im.target("cpu");
+  // The host target (cpu) is set up now: a missing compiler is an error
+  // here, not at the first compile.
+  auto cpu = im.target(hostTargetName());
   if (!cpu) return std::move(cpu).error().context("while creating a session");
   im.cpu = *cpu;
   spdlog::debug("session: {} cpu core(s), compiler {}, cache {}", (*cpu)->device->machine().totalCores(),
@@ -178,24 +180,16 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   if (!currentBudget())
     budgetScope.emplace(std::make_shared<CompileBudget>(compileLimits().total, /*allOrNothing=*/true));
 
-  CompiledPlan cp;
-  cp.list = retargetOpList(list, request.target);
-  auto opts = mergeOptions({list.options, im.options.options, request.options});
-  if (!opts) return std::move(opts).error().context(what + ": options");
-  cp.options = *opts;
-
-  auto targetOr = im.target(cp.list.target);
-  if (!targetOr) return std::move(targetOr).error().context(what);
-  TargetState& ts = **targetOr;
-  cp.target = ts.emitter;
-  cp.device = ts.device.get();
-
-  PlanConfig pc;
-  pc.machine = ts.device->machine();
-  pc.fuse = request.fuse;
-  auto plan = planOpList(cp.list, cp.options, pc);
-  if (!plan) return std::move(plan).error();  // the planner's messages name the op list already
-  cp.plan = std::move(*plan);
+  // The plan, as planOnly makes it (session/PlanCompile.h), on this session's set-up target.
+  TargetState* tsp = nullptr;
+  auto resolve = [&](const std::string& name) -> Expected<ResolvedTarget> {
+    SK_ASSIGN_OR_RETURN(tsp, im.target(name));
+    return ResolvedTarget{tsp->emitter, tsp->device->machine(), tsp->device.get()};
+  };
+  auto planned = planCompile(list, request, im.options.options, resolve);
+  if (!planned) return std::move(planned).error();
+  CompiledPlan cp = std::move(*planned);
+  TargetState& ts = *tsp;
 
   Driver& driver = im.driver(ts, cp.list.arch);
 
@@ -254,7 +248,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
       baseMeta["op_list"] = writeOpList(cp.list);
       baseMeta["options"] = cp.options.canonical();
       baseMeta["fuse"] = request.fuse;
-      baseMeta["workers"] = pc.machine.deviceCores();  // what sk-cache verify re-creates the device with
+      baseMeta["workers"] = ts.device->machine().deviceCores();  // what sk-cache verify re-creates the device with
       baseMeta["target"] = cp.list.target;
       baseMeta["base_dir"] = cp.list.baseDir.string();
       baseMeta["plan_report"] = formatPlanReport(cp.plan);

@@ -127,8 +127,6 @@ fs::path dataRuntimeDir() {
   if (const char* v = env("SK_RUNTIME_DIR")) return fs::path(v);
   return dataRoot() / "runtime";
 }
-fs::path runtimeIncludeDir() { return dataRuntimeDir() / "cpu" / "include"; }
-fs::path runtimeCpuSourceDir() { return dataRuntimeDir() / "cpu" / "src"; }
 const char* libraryVersion() { return SK_VERSION_STRING; }
 
 }  // namespace sk

@@ -1,14 +1,16 @@
-// The back-end registry: the one place that knows which targets exist. The
-// cpu, ascend (simulated), cuda and cuda-sim back ends are built in; registerBackend() adds
-// others (a test back end from its own file, a plugin).
+// The back-end registry: the one place that knows which targets exist
+// (target/Targets.h answers for code below the back ends). The built-in back
+// ends are one line each below; registerBackend() adds others (a test back
+// end from its own file, a plugin).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
-#include "superkernel/frontend/OpList.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/target/Backend.h"
+#include "superkernel/target/Targets.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/cpu/CpuBackend.h"
 #include "target/cuda/CudaBackend.h"
@@ -17,19 +19,13 @@ namespace sk {
 
 namespace {
 
-// Op lists may now name it; its kernels are looked up where it says.
-void announce(const Backend& b) {
-  addAcceptedTargetName(b.name);
-  if (!b.kernels.empty()) addTargetKernelsAlias(b.name, b.kernels);
-}
-
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
+  // The built-in back ends: one registration each.
   Registry() {
     for (Backend b : {cpuBackend(), ascendBackend(), cudaBackend(), cudaSimBackend()}) {
       std::string name = b.name;
-      announce(b);
       backends.emplace(name, std::make_unique<Backend>(std::move(b)));
     }
   }
@@ -54,8 +50,17 @@ Status registerBackend(Backend backend) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   if (r.backends.count(backend.name)) return internalError(fmt::format("target '{}' is already registered", backend.name));
+  for (const KernelAttribute& a : backend.kernelAttributes) {
+    for (const auto& [n, b] : r.backends)
+      for (const KernelAttribute& other : b->kernelAttributes)
+        if (other.key == a.key)
+          return internalError(fmt::format("registerBackend: kernel key '{}' is defined by '{}' already", a.key, n));
+  }
+  if (backend.host) {
+    for (const auto& [n, b] : r.backends)
+      if (b->host) return internalError(fmt::format("registerBackend: '{}' is the host target already", n));
+  }
   std::string name = backend.name;
-  announce(backend);
   r.backends.emplace(name, std::make_unique<Backend>(std::move(backend)));
   return Status::success();
 }
@@ -76,6 +81,50 @@ std::vector<std::string> targetNames() {
   return out;
 }
 
+bool isRegisteredTarget(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  return r.backends.find(name) != r.backends.end();
+}
+
+std::string kernelsFolderOf(std::string_view target) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.backends.find(target);
+  if (it == r.backends.end() || it->second->kernels.empty()) return std::string(target);
+  return it->second->kernels;
+}
+
+const KernelAttribute* findKernelAttribute(std::string_view key, std::string* target) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  for (const auto& [n, b] : r.backends)
+    for (const KernelAttribute& a : b->kernelAttributes)
+      if (a.key == key) {
+        if (target) *target = n;
+        return &a;
+      }
+  return nullptr;
+}
+
+std::vector<std::string> kernelAttributeKeys() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::vector<std::string> keys;
+  for (const auto& [n, b] : r.backends)
+    for (const KernelAttribute& a : b->kernelAttributes) keys.push_back(a.key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+std::string hostTargetName() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  for (const auto& [n, b] : r.backends)
+    if (b->host) return n;
+  return {};  // unreachable: a built-in back end is the host's
+}
+
 Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name) {
   SK_ASSIGN_OR_RETURN(const Backend* b, findBackend(name));
   return b->makeEmitter();
@@ -84,6 +133,8 @@ Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name) {
 Status BuildRecipe::postProcessObject(const std::filesystem::path&, const KernelVariant&, const RecipeTools&) const {
   return Status::success();
 }
+
+Expected<std::string> BuildRecipe::postProcessKey(const Toolchain&) const { return std::string(); }
 
 Expected<uint64_t> BuildRecipe::symbolSize(std::string_view objectBytes, std::string_view symbol) const {
   return readSymbolSize(objectBytes, symbol);

@@ -24,12 +24,7 @@ sk::OpList addExampleList() {
 TEST(AscendAddExample, FusedEqualsUnfusedUnderEveryOptionMix) {
   const sk::OpList list = addExampleList();
   ASSERT_EQ(list.ops.size(), 4u);
-  std::map<uint32_t, std::unique_ptr<sk::Session>> sessions;
-  auto session = [&](uint32_t aiCores) -> sk::Session* {
-    auto& s = sessions[aiCores];
-    if (!s) s = sktest::ascend::ascendSession(aiCores);
-    return s.get();
-  };
+  sktest::ascend::SessionsByCores session;
   sk::Session* first = session(2);
   ASSERT_NE(first, nullptr);
   const std::unique_ptr<sk::BufferSet> reference = sktest::ascend::referenceRun(*first, list);
@@ -52,20 +47,10 @@ TEST(AscendAddExample, FusedEqualsUnfusedUnderEveryOptionMix) {
   EXPECT_EQ(wrong, 0u);
 
   // The builtin list's Latin square (BuiltinsListTest.cpp), then the decode layer's mixes (PlannedRunTest.cpp).
-  const char* preloads[] = {"none", "per-func", "max"};
-  const uint32_t aiCores[] = {1, 2, 4};
-  for (int es = 0; es < 3; ++es) {
-    for (int p = 0; p < 3; ++p) {
-      const uint32_t cores = aiCores[(es + p) % 3];
-      const std::string options = "early-start=" + std::to_string(es) + ":preload-code=" + preloads[p];
-      SCOPED_TRACE(options + " AI Cores " + std::to_string(cores));
-      sk::Session* s = session(cores);
-      ASSERT_NE(s, nullptr);
-      auto rc = sktest::ascend::expectFusedEqualsReference(*s, list, options, *reference);
-      EXPECT_EQ(rc.fusedSteps, 1u) << "the four adds are one SuperKernel";
-      EXPECT_EQ(rc.unfusedSteps, 0u);
-    }
-  }
+  sktest::ascend::expectFusedEqualsReferenceOverSquare(session, list, *reference, "", [](const auto& rc) {
+    EXPECT_EQ(rc.fusedSteps, 1u) << "the four adds are one SuperKernel";
+    EXPECT_EQ(rc.unfusedSteps, 0u);
+  });
   for (const char* options : {"", "early-start=0:split-mode=1", "early-start=2:preload-code=max",
                               "debug-sync-all=1:split-mode=2:profiling=1", "stream-fusion=1:split-mode=1"}) {
     SCOPED_TRACE(std::string("options: ") + options);

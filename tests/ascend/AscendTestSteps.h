@@ -29,6 +29,24 @@ inline AscendObject object(const char* source, const char* entry, std::string sy
   return o;
 }
 
+/// Ascend C test kernels (tests/ascend/data/kernels): ports of the session tests' kernels, sync_sum and
+/// cube_gemv.
+inline std::filesystem::path testKernelsDir() {
+  return std::filesystem::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
+}
+
+/// The cube projection of the steps below (tests/ascend/data/kernels/cube_gemv.cpp: scalar code with its own
+/// early start; the gemv builtin runs on the vector cores): y[rows] = W[rows x cols] (bf16 or f32) . x[cols].
+inline AscendObject cubeGemv(std::string symbol, bool bf16, int rows, int cols) {
+  std::vector<std::pair<std::string, std::string>> defines{{"SK_ROWS", std::to_string(rows)},
+                                                           {"SK_COLS", std::to_string(cols)}};
+  if (bf16) defines.insert(defines.begin(), {"SK_WEIGHT_BF16", "1"});
+  AscendObject o = object("cube_gemv.cpp", bf16 ? "fx_cube_gemv_bf16w" : "fx_cube_gemv_f32", std::move(symbol),
+                          Pool::Cube, std::move(defines), true);
+  o.source = testKernelsDir() / "cube_gemv.cpp";
+  return o;
+}
+
 inline sk::PlanBuffer buffer(const char* name, sk::DType t, uint64_t elements, uint32_t index) {
   sk::PlanBuffer b;
   b.name = name;
@@ -75,8 +93,7 @@ inline AscendStep chain(const sk::Options& options) {
   s.objects = {
       object("rms_norm.cpp", "sk_rms_norm_f32", "sk_rms_norm_f32__vt0", Pool::Vector,
              {{"SK_ROWS", "1"}, {"SK_COLS", "64"}, {"SK_EPS", "1e-5f"}}),
-      object("gemv.cpp", "sk_gemv_bf16w", "sk_gemv_bf16w__vt1", Pool::Cube,
-             {{"SK_WEIGHT_BF16", "1"}, {"SK_ROWS", "37"}, {"SK_COLS", "64"}}, true),
+      cubeGemv("fx_cube_gemv_bf16w__vt1", true, 37, 64),
       object("add.cpp", "sk_add_f32", "sk_add_f32__vt2", Pool::Vector, {{"SK_N", "37"}}),
       object("copy.cpp", "sk_copy_f32", "sk_copy_f32__vt3", Pool::Vector, {{"SK_N", "37"}}),
       object("swiglu.cpp", "sk_swiglu_f32", "sk_swiglu_f32__vt4", Pool::Vector, {{"SK_N", "37"}}),
@@ -142,10 +159,7 @@ inline AscendStep cubeOnly(const sk::Options& options) {
   s.buffers = {buffer("W", sk::DType::BF16, 37 * 64, 0), buffer("x", sk::DType::F32, 64, 1),
                buffer("y", sk::DType::F32, 37, 2), buffer("V", sk::DType::F32, 64 * 37, 3),
                buffer("u", sk::DType::F32, 64, 4)};
-  s.objects = {object("gemv.cpp", "sk_gemv_bf16w", "sk_gemv_bf16w__vc0", Pool::Cube,
-                      {{"SK_WEIGHT_BF16", "1"}, {"SK_ROWS", "37"}, {"SK_COLS", "64"}}, true),
-               object("gemv.cpp", "sk_gemv_f32", "sk_gemv_f32__vc1", Pool::Cube, {{"SK_ROWS", "64"}, {"SK_COLS", "37"}},
-                      true)};
+  s.objects = {cubeGemv("fx_cube_gemv_bf16w__vc0", true, 37, 64), cubeGemv("fx_cube_gemv_f32__vc1", false, 64, 37)};
   s.ops = {op("p1", 0, 5, Pool::Cube, {{0, 0}, {1, 0}, {2, 0}}), op("p2", 1, 3, Pool::Cube, {{3, 0}, {2, 0}, {4, 0}})};
   s.ops[0].ownEarlyStart = s.ops[1].ownEarlyStart = options.earlyStart == 1;
   s.edges = {edge(0, 1, false, "p2 <- p1 (RAW on y)")};
@@ -188,11 +202,6 @@ inline AscendStep wide(const sk::Options& options) {
   return s;
 }
 
-/// Ascend C test kernels (tests/ascend/data/kernels): ports of the session tests' kernels, and sync_sum.
-inline std::filesystem::path testKernelsDir() {
-  return std::filesystem::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
-}
-
 /// sync_sum (tests/ascend/data/kernels/sync_sum.cpp: SyncAll twice per launch, kernel_sync) on 3 blocks
 /// between two wider vector ops: add (6 blocks) -> sync_sum (3 blocks; its SyncAll is a barrier over all 6
 /// vector cores, so 3 cores must feed it) -> add (6 blocks). MIX_AIV_1_0 on 6 vector cores.
@@ -232,8 +241,7 @@ inline AscendStep feedMix(const sk::Options& options) {
   s.buffers = {buffer("W", sk::DType::F32, 40 * 16, 0), buffer("x", sk::DType::F32, 16, 1),
                buffer("y", sk::DType::F32, 40, 2),      buffer("partial", sk::DType::F32, 8, 3),
                buffer("t", sk::DType::F32, 40, 4),      buffer("u", sk::DType::F32, 40, 5)};
-  s.objects = {object("gemv.cpp", "sk_gemv_f32", "sk_gemv_f32__vm0", Pool::Cube, {{"SK_ROWS", "40"}, {"SK_COLS", "16"}},
-                      true),
+  s.objects = {cubeGemv("fx_cube_gemv_f32__vm0", false, 40, 16),
                object("sync_sum.cpp", "fx_sync_sum", "fx_sync_sum__vm1", Pool::Vector, {{"SK_N", "40"}}),
                object("add.cpp", "sk_add_f32", "sk_add_f32__vm2", Pool::Vector, {{"SK_N", "40"}})};
   s.objects[1].source = testKernelsDir() / "sync_sum.cpp";

@@ -25,12 +25,7 @@ TEST(AscendBuiltinsList, EveryBuiltinFusedEqualsUnfusedUnderTheLatinSquare) {
   ASSERT_FALSE(list.ops.empty());
 
   // One session per AI Core count (the sessions keep their compiled objects in memory).
-  std::map<uint32_t, std::unique_ptr<sk::Session>> sessions;
-  auto session = [&](uint32_t aiCores) -> sk::Session* {
-    auto& s = sessions[aiCores];
-    if (!s) s = sktest::ascend::ascendSession(aiCores);
-    return s.get();
-  };
+  sktest::ascend::SessionsByCores session;
 
   sk::Session* first = session(2);
   ASSERT_NE(first, nullptr);
@@ -44,20 +39,10 @@ TEST(AscendBuiltinsList, EveryBuiltinFusedEqualsUnfusedUnderTheLatinSquare) {
   ASSERT_TRUE(changed->has_value());
   EXPECT_GE((*changed)->differingBuffers, list.buffers.size() / 2) << "most outputs should be written";
 
-  const char* preloads[] = {"none", "per-func", "max"};
-  const uint32_t aiCores[] = {1, 2, 4};
-  for (int es = 0; es < 3; ++es) {
-    for (int p = 0; p < 3; ++p) {
-      const uint32_t cores = aiCores[(es + p) % 3];
-      const std::string options = "early-start=" + std::to_string(es) + ":preload-code=" + preloads[p];
-      SCOPED_TRACE(options + " AI Cores " + std::to_string(cores));
-      sk::Session* s = session(cores);
-      ASSERT_NE(s, nullptr);
-      auto rc = sktest::ascend::expectFusedEqualsReference(*s, list, options, *reference);
-      EXPECT_GE(rc.fusedSteps, 1u) << "fusion must make SuperKernels";
-      EXPECT_LT(rc.fusedSteps + rc.unfusedSteps, list.ops.size()) << "fusion must reduce the launch count";
-    }
-  }
+  sktest::ascend::expectFusedEqualsReferenceOverSquare(session, list, *reference, "", [&](const auto& rc) {
+    EXPECT_GE(rc.fusedSteps, 1u) << "fusion must make SuperKernels";
+    EXPECT_LT(rc.fusedSteps + rc.unfusedSteps, list.ops.size()) << "fusion must reduce the launch count";
+  });
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The ascend builtin kernels (kernels/ascend) against the cpu builtins of the
 // same name: same static shapes, same inputs, every block dim in {1, 3, 7}
-// (one not dividing most sizes), outputs compared bit for bit (reductions, which the cpu builtins now sum
-// in a vectorized order, to a 1e-5 relative tolerance). The ascend
+// (one not dividing most sizes), outputs compared bit for bit (sums the ascend kernels add in ReduceSum's
+// order and the cpu builtins in another, to a 1e-5 relative tolerance, unless the inputs make every order
+// exact; an f32 -> f16 NaN as a NaN of the same sign). The ascend
 // kernel runs in the simulator as an unfused launch of its core type (vector:
 // AIV_ONLY, cube: AIC_ONLY); the cpu kernel is called block by block.
 // tests.cmake compiles both with the shapes used here.
@@ -64,6 +65,13 @@ ASC(rope_tiles, uint8_t*, uint8_t*);
 ASC(softmax_wide, uint8_t*, uint8_t*);
 ASC(attn_decode_wide, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 ASC(rms_norm_too_wide, uint8_t*, uint8_t*, uint8_t*);
+ASC(gemv_wide, uint8_t*, uint8_t*, uint8_t*);
+ASC(gemv_bf16w_chunks, uint8_t*, uint8_t*, uint8_t*);
+ASC(gemv_bf16w_tall, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_expert_wide, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_gate_wide, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_gate_wide_softmax, uint8_t*, uint8_t*, uint8_t*);
+ASC(moe_gate_too_wide, uint8_t*, uint8_t*, uint8_t*);
 
 // The cpu builtins (scalars are ignored: the static shapes are compiled in).
 void cpu_add(const sk_ctx*, const float*, const float*, float*, int64_t);
@@ -108,6 +116,14 @@ void cpu_softmax_wide(const sk_ctx*, const float*, float*, int64_t, int64_t);
 void cpu_attn_decode_wide(const sk_ctx*, const float*, const float*, const float*, float*, int64_t, int64_t, int64_t,
                           int64_t, int64_t, float);
 void cpu_rms_norm_too_wide(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t, float);
+void cpu_gemv_wide(const sk_ctx*, const float*, const float*, float*, int64_t, int64_t);
+void cpu_gemv_bf16w_chunks(const sk_ctx*, const uint16_t*, const float*, float*, int64_t, int64_t);
+void cpu_gemv_bf16w_tall(const sk_ctx*, const uint16_t*, const float*, float*, int64_t, int64_t);
+void cpu_moe_expert_wide(const sk_ctx*, const float*, const float*, const int32_t*, float*, int64_t, int64_t, int64_t,
+                         int64_t, int32_t);
+void cpu_moe_gate_wide(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t, int32_t);
+void cpu_moe_gate_wide_softmax(const sk_ctx*, const float*, int32_t*, float*, int64_t, int64_t, int64_t, int32_t,
+                               int32_t);
 }
 
 namespace ascend_kernels_test {
@@ -136,6 +152,15 @@ Buf randomBuf(size_t words, uint32_t seed) {
   return b;
 }
 
+// How an output is compared with the cpu builtin's.
+enum class Cmp : uint8_t {
+  Bits,     // bit for bit
+  Close,    // f32 within 1e-5 relative (+ 1e-6): a sum the ascend kernel adds in ReduceSum's order
+  HalfNaN,  // f16 bit for bit, but two NaNs of the same sign are equal: the cpu builtin writes the one quiet
+            // NaN sign | 0x7e00, the simulator's Cast keeps the payload's top bits (as x86's F16C), and which
+            // NaN a device writes is not known here
+};
+
 struct KernelPairCase {
   const char* name;
   TaskType type;
@@ -145,6 +170,7 @@ struct KernelPairCase {
   std::function<void(const sk_ctx*, std::vector<Buf>&)> cpu;
   std::function<void(std::vector<Buf>&)> prepare = {};  // fix up inputs (indices etc.)
   bool inPlace = false;  // the outputs are readwrite: they keep their inputs instead of the garbage fill
+  std::vector<Cmp> cmp = {};  // per output; empty: Close for the kernels reduces() names, else Bits
 };
 
 // Kernels whose cpu builtin sums in a different (vectorized) order: compared to a relative tolerance of
@@ -155,6 +181,23 @@ bool reduces(const std::string& name) {
                         "moe_combine_f32", "softmax_f32 wide", "attn_decode_f32 wide"})
     if (name == r) return true;
   return false;
+}
+
+Cmp cmpOf(const KernelPairCase& k, size_t i) {
+  if (!k.cmp.empty()) return k.cmp.at(i);
+  return reduces(k.name) ? Cmp::Close : Cmp::Bits;
+}
+
+// f16 pairs in each word: equal bits, or NaNs of the same sign.
+void expectHalvesOrNaNs(const Buf& a, const Buf& b, size_t output) {
+  auto isNaN = [](uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; };
+  for (size_t i = 0; i < a.w.size() * 2; ++i) {
+    uint16_t x, y;
+    std::memcpy(&x, reinterpret_cast<const uint16_t*>(a.w.data()) + i, 2);
+    std::memcpy(&y, reinterpret_cast<const uint16_t*>(b.w.data()) + i, 2);
+    const bool same = x == y || (isNaN(x) && isNaN(y) && (x & 0x8000u) == (y & 0x8000u));
+    ASSERT_TRUE(same) << "output " << output << " half " << i << ": " << std::hex << x << " vs " << y;
+  }
 }
 
 void expectClose(const Buf& a, const Buf& b, size_t output) {
@@ -192,6 +235,42 @@ std::vector<KernelPairCase> cases() {
     b[2].as<int32_t>()[0] = 3;
     b[2].as<int32_t>()[1] = 1;
   };
+  // Dot products whose every summation order is exact: weights k / 8 (0 < |k| <= 8) and activations j / 16
+  // (0 < |j| <= 16) make each product a nonzero multiple of 2^-7 of magnitude at most 1, so sums of fewer
+  // than 2^17 of them are exact in f32. The vector kernels' ReduceSum order and the cpu builtin's give the
+  // same bits, and a term missed, added twice or taken from the wrong row or column shows. f32 or bf16 (both
+  // halves of a word; k / 8 is exact in bf16) weights in buffer 0, activations in buffer 1.
+  auto dyadic = [](uint32_t bits, int range, float unit) {
+    const int k = static_cast<int>(bits % static_cast<uint32_t>(2 * range)) - range;  // -range .. range - 1
+    return static_cast<float>(k < 0 ? k : k + 1) * unit;
+  };
+  auto exactDots = [=](bool bf16) {
+    return [=](std::vector<Buf>& b) {
+      for (uint32_t& w : b[0].w) {
+        if (!bf16) {
+          const float f = dyadic(w, 8, 0.125f);
+          std::memcpy(&w, &f, 4);
+          continue;
+        }
+        uint32_t lo, hi;
+        const float fl = dyadic(w, 8, 0.125f), fh = dyadic(w >> 16, 8, 0.125f);
+        std::memcpy(&lo, &fl, 4);
+        std::memcpy(&hi, &fh, 4);
+        w = (hi & 0xffff0000u) | (lo >> 16);
+      }
+      for (uint32_t& w : b[1].w) {
+        const float f = dyadic(w, 16, 0.0625f);
+        std::memcpy(&w, &f, 4);
+      }
+    };
+  };
+  // Logits on a grid of 1/8: many ties, which the top-k breaks by the lower index.
+  auto tiedLogits = [=](std::vector<Buf>& b) {
+    for (uint32_t& w : b[0].w) {
+      const float f = dyadic(w, 8, 0.125f);
+      std::memcpy(&w, &f, 4);
+    }
+  };
   return {
       {"add_f32", TaskType::AivOnly, {1000, 1000, 1000}, {2}, fn(asc_add),
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_add(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0); }},
@@ -220,14 +299,14 @@ std::vector<KernelPairCase> cases() {
        [](const sk_ctx* c, std::vector<Buf>& b) {
          cpu_attn_wsum(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0, 0, 0);
        }},
-      {"gemv_f32", TaskType::AicOnly, {37 * 64, 64, 37}, {2}, fn(asc_gemv),
+      {"gemv_f32", TaskType::AivOnly, {37 * 64, 64, 37}, {2}, fn(asc_gemv),
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_gemv(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0); }},
-      {"gemv_bf16w", TaskType::AicOnly, {37 * 64 / 2, 64, 37}, {2}, fn(asc_gemv_bf16w),
+      {"gemv_bf16w", TaskType::AivOnly, {37 * 64 / 2, 64, 37}, {2}, fn(asc_gemv_bf16w),
        [](const sk_ctx* c, std::vector<Buf>& b) {
          cpu_gemv_bf16w(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
        },
        bf16},
-      {"moe_expert_gemv_bf16w", TaskType::AicOnly, {4 * 8 * 16 / 2, 16, 2, 16}, {3}, fn(asc_moe_expert),
+      {"moe_expert_gemv_bf16w", TaskType::AivOnly, {4 * 8 * 16 / 2, 16, 2, 16}, {3}, fn(asc_moe_expert),
        [](const sk_ctx* c, std::vector<Buf>& b) {
          cpu_moe_expert(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<int32_t>(), b[3].as<float>(), 0, 0, 0, 0, 0);
        },
@@ -235,7 +314,7 @@ std::vector<KernelPairCase> cases() {
          bf16(b);
          idx(b);
        }},
-      {"moe_expert_gemv_f32 x_per_slot", TaskType::AicOnly, {4 * 8 * 16, 32, 2, 16}, {3}, fn(asc_moe_expert_slot),
+      {"moe_expert_gemv_f32 x_per_slot", TaskType::AivOnly, {4 * 8 * 16, 32, 2, 16}, {3}, fn(asc_moe_expert_slot),
        [](const sk_ctx* c, std::vector<Buf>& b) {
          cpu_moe_expert_slot(c, b[0].as<float>(), b[1].as<float>(), b[2].as<int32_t>(), b[3].as<float>(), 0, 0, 0, 0, 0);
        },
@@ -266,7 +345,7 @@ std::vector<KernelPairCase> cases() {
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_reduce_mean(c, b[0].as<float>(), b[1].as<float>(), 0, 0); }},
       {"cast_f32_f16", TaskType::AivOnly, {1000, 500}, {1}, fn(asc_cast_f32_f16),
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f32_f16(c, b[0].as<float>(), b[1].as<uint16_t>(), 0); },
-       anyBits},
+       anyBits, false, {Cmp::HalfNaN}},
       {"cast_f16_f32", TaskType::AivOnly, {500, 1000}, {1}, fn(asc_cast_f16_f32),
        [](const sk_ctx* c, std::vector<Buf>& b) { cpu_cast_f16_f32(c, b[0].as<uint16_t>(), b[1].as<float>(), 0); },
        anyBits},
@@ -323,6 +402,46 @@ std::vector<KernelPairCase> cases() {
                               0);
        },
        nanAbove(2 * 200, 90)},
+      // gemv past one tile (sk_ascend_kernel.h SkGemvRows: 8,192-column chunks, W tiles of 8,192 weights, y tiles
+      // of 256 rows), with sums exact in any order.
+      {"gemv_f32 3001 columns", TaskType::AivOnly, {37 * 3001, 3001, 37}, {2}, fn(asc_gemv_wide),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_gemv_wide(c, b[0].as<float>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
+       },
+       exactDots(false)},
+      {"gemv_bf16w 20001 columns", TaskType::AivOnly, {(5 * 20001 + 1) / 2, 20001, 5}, {2}, fn(asc_gemv_bf16w_chunks),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_gemv_bf16w_chunks(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
+       },
+       exactDots(true)},
+      {"gemv_bf16w 2003 rows", TaskType::AivOnly, {2003 * 24 / 2, 24, 2003}, {2}, fn(asc_gemv_bf16w_tall),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_gemv_bf16w_tall(c, b[0].as<uint16_t>(), b[1].as<float>(), b[2].as<float>(), 0, 0);
+       },
+       exactDots(true)},
+      {"moe_expert_gemv_f32 9000 columns", TaskType::AivOnly, {3 * 130 * 9000, 2 * 9000, 2, 2 * 130}, {3},
+       fn(asc_moe_expert_wide),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_expert_wide(c, b[0].as<float>(), b[1].as<float>(), b[2].as<int32_t>(), b[3].as<float>(), 0, 0, 0, 0, 0);
+       },
+       [=](std::vector<Buf>& b) {
+         exactDots(false)(b);
+         b[2].as<int32_t>()[0] = 2;
+         b[2].as<int32_t>()[1] = 0;
+       }},
+      // 96 experts: ReduceMax over two repeats, ties everywhere; sigmoid (no sum) is every bit the cpu's, the
+      // softmax's sum of 96 exponentials is ReduceSum's order (its indices still exact).
+      {"moe_gate_topk_f32 96 experts", TaskType::AivOnly, {5 * 96, 5 * 6, 5 * 6}, {1, 2}, fn(asc_moe_gate_wide),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_gate_wide(c, b[0].as<float>(), b[1].as<int32_t>(), b[2].as<float>(), 0, 0, 0, 0, 0);
+       },
+       tiedLogits},
+      {"moe_gate_topk_f32 96 experts softmax", TaskType::AivOnly, {3 * 96, 3 * 4, 3 * 4}, {1, 2},
+       fn(asc_moe_gate_wide_softmax),
+       [](const sk_ctx* c, std::vector<Buf>& b) {
+         cpu_moe_gate_wide_softmax(c, b[0].as<float>(), b[1].as<int32_t>(), b[2].as<float>(), 0, 0, 0, 0, 0);
+       },
+       tiedLogits, false, {Cmp::Bits, Cmp::Close}},
   };
 }
 
@@ -353,14 +472,17 @@ TEST(AscendKernels, MatchTheCpuBuiltinsBitForBit) {
         const sk_ctx ctx{b, blocks, nullptr};
         k.cpu(&ctx, cpu);
       }
-      for (size_t o : k.outputs) {
+      for (size_t i = 0; i < k.outputs.size(); ++i) {
+        const size_t o = k.outputs[i];
         if (k.inPlace) {
           EXPECT_NE(0, std::memcmp(asc[o].w.data(), in[o].w.data(), in[o].w.size() * 4)) << "output " << o << " unchanged";
         }
-        if (reduces(k.name)) {
-          expectClose(asc[o], cpu[o], o);
-        } else {
-          EXPECT_EQ(0, std::memcmp(asc[o].w.data(), cpu[o].w.data(), asc[o].w.size() * 4)) << "output " << o;
+        switch (cmpOf(k, i)) {
+          case Cmp::Close: expectClose(asc[o], cpu[o], o); break;
+          case Cmp::HalfNaN: expectHalvesOrNaNs(asc[o], cpu[o], o); break;
+          case Cmp::Bits:
+            EXPECT_EQ(0, std::memcmp(asc[o].w.data(), cpu[o].w.data(), asc[o].w.size() * 4)) << "output " << o;
+            break;
         }
       }
     }
@@ -380,10 +502,11 @@ void launch2(void* entry, void* x, void* y) {
   ASSERT_TRUE(st.ok()) << st.error().message();
 }
 
-// The f16 casts are bit arithmetic on the ascend side (no half type) and use the FPU (rintf) for half
-// subnormals on the cpu side: every half value converts alike, and so does every f32 at, between and
-// just beside two neighbouring halves (the round-to-nearest-even ties, subnormal ones included, and the
-// overflow edge at 65520).
+// The f16 casts are the vector unit's Cast on the ascend side (the simulator's half conversion is bit
+// arithmetic) and use the FPU (rintf) for half subnormals on the cpu side: every half value converts alike,
+// and so does every f32 at, between and just beside two neighbouring halves (the round-to-nearest-even ties,
+// subnormal ones included, and the overflow edge at 65520). A NaN becomes a NaN of its sign on both sides;
+// which payload bits a device keeps is not known here (Cmp::HalfNaN), so the payload is not compared.
 TEST(AscendKernels, HalfCastsAgreeWithTheCpuBuiltinOnEveryHalfAndTie) {
   const sk_ctx one{0, 1, nullptr};
   std::vector<uint16_t> halves(65536);
@@ -406,16 +529,33 @@ TEST(AscendKernels, HalfCastsAgreeWithTheCpuBuiltinOnEveryHalfAndTie) {
       floats.push_back(-f);
     }
   }
-  for (float f : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+  for (float f : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                   std::numeric_limits<float>::denorm_min(), 1e-30f, 1e30f})
     floats.push_back(f);
+  const size_t firstNaN = floats.size();
+  for (uint32_t bits : {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu, 0xffffffffu, 0x7fa5a5a5u,
+                        0xffc12345u}) {  // quiet and signalling, both signs, payloads low and high
+    float f;
+    std::memcpy(&f, &bits, 4);
+    floats.push_back(f);
+  }
   std::vector<uint16_t> ha(1000), hc(1000);
   for (size_t at = 0; at < floats.size(); at += 1000) {
     std::vector<float> in(1000, 0.0f);
     std::copy(floats.begin() + at, floats.begin() + std::min(floats.size(), at + 1000), in.begin());
     launch2(fn(asc_cast_f32_f16), in.data(), ha.data());
     cpu_cast_f32_f16(&one, in.data(), hc.data(), 0);
-    for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(ha[i], hc[i]) << "f32 " << in[i] << " (element " << at + i << ")";
+    for (size_t i = 0; i < 1000 && at + i < floats.size(); ++i) {
+      if (at + i < firstNaN) {
+        ASSERT_EQ(ha[i], hc[i]) << "f32 " << in[i] << " (element " << at + i << ")";
+        continue;
+      }
+      uint32_t bits;
+      std::memcpy(&bits, &in[i], 4);
+      const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+      EXPECT_EQ(hc[i], static_cast<uint16_t>(sign | 0x7e00u)) << std::hex << bits << ": the cpu builtin's one quiet NaN";
+      EXPECT_EQ(static_cast<uint16_t>(ha[i] & 0xfe00u), static_cast<uint16_t>(sign | 0x7e00u)) << std::hex << bits << ": a quiet NaN of the input's sign";
+    }
   }
   // Spot values: ties to even in the normal and subnormal range, overflow.
   const std::pair<float, uint16_t> spots[] = {{1.0f + 0x1p-11f, 0x3c00}, {1.0f + 3 * 0x1p-11f, 0x3c02},
@@ -440,19 +580,19 @@ TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
   EXPECT_NE(st.error().message().find("sk_rope_f32: dim must be even on AIV 0"), std::string::npos)
       << st.error().message();
 
+  // An expert index out of range (slot 1, block 1's outputs): the launch fails before the block writes.
   std::vector<uint16_t> w(4 * 8 * 16);
-  std::vector<float> xs(16), out(16);
+  std::vector<float> xs(16), out(16, 7.0f);
   std::vector<int32_t> bad{0, 4};
-  s.type = TaskType::AicOnly;
   s.entry = fn(asc_moe_expert);
   s.args = {w.data(), xs.data(), bad.data(), out.data()};
   st = sk::ascend_sim::launch(s);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("expert index out of range"), std::string::npos) << st.error().message();
+  for (size_t i = 8; i < 16; ++i) ASSERT_EQ(out[i], 7.0f) << i;
 
   // pos outside [0, cap) (compiled with pos = cap): the launch fails and nothing is written.
   std::vector<float> kv(37, 1.0f), cache(37 * 5, 2.0f), cache2(37 * 5, 3.0f);
-  s.type = TaskType::AivOnly;
   s.entry = fn(asc_kv_append_bad);
   s.args = {kv.data(), kv.data(), cache.data(), cache2.data()};
   st = sk::ascend_sim::launch(s);
@@ -478,6 +618,17 @@ TEST(AscendKernels, ShapeErrorsFailTheLaunch) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("sk_rms_norm_f32: cols past 8192"), std::string::npos) << st.error().message();
   for (float f : ry) ASSERT_EQ(f, 5.0f);
+  // moe_gate_topk keeps a row of logits in UB: 4097 experts fail the launch, writing nothing.
+  std::vector<float> logits(4097, 1.0f), weights(1, 5.0f);
+  std::vector<int32_t> top(1, -7);
+  s.entry = fn(asc_moe_gate_too_wide);
+  s.args = {logits.data(), top.data(), weights.data()};
+  st = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("sk_moe_gate_topk_f32: experts past 4096"), std::string::npos)
+      << st.error().message();
+  EXPECT_EQ(top[0], -7);
+  EXPECT_EQ(weights[0], 5.0f);
 }
 
 // Each ascend builtin declares the same parameters as the cpu builtin of the

@@ -35,7 +35,7 @@ sk::OpList ascendScenarios() {
   for (sk::KernelDecl& k : list.kernels) {
     k.sourcePath = ports / fs::path(k.source).filename();
     k.coreType = k.name == "scale" ? sk::CoreType::Cube : sk::CoreType::Vector;
-    if (k.name == "ks_sum") k.syncAllCalls = 1;  // the ascend port's declaration: one SyncAll per launch
+    if (k.name == "ks_sum") k.attributes["sync_all_calls"] = 1;  // the ascend port's declaration: one SyncAll per launch
   }
   return list;
 }
@@ -45,26 +45,16 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
   ASSERT_FALSE(list.ops.empty());
   // The cpu suite's 9 configurations (tests/session/EndToEndTest.cpp: early-start {0,1,2} x preload-code
   // {none, per-func, max} x workers {1,2,4} as a Latin square); its worker counts become the device's AI
-  // Cores (cube pool N, vector pool 2N). One session per AI Core count, one reference run.
-  const char* preloads[] = {"none", "per-func", "max"};
-  const uint32_t aiCores[] = {1, 2, 4};
-  std::map<uint32_t, std::unique_ptr<sk::Session>> sessions;
-  std::unique_ptr<sk::BufferSet> reference;
-  for (int es = 0; es < 3; ++es) {
-    for (int p = 0; p < 3; ++p) {
-      const uint32_t cores = aiCores[(es + p) % 3];
-      const std::string options =
-          "early-start=" + std::to_string(es) + ":preload-code=" + preloads[p] + ":feed-sync-all=1";
-      SCOPED_TRACE(options + " on " + std::to_string(cores) + " AI Core(s)");
-      auto& session = sessions[cores];
-      if (!session) session = sktest::ascend::ascendSession(cores);
-      ASSERT_TRUE(session);
-      if (!reference) reference = sktest::ascend::referenceRun(*session, list);
-      ASSERT_TRUE(reference);
-      auto rc = sktest::ascend::expectFusedEqualsReference(*session, list, options, *reference);
-      EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
-    }
-  }
+  // Cores (cube pool N, vector pool 2N). One session per AI Core count, one reference run. The square is
+  // tests/OptionSquare.h (CI's ASan stage runs its diagonal).
+  sktest::ascend::SessionsByCores sessions;
+  sk::Session* first = sessions(1);
+  ASSERT_NE(first, nullptr);
+  const std::unique_ptr<sk::BufferSet> reference = sktest::ascend::referenceRun(*first, list);
+  ASSERT_TRUE(reference);
+  sktest::ascend::expectFusedEqualsReferenceOverSquare(sessions, list, *reference, ":feed-sync-all=1", [](const auto& rc) {
+    EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
+  });
 }
 
 TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {

@@ -7,9 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "OptionSquare.h"
 #include "superkernel/session/BufferSet.h"
 #include "superkernel/session/Session.h"
 
@@ -85,6 +88,33 @@ inline RunCounts expectFusedEqualsReference(sk::Session& session, const sk::OpLi
     EXPECT_FALSE(diff->has_value()) << (*diff)->message();
   }
   return rc;
+}
+
+/// One session per AI Core count, made on first use (each keeps its compiled objects in memory).
+class SessionsByCores {
+ public:
+  sk::Session* operator()(uint32_t aiCores) {
+    auto& s = sessions_[aiCores];
+    if (!s) s = ascendSession(aiCores);
+    return s.get();
+  }
+
+ private:
+  std::map<uint32_t, std::unique_ptr<sk::Session>> sessions_;
+};
+
+/// Fused == `reference` in every cell of the option square (tests/OptionSquare.h): the cell's options plus
+/// `extra`, on a session of the cell's AI Core count. `check` sees each cell's counts.
+inline void expectFusedEqualsReferenceOverSquare(SessionsByCores& sessions, const sk::OpList& list,
+                                                 const sk::BufferSet& reference, const std::string& extra,
+                                                 const std::function<void(const RunCounts&)>& check) {
+  for (const OptionCell& cell : optionSquare({1, 2, 4})) {
+    const std::string options = cell.options() + extra;
+    SCOPED_TRACE(options + " on " + std::to_string(cell.cores) + " AI Core(s)");
+    sk::Session* s = sessions(cell.cores);
+    ASSERT_NE(s, nullptr);
+    check(expectFusedEqualsReference(*s, list, options, reference));
+  }
 }
 
 }  // namespace sktest::ascend

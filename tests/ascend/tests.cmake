@@ -99,6 +99,21 @@ _sk_ascend_kernel_pair(softmax_wide softmax.cpp sk_softmax_f32 "SK_ROWS=4,SK_COL
 _sk_ascend_kernel_pair(rms_norm_too_wide rms_norm.cpp sk_rms_norm_f32 "SK_ROWS=2,SK_COLS=8193,SK_EPS=1e-5f")
 _sk_ascend_kernel_pair(attn_decode_wide attn_decode.cpp sk_attn_decode_f32
   "SK_HEADS=4,SK_KV_HEADS=2,SK_DIM=200,SK_CAP=100,SK_POS=90,SK_SCALE=0.07f")
+# gemv past one tile: rows of 3,001 columns (one per W tile); 20,001 bf16 columns (three x chunks, the last
+# short); 2,003 rows of 24 (many W and y tiles). moe_expert_gemv with 9,000 columns (two chunks, x per slot).
+_sk_ascend_kernel_pair(gemv_wide gemv.cpp sk_gemv_f32 "SK_ROWS=37,SK_COLS=3001")
+_sk_ascend_kernel_pair(gemv_bf16w_chunks gemv.cpp sk_gemv_bf16w "SK_WEIGHT_BF16=1,SK_ROWS=5,SK_COLS=20001")
+_sk_ascend_kernel_pair(gemv_bf16w_tall gemv.cpp sk_gemv_bf16w "SK_WEIGHT_BF16=1,SK_ROWS=2003,SK_COLS=24")
+_sk_ascend_kernel_pair(moe_expert_wide moe_expert_gemv.cpp sk_moe_expert_gemv_f32
+  "SK_EXPERTS=3,SK_TOPK=2,SK_ROWS=130,SK_COLS=9000,SK_X_PER_SLOT=1")
+# moe_gate_topk over 96 experts (two 64-element repeats): sigmoid (no sum: every bit the cpu's) and softmax;
+# and past the experts a row tile holds (the launch fails).
+_sk_ascend_kernel_pair(moe_gate_wide moe_gate_topk.cpp sk_moe_gate_topk_f32
+  "SK_ROWS=5,SK_EXPERTS=96,SK_TOPK=6,SK_SIGMOID=1,SK_NORMALIZE=1")
+_sk_ascend_kernel_pair(moe_gate_wide_softmax moe_gate_topk.cpp sk_moe_gate_topk_f32
+  "SK_ROWS=3,SK_EXPERTS=96,SK_TOPK=4,SK_SIGMOID=0,SK_NORMALIZE=0")
+_sk_ascend_kernel_pair(moe_gate_too_wide moe_gate_topk.cpp sk_moe_gate_topk_f32
+  "SK_ROWS=1,SK_EXPERTS=4097,SK_TOPK=1,SK_SIGMOID=0,SK_NORMALIZE=0")
 target_link_libraries(sk_test_ascend PRIVATE superkernel::runtime nlohmann_json::nlohmann_json)
 target_compile_definitions(sk_test_ascend PRIVATE SK_ASCEND_KERNELS_DIR="${_sk_asc_kdir}"
   SK_ASCEND_SIM_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include")

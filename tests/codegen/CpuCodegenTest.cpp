@@ -22,6 +22,8 @@
 #include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
+#include "superkernel/target/Targets.h"
+#include "superkernel/target/cpu/Cpu.h"
 
 namespace sk {
 namespace {
@@ -262,7 +264,7 @@ TEST(CpuCodegen, PreloadBytes) {
 
 TEST(CpuCodegen, ScalarLiterals) {
   auto lit = [](ScalarValue v, DType t) {
-    auto r = cpuScalarLiteral(v, t);
+    auto r = cScalarLiteral(v, t);
     return r.ok() ? *r : "error: " + r.error().message();
   };
   EXPECT_EQ(lit(int64_t{4096}, DType::I64), "INT64_C(4096)");
@@ -285,10 +287,10 @@ TEST(CpuCodegen, ScalarLiterals) {
 }
 
 TEST(CpuCodegen, CTypes) {
-  EXPECT_STREQ(cpuCType(DType::F16), "uint16_t");
-  EXPECT_STREQ(cpuCType(DType::BF16), "uint16_t");
-  EXPECT_STREQ(cpuCType(DType::Bool), "bool");
-  EXPECT_STREQ(cpuCType(DType::U64), "uint64_t");
+  EXPECT_STREQ(cType(DType::F16), "uint16_t");
+  EXPECT_STREQ(cType(DType::BF16), "uint16_t");
+  EXPECT_STREQ(cType(DType::Bool), "bool");
+  EXPECT_STREQ(cType(DType::U64), "uint64_t");
   EXPECT_EQ(sanitizeIdentifier("sk1#2"), "sk1_2");
   EXPECT_EQ(sanitizeIdentifier("9lives"), "_9lives");
 }
@@ -392,7 +394,7 @@ TEST(CpuCodegen, GoldensCompile) {
     if (entry.path().extension() != ".cpp") continue;
     ++n;
     std::vector<std::string> argv = {clang.string(), "-fsyntax-only", "-std=c++17", "-Wall", "-Wextra", "-Werror",
-                                      "-I", runtimeIncludeDir().string(), entry.path().string()};
+                                      "-I", cpuRuntimeIncludeDir().string(), entry.path().string()};
     auto r = runProcess(argv);
     ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_TRUE(r->succeeded()) << entry.path() << ": " << r->describe() << "\n" << r->err;

@@ -105,8 +105,8 @@ TEST(CudaCodegen, UnfusedLaunchesOneCtaPerBlock) {
 
 TEST(CudaCodegen, CtaShapeIsTheLargestDeclared) {
   FusionPlan plan = syncKindsPlan();
-  plan.variants[1].decl.threads = 512;
-  plan.variants[2].decl.sharedBytes = 64 * 1024;
+  plan.variants[1].decl.attributes["threads"] = 512;
+  plan.variants[2].decl.attributes["shared_bytes"] = 64 * 1024;
   const std::string t = emitOk(plan).text;
   EXPECT_NE(t.find("__launch_bounds__(512)"), std::string::npos);
   EXPECT_NE(t.find("SK_LAUNCH_SUPERKERNEL(4, 512, 65536, stream, sk_epoch + 1)"), std::string::npos);

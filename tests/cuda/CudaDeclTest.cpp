@@ -27,16 +27,16 @@ TEST(CudaDecl, ThreadsAndSharedBytesParseAndRoundTrip) {
   auto l = parse(listWith(R"(, "threads": 128, "shared_bytes": 4096)"));
   ASSERT_TRUE(l.ok()) << l.error().message();
   const KernelDecl& k = l->kernels.at(0);
-  EXPECT_EQ(k.threads, 128u);
-  EXPECT_EQ(k.sharedBytes, 4096u);
+  EXPECT_EQ(k.attribute("threads"), 128);
+  EXPECT_EQ(k.attribute("shared_bytes"), 4096);
   auto back = parse(writeOpList(*l));
   ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(back->kernels.at(0).threads, 128u);
-  EXPECT_EQ(back->kernels.at(0).sharedBytes, 4096u);
+  EXPECT_EQ(back->kernels.at(0).attribute("threads"), 128);
+  EXPECT_EQ(back->kernels.at(0).attribute("shared_bytes"), 4096);
   // Absent: 0, the target's default; and nothing is written back.
   auto plain = parse(listWith(""));
   ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->kernels.at(0).threads, 0u);
+  EXPECT_FALSE(plain->kernels.at(0).attributes.count("threads"));
   EXPECT_FALSE(nlohmann::json::parse(writeOpList(*plain))["kernels"]["k"].contains("threads"));
 }
 

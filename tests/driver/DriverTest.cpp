@@ -354,7 +354,7 @@ TEST(DriverObjects, KeyChangesWithEveryInput) {
   EXPECT_TRUE(has("-Dadd_kernel=add_kernel__v000000000001"));
   EXPECT_TRUE(has("-DSCALE=2"));
   EXPECT_TRUE(has("-falign-functions=64"));
-  EXPECT_TRUE(has("-I" + runtimeIncludeDir().string()));
+  EXPECT_TRUE(has("-I" + cpuRuntimeIncludeDir().string()));
   auto cflags = d.objectFlags(f.twice(), o);
   EXPECT_NE(std::find(cflags.begin(), cflags.end(), "-std=c11"), cflags.end());
   Options o0 = o;

@@ -1,7 +1,8 @@
 // readSymbolSizes on this test executable (an ELF file with a symbol table
-// that needs no compiler at test time), and on corrupt copies of it: every
-// truncation and header corruption is an error value, never a crash or an
-// out-of-bounds read (the asan CI stage runs this).
+// that needs no compiler at test time), and on corrupt copies of a small
+// shared object built beside it (data/elf_probe.c): every truncation and
+// header corruption is an error value, never a crash or an out-of-bounds
+// read (the asan CI stage runs this).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -41,9 +42,21 @@ void expectObjectSize(uint64_t got, uint64_t want) {
 #endif
 }
 
-std::string selfBytes() {
-  std::ifstream in("/proc/self/exe", std::ios::binary);
+std::string fileBytes(const char* path) {
+  std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string selfBytes() { return fileBytes("/proc/self/exe"); }
+
+// The corruption tests' input: a few kilobytes, so each of their hundreds of
+// parses is cheap (the test executable is megabytes).
+std::string probeBytes() {
+  std::string bytes = fileBytes(SK_TEST_ELF_PROBE);
+  auto sizes = readSymbolSizes(bytes);
+  EXPECT_TRUE(sizes.ok() && sizes->count("skElfTinyArray") && sizes->count("skElfTinyFunction"))
+      << SK_TEST_ELF_PROBE << " should parse and define the probe's symbols";
+  return bytes;
 }
 
 TEST(SymbolSizes, ReadsDefinedSymbolsOfAnElfFile) {
@@ -86,7 +99,8 @@ TEST(SymbolSizes, RejectsNonElfAndForeignInput) {
 }
 
 TEST(SymbolSizes, TruncatedFilesAreErrorsNotCrashes) {
-  std::string self = selfBytes();
+  std::string self = probeBytes();
+  ASSERT_GT(self.size(), 2048u);
   // Every prefix of the header area, then prefixes spread over the file
   // (the section headers and symbol table are near the end). A copy per
   // prefix so that ASan sees a read past the end of each one.
@@ -101,10 +115,10 @@ TEST(SymbolSizes, TruncatedFilesAreErrorsNotCrashes) {
 }
 
 TEST(SymbolSizes, CorruptHeadersAreErrorsNotCrashes) {
-  std::string self = selfBytes();
+  std::string self = probeBytes();
   // Overwrite each byte of the ELF header and the symbol table's section
   // header area with extreme values; the reader must return (value or error).
-  // One buffer, patched and restored in place (the file is megabytes).
+  // One buffer, patched and restored in place.
   size_t errors = 0;
   auto patch = [&](size_t off, unsigned char v) {
     char saved = self[off];
@@ -114,9 +128,10 @@ TEST(SymbolSizes, CorruptHeadersAreErrorsNotCrashes) {
   };
   for (size_t off = 16; off < 64; ++off)
     for (unsigned char v : {0x00, 0x7f, 0xff}) patch(off, v);
-  // Section headers: the last 40 headers' worth of bytes of the file.
+  // Section headers: the last 40 headers' worth of bytes of the file (every
+  // section header of the probe), every byte.
   size_t start = self.size() > 64 * 40 ? self.size() - 64 * 40 : 0;
-  for (size_t off = start; off < self.size(); off += 5) patch(off, 0xff);
+  for (size_t off = start; off < self.size(); ++off) patch(off, 0xff);
   EXPECT_GT(errors, 0u);
   EXPECT_TRUE(readSymbolSizes(self).ok());  // restored
 }

@@ -30,14 +30,14 @@ TEST(SyncAllCalls, ParsesAndRoundTrips) {
   auto l = parse(listWith(R"(, "kernel_sync": true, "sync_all_calls": 3)"));
   ASSERT_TRUE(l.ok()) << l.error().message();
   EXPECT_TRUE(l->kernels.at(0).kernelSync);
-  EXPECT_EQ(l->kernels.at(0).syncAllCalls, 3u);
+  EXPECT_EQ(l->kernels.at(0).attribute("sync_all_calls"), 3);
   auto back = parse(writeOpList(*l));
   ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(back->kernels.at(0).syncAllCalls, 3u);
+  EXPECT_EQ(back->kernels.at(0).attribute("sync_all_calls"), 3);
   // Absent: 0 (not declared), and nothing is written back.
   auto plain = parse(listWith(R"(, "kernel_sync": true)"));
   ASSERT_TRUE(plain.ok()) << plain.error().message();
-  EXPECT_EQ(plain->kernels.at(0).syncAllCalls, 0u);
+  EXPECT_FALSE(plain->kernels.at(0).attributes.count("sync_all_calls"));
   EXPECT_FALSE(nlohmann::json::parse(writeOpList(*plain))["kernels"]["k"].contains("sync_all_calls"));
 }
 
@@ -73,20 +73,20 @@ TEST(SyncAllCalls, GraphApiChecksTheSameRules) {
   k.source = "kernels/k.cpp";
   k.entry = "ksync";
   k.params = {{"x", ParamKind::Buffer, DType::F32, Access::ReadWrite, Partition::All}};
-  k.syncAllCalls = 2;
+  k.attributes["sync_all_calls"] = 2;
   Status st = g.addKernel(k);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("kernels.k.sync_all_calls: only a kernel that syncs its own blocks"),
             std::string::npos)
       << st.error().message();
   k.kernelSync = true;
-  k.syncAllCalls = 70000;
+  k.attributes["sync_all_calls"] = 70000;
   st = g.addKernel(k);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.error().message().find("kernels.k.sync_all_calls: integer 70000 out of range 1..65535"),
             std::string::npos)
       << st.error().message();
-  k.syncAllCalls = 2;
+  k.attributes["sync_all_calls"] = 2;
   EXPECT_TRUE(g.addKernel(k).ok());
 }
 

@@ -1,18 +1,20 @@
-// Which target's kernels a target compiles (addTargetKernelsAlias): cuda-sim
+// Which target's kernels a target compiles (kernelsFolderOf, asked of the registry): cuda-sim
 // builds the cuda sources and builtins, and moving an op list between the two
 // keeps a plain source usable, while moving it to another target makes it
 // that list's target's entry of "sources" (retargetOpList).
 #include <gtest/gtest.h>
 
 #include "superkernel/frontend/OpList.h"
+#include "superkernel/target/Targets.h"
 
 namespace sk {
 namespace {
 
 TEST(TargetKernels, CudaSimCompilesTheCudaKernels) {
-  EXPECT_EQ(kernelsTargetOf("cuda-sim"), "cuda");
-  EXPECT_EQ(kernelsTargetOf("cuda"), "cuda");
-  EXPECT_EQ(kernelsTargetOf("cpu"), "cpu");
+  EXPECT_EQ(kernelsFolderOf("cuda-sim"), "cuda");
+  EXPECT_EQ(kernelsFolderOf("cuda"), "cuda");
+  EXPECT_EQ(kernelsFolderOf("cpu"), "cpu");
+  EXPECT_EQ(kernelsFolderOf("no-such-target"), "no-such-target");  // the validator reports the name
   auto b = findBuiltinKernel("add_f32", "cuda-sim");
   ASSERT_TRUE(b.ok()) << b.error().message();
   EXPECT_EQ(b->sourcePath.parent_path().filename(), "cuda");

@@ -35,7 +35,7 @@ TEST(U64Scalar, FullRangeAcceptedForU64) {
     ASSERT_TRUE(again.ok()) << again.error().message();
     EXPECT_EQ(again->ops[0].findArg("n")->scalar(), s) << v;
   }
-  auto lit = cpuScalarLiteral(ScalarValue{uint64_t{18446744073709551615ull}}, DType::U64);
+  auto lit = cScalarLiteral(ScalarValue{uint64_t{18446744073709551615ull}}, DType::U64);
   ASSERT_TRUE(lit.ok());
   EXPECT_EQ(*lit, "UINT64_C(18446744073709551615)");
 }

@@ -49,7 +49,7 @@ class TestEmitter final : public Target {
       std::string params = "unsigned, unsigned";
       for (const ParamDecl& p : var.decl.params)
         params += fmt::format(", {}{}{}", p.kind == ParamKind::Buffer && p.access == Access::Read ? "const " : "",
-                              cpuCType(p.dtype), p.kind == ParamKind::Buffer ? "*" : "");
+                              cType(p.dtype), p.kind == ParamKind::Buffer ? "*" : "");
       decls += fmt::format("extern \"C\" void {}({});\n", var.symbol, params);
     }
     for (const Queue& q : sk.queues) {
@@ -61,10 +61,10 @@ class TestEmitter final : public Target {
           const BoundArg& arg = op.args[a];
           const ParamDecl& p = var.decl.params[a];
           if (arg.kind == ParamKind::Buffer) {
-            args += fmt::format(", ({}{}*)buf[{}] + {}", p.access == Access::Read ? "const " : "", cpuCType(p.dtype),
+            args += fmt::format(", ({}{}*)buf[{}] + {}", p.access == Access::Read ? "const " : "", cType(p.dtype),
                                 arg.buffer, arg.offset);
           } else {
-            SK_ASSIGN_OR_RETURN(std::string lit, cpuScalarLiteral(arg.scalar, p.dtype));
+            SK_ASSIGN_OR_RETURN(std::string lit, cScalarLiteral(arg.scalar, p.dtype));
             args += ", " + lit;
           }
         }
@@ -206,6 +206,10 @@ const bool kRegistered = [] {
   b.makeDevice = [](const DeviceOptions&) -> Expected<std::unique_ptr<Device>> {
     return std::unique_ptr<Device>(std::make_unique<TestDevice>());
   };
+  // A kernel key of its own: the shared parser, validator and writer take it with no edit of theirs.
+  b.kernelAttributes.push_back({"lanes", 1, 64, "the SIMD width the kernel is written for",
+                                [](int64_t v) { return (v & (v - 1)) ? std::string("is not a power of two") : std::string(); },
+                                nullptr});
   return registerBackend(std::move(b)).ok();
 }();
 
@@ -213,7 +217,7 @@ const bool kRegistered = [] {
 const char* kTwoOps = R"({
   "format": "superkernel.oplist", "version": 1, "target": "testbe", "arch": "generic",
   "kernels": {
-    "scale": {"sources": {"testbe": "kernels/scale_testbe.cpp"}, "entry": "scale", "macros": {"FACTOR": "3.0f"},
+    "scale": {"sources": {"testbe": "kernels/scale_testbe.cpp"}, "entry": "scale", "macros": {"FACTOR": "3.0f"}, "lanes": 8,
               "params": [{"name": "x", "kind": "buffer", "dtype": "f32", "access": "read", "partition": "block"},
                          {"name": "y", "kind": "buffer", "dtype": "f32", "access": "write", "partition": "block"},
                          {"name": "n", "kind": "scalar", "dtype": "i64"}]},
@@ -251,8 +255,66 @@ TEST(TestBackend, RegisteredFromItsOwnFile) {
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().kind(), ErrorKind::Internal);
   EXPECT_EQ(again.error().message(), "target 'testbe' is already registered");
-  auto names = acceptedTargetNames();
+  // The registry is the one list: an op list may name the new target at once.
+  auto names = targetNames();
   EXPECT_NE(std::find(names.begin(), names.end(), "testbe"), names.end());
+  EXPECT_TRUE(isRegisteredTarget("testbe"));
+  EXPECT_EQ(kernelsFolderOf("testbe"), "testbe");
+  auto parsed = parseOpList(kTwoOps, "two_ops.json", kData);
+  EXPECT_TRUE(parsed.ok()) << parsed.error().message();
+}
+
+TEST(TestBackend, DefinesItsOwnKernelKeys) {
+  auto list = parseOpList(kTwoOps, "two_ops.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  EXPECT_EQ(list->kernels.at(0).attribute("lanes"), 8);
+  EXPECT_FALSE(list->kernels.at(1).attributes.count("lanes"));
+  EXPECT_NE(writeOpList(*list).find("\"lanes\": 8"), std::string::npos) << "written back out";
+  std::string text = kTwoOps;
+  auto swap = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  swap("\"lanes\": 8", "\"lanes\": 6");
+  auto bad = parseOpList(text, "two_ops.json", kData);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "two_ops.json: kernels.scale.lanes: 6 is not a power of two");
+  swap("\"lanes\": 6", "\"lanes\": 99");
+  bad = parseOpList(text, "two_ops.json", kData);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("kernels.scale.lanes"), std::string::npos) << bad.error().message();
+  // A key no back end defines: the parser's unknown key, the validator's for a declaration built in C++.
+  swap("\"lanes\": 99", "\"lanez\": 8");
+  bad = parseOpList(text, "two_ops.json", kData);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("unknown key \"lanez\""), std::string::npos) << bad.error().message();
+  OpList built = *list;
+  built.kernels.at(0).attributes["lanez"] = 8;
+  Status st = validateOpList(built);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message().find("kernels.scale.lanez: no back end defines the kernel key \"lanez\""),
+            std::string::npos)
+      << st.error().message();
+  // A key is one back end's.
+  auto b = findBackend("testbe");
+  ASSERT_TRUE(b.ok());
+  Backend other = **b;
+  other.name = "testbe-lanes";
+  st = registerBackend(other);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message(), "registerBackend: kernel key 'lanes' is defined by 'testbe' already");
+}
+
+TEST(TestBackend, OneBackEndIsTheHost) {
+  EXPECT_EQ(hostTargetName(), "cpu");
+  auto b = findBackend("testbe");
+  ASSERT_TRUE(b.ok());
+  Backend second = **b;
+  second.name = "testbe-host";
+  second.host = true;
+  second.kernelAttributes.clear();
+  auto st = registerBackend(second);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind(), ErrorKind::Internal);
+  EXPECT_EQ(st.error().message(), "registerBackend: 'cpu' is the host target already");
+  EXPECT_FALSE(isRegisteredTarget("testbe-host"));
 }
 
 TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {

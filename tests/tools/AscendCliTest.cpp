@@ -4,7 +4,7 @@
 // initial data and compares every buffer bit for bit (exit 1 on a
 // difference). Fixtures: tests/tools/data/ascend_seed.json (a seed-like add
 // chain, plus ops with other scalars and a view), ascend_two_stream.json
-// (cube gemv on stream 0, vector adds on stream 1, an event join) and the
+// (cube matmuls on stream 0, vector adds on stream 1, an event join) and the
 // decode layer example.
 #include "ToolTestUtil.h"
 

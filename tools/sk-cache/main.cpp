@@ -555,8 +555,10 @@ class CacheTool {
         g.options = meta.value("options", "");
         g.workers = meta.value("workers", 0u);
         g.baseDir = meta.value("base_dir", "");
-        // SessionOptions::compiler is the cpu target's; other targets use their own variable.
-        if (meta.value("target", "cpu") == "cpu") g.compiler = meta.value("compiler", "");
+        // SessionOptions::compiler is the host target's; other targets use their own variable. An entry
+        // without a target predates the field and was the host's.
+        const std::string host = hostTargetName();
+        if (meta.value("target", host) == host) g.compiler = meta.value("compiler", "");
         const std::string gk =
             fmt::format("{}\n{}\n{}\n{}\n{}", g.workers, g.compiler, g.options, g.baseDir, g.opList);
         auto [pos, inserted] = groups.emplace(gk, std::move(g));

@@ -45,7 +45,7 @@ std::string describeWait(const SuperKernelPlan& sk, const Edge& e);
 void setStepCounts(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk);
 
 /// List "kernels": per variant the step calls, its symbol and its "params"
-/// (ctype: cpuCType, pointer to const for read buffers; pname: the
+/// (ctype: cType, pointer to const for read buffers; pname: the
 /// sanitised name as a comment).
 void addKernelDecls(TemplateValues& v, const FusionPlan& plan, const SyncLayout& layout);
 
@@ -56,7 +56,7 @@ TemplateValues& addOpFn(TemplateValues& v, const FusionPlan& plan, const SuperKe
                         const SyncLayout& layout, size_t i);
 
 /// List "args" of an op's call: a buffer is `static_cast<[const ]T*>(<bufArray>[b]) [+ offset]`,
-/// a scalar its cpuScalarLiteral, a runtime scalar `static_cast<const T*>(<bufArray>[b])[index]` (read
+/// a scalar its cScalarLiteral, a runtime scalar `static_cast<const T*>(<bufArray>[b])[index]` (read
 /// at the call). Returns whether any argument reads the buffer array;
 /// BadInput naming the op and argument for a scalar that cannot be printed.
 Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const PlannedOp& op,

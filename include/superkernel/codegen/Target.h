@@ -57,23 +57,21 @@ class Target {
 /// unknown name is BadInput naming the registered ones. Templates are read and parsed
 /// here (errors name the file and line).
 Expected<std::shared_ptr<const Target>> makeTarget(std::string_view name);
-/// The registered targets, then the reserved ones.
-std::vector<std::string> targetNames();
 
-// ---- pieces of the cpu emitter, exposed for tests and reports -------------
+// ---- pieces every C-family emitter prints alike (codegen/CLiterals.cpp) -----
 // (preloadBytes is the preload-code rule every emitter prints.)
 
 /// Bytes prefetched for a variant of `codeBytes` under `mode`: none -> 0;
 /// per-func -> codeBytes rounded up to 2 KiB (at least 2 KiB), capped at
 /// 16 KiB; max -> 16 KiB.
 uint64_t preloadBytes(PreloadCode mode, uint64_t codeBytes);
-/// The cpu ABI C type of a dtype (f16/bf16: uint16_t, bool: bool).
-const char* cpuCType(DType t);
+/// The C type of a dtype in generated code and kernel ABIs (f16/bf16: uint16_t, bool: bool).
+const char* cType(DType t);
 /// A C++ literal of `v` converted to `t` (ints exact, floating point as
 /// exact hexfloat), e.g. "INT64_C(4096)", "0x1.8p+1f". BadInput if the value
 /// cannot be represented (a fractional value for an integer parameter, a
 /// scalar of a storage-only type such as f16).
-Expected<std::string> cpuScalarLiteral(const ScalarValue& v, DType t);
+Expected<std::string> cScalarLiteral(const ScalarValue& v, DType t);
 /// A C identifier made from `s` (non-alnum -> '_', leading digit prefixed).
 std::string sanitizeIdentifier(std::string_view s);
 

@@ -89,16 +89,13 @@ struct KernelDecl {
   /// split the work), so a fused plan may run the op with fewer blocks
   /// (plan/Coarsen.cpp: one block per core when block_dim exceeds the cores).
   bool blockDimInvariant = false;
-  /// cuda (DESIGN section 9): "threads", the CTA size the kernel is written
-  /// for (0: the target's default, 256), and "shared_bytes", the dynamic
-  /// shared memory it needs per CTA (sk_ctx::smem). Other targets ignore both.
-  uint32_t threads = 0;
-  uint32_t sharedBytes = 0;
-  /// ascend (docs/ASCEND.md): "sync_all_calls", how many times one launch of
-  /// a kernel_sync kernel calls AscendC::SyncAll (0: not declared). With
-  /// feed-sync-all the SuperKernel's cores outside the op's blocks call SyncAll
-  /// that many times too. Other targets ignore it.
-  uint32_t syncAllCalls = 0;
+  /// Keys one back end defines for its kernels (target/Targets.h,
+  /// KernelAttribute): cuda's "threads" and "shared_bytes", ascend's
+  /// "sync_all_calls". The shared parser carries them as integers, the back
+  /// end that defines a key checks and reads it, other targets ignore it.
+  std::map<std::string, int64_t> attributes;
+  /// attributes[key], or `fallback` when the declaration does not set it.
+  int64_t attribute(std::string_view key, int64_t fallback = 0) const;
   std::vector<ParamDecl> params;
   std::map<std::string, std::string> macros;
 
@@ -265,15 +262,6 @@ OpList retargetOpList(OpList list, const std::string& target);
 Expected<KernelDecl> findBuiltinKernel(std::string_view name, std::string_view target = "cpu");
 std::vector<std::string> builtinKernelNames(std::string_view target = "cpu");
 
-/// Target names an op list may name: cpu, ascend, cuda, cuda-sim and every name
-/// added here (the back-end registry adds what it registers).
-std::vector<std::string> acceptedTargetNames();
-void addAcceptedTargetName(const std::string& name);
-/// `target` compiles the kernel sources and builtins of `kernels` (cuda-sim
-/// runs cuda's): "sources" entries and kernels/<dir>/ are looked up under
-/// kernelsTargetOf(target), which is the target itself unless aliased here.
-void addTargetKernelsAlias(const std::string& target, const std::string& kernels);
-std::string kernelsTargetOf(std::string_view target);
 /// Root of the installed/source templates directory (SK_TEMPLATES_DIR env overrides).
 std::filesystem::path templatesDir();
 

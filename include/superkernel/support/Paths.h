@@ -30,8 +30,6 @@ namespace sk {
 std::filesystem::path dataTemplatesDir();     // .../templates
 std::filesystem::path dataKernelsDir();       // .../kernels
 std::filesystem::path dataRuntimeDir();       // .../runtime
-std::filesystem::path runtimeIncludeDir();    // .../runtime/cpu/include
-std::filesystem::path runtimeCpuSourceDir();  // .../runtime/cpu/src
 /// Use `dir` (holding templates/, kernels/ and runtime/) unless SK_DATA_DIR
 /// is set; for embedders that link statically or ship the data elsewhere.
 /// Call before the first compile (the location is read once).

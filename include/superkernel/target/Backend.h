@@ -33,6 +33,7 @@
 #include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/driver/Toolchain.h"
+#include "superkernel/target/Targets.h"
 #include "superkernel/frontend/Options.h"
 #include "superkernel/plan/MachineModel.h"
 #include "superkernel/plan/Plan.h"
@@ -82,7 +83,7 @@ struct LinkOutput {
 class BuildRecipe {
  public:
   virtual ~BuildRecipe() = default;
-  /// The target this recipe builds for ("cpu").
+  /// The target this recipe builds for (its back end's name).
   virtual std::string_view target() const = 0;
   /// The compiler used when none is asked for ("clang++") and the variable
   /// that overrides it ("SK_CXX").
@@ -108,6 +109,9 @@ class BuildRecipe {
   /// (symbol renames, localisation). Default: nothing.
   virtual Status postProcessObject(const std::filesystem::path& object, const KernelVariant& variant,
                                    const RecipeTools& tools) const;
+  /// The identity of the tools postProcessObject runs with `toolchain` (their path and version), hashed
+  /// into every object key: a different tool makes a different object. Default: "" (none runs).
+  virtual Expected<std::string> postProcessKey(const Toolchain& toolchain) const;
   /// Code bytes of `symbol` in an object (feeds preload sizes). Default: the
   /// ELF symbol table through LLVM Object.
   virtual Expected<uint64_t> symbolSize(std::string_view objectBytes, std::string_view symbol) const;
@@ -206,10 +210,17 @@ class Device {
 // ---- registry ----------------------------------------------------------------
 
 struct Backend {
-  std::string name;                                 // "cpu"; the op list's "target"
+  std::string name;                                 // the op list's "target"
   /// Whose kernel sources and builtins it compiles ("cuda" for cuda-sim);
-  /// empty: its own (addTargetKernelsAlias).
+  /// empty: its own (kernelsFolderOf, target/Targets.h).
   std::string kernels;
+  /// The back end of the machine the library runs on (one registers it: hostTargetName()). A Session
+  /// sets it up when created, so a missing compiler is an error there, and the `compiler` option
+  /// names its compiler.
+  bool host = false;
+  /// Keys its kernel declarations may carry (target/Targets.h); a key is one back end's. A back end that
+  /// compiles another's kernels (`kernels`) reads that one's.
+  std::vector<KernelAttribute> kernelAttributes;
   /// The emitter (reads templates/<name>/ now: errors name the file and line).
   std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
   std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;

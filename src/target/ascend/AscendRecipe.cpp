@@ -275,7 +275,7 @@ Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vect
       continue;
     }
     if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
-    auto lit = cpuScalarLiteral(v.staticScalars[next++], p.dtype);
+    auto lit = cScalarLiteral(v.staticScalars[next++], p.dtype);
     // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
     scalars.emplace_back(p.name, lit ? *lit : "sk_unrepresentable_scalar");
   }

@@ -141,7 +141,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     }
     AscendOp a;
     a.kernelSync = v.decl.kernelSync;
-    a.syncAllCalls = v.decl.syncAllCalls;
+    a.syncAllCalls = static_cast<uint32_t>(v.decl.attribute("sync_all_calls"));
     a.name = op.name;
     a.blockDim = op.blockDim;
     a.stream = op.stream;
@@ -168,7 +168,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
         scalars += fmt::format("{}=@{};", p.name, arg.runtimeSlot);
         a.runtimeScalars.emplace_back(p.name, arg.runtimeSlot);
       } else if (p.kind == ParamKind::Scalar) {
-        auto lit = cpuScalarLiteral(arg.scalar, p.dtype);
+        auto lit = cScalarLiteral(arg.scalar, p.dtype);
         if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, p.name));
         scalarLiterals.emplace_back(p.name, *lit);
         scalars += p.name + "=" + *lit + ";";

@@ -2,11 +2,18 @@
 // (CpuRecipe.cpp) and device (CpuDevice.cpp: executor, dlopen, sk_run_args).
 #include "target/cpu/CpuBackend.h"
 
+#include "superkernel/support/Paths.h"
+#include "superkernel/target/cpu/Cpu.h"
+
 namespace sk {
+
+std::filesystem::path cpuRuntimeIncludeDir() { return dataRuntimeDir() / "cpu" / "include"; }
+std::filesystem::path cpuRuntimeSourceDir() { return dataRuntimeDir() / "cpu" / "src"; }
 
 Backend cpuBackend() {
   Backend b;
   b.name = "cpu";
+  b.host = true;  // this machine's own cores
   b.makeEmitter = [] { return makeCpuEmitter(); };
   b.makeRecipe = [] { return makeCpuRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCpuDevice(o); };

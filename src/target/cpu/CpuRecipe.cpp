@@ -24,7 +24,7 @@
 
 #include <fmt/format.h>
 
-#include "driver/LocalizeSymbols.h"
+#include "target/cpu/LocalizeSymbols.h"
 #include "support/BuildFiles.h"
 #include "support/Fd.h"
 #include "target/LinkFiles.h"
@@ -74,7 +74,7 @@ class CpuRecipe final : public BuildRecipe {
   Expected<std::string> runtimeDigest() const override {
     KeyBuilder kb;
     kb.add("what", "runtime");
-    Status st = kb.addTree("include", runtimeIncludeDir());
+    Status st = kb.addTree("include", cpuRuntimeIncludeDir());
     if (st) st = kb.addFile("kernel_abi.c", abiSource());
     if (!st) return Error(st.error()).context("hashing the superkernel runtime");
     return kb.finish();
@@ -85,7 +85,7 @@ class CpuRecipe final : public BuildRecipe {
     std::vector<std::string> f = {"-c", "-O2", "-fPIC"};
     f.push_back(isCSource(v.decl.sourcePath) ? "-std=c11" : "-std=c++17");
     for (auto& a : archFlags(arch)) f.push_back(a);
-    f.push_back("-I" + runtimeIncludeDir().string());
+    f.push_back("-I" + cpuRuntimeIncludeDir().string());
     std::string sym = symbolOf(v);
     if (!v.decl.entry.empty() && sym != v.decl.entry) f.push_back(fmt::format("-D{}={}", v.decl.entry, sym));
     for (const auto& [k, val] : v.macros) f.push_back(fmt::format("-D{}={}", k, val));
@@ -103,7 +103,12 @@ class CpuRecipe final : public BuildRecipe {
   }
 
   // Only the entry stays global: sub-kernels fused into one library never
-  // collide (driver/LocalizeSymbols.h; the tool is part of the object key).
+  // collide (target/cpu/LocalizeSymbols.h; the tool is part of the object key).
+  Expected<std::string> postProcessKey(const Toolchain& tc) const override {
+    SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(tc));
+    return objcopy.identity;
+  }
+
   Status postProcessObject(const fs::path& object, const KernelVariant& v, const RecipeTools& tools) const override {
     SK_ASSIGN_OR_RETURN(ObjcopyTool objcopy, findObjcopy(tools.toolchain()));
     ProcessOptions po;
@@ -152,7 +157,7 @@ class CpuRecipe final : public BuildRecipe {
   }
 
  private:
-  static fs::path abiSource() { return runtimeCpuSourceDir() / "kernel_abi.c"; }
+  static fs::path abiSource() { return cpuRuntimeSourceDir() / "kernel_abi.c"; }
 
   static std::vector<std::string> archFlags(const std::string& arch) {
     if (arch.empty() || arch == "generic") return {};
@@ -167,7 +172,7 @@ class CpuRecipe final : public BuildRecipe {
   static std::vector<std::string> linkFlags(const Options& o, const std::string& arch) {
     std::vector<std::string> f = {"-shared", "-fPIC", "-O2", "-std=c++17", "-fvisibility=hidden"};
     for (auto& a : archFlags(arch)) f.push_back(a);
-    f.push_back("-I" + runtimeIncludeDir().string());
+    f.push_back("-I" + cpuRuntimeIncludeDir().string());
     for (const auto& c : o.compileOptions) f.push_back(c);
     for (auto& a : alignFlags(o)) f.push_back(a);
     f.push_back("-Wl,-z,defs");
@@ -177,7 +182,7 @@ class CpuRecipe final : public BuildRecipe {
   static std::vector<std::string> abiFlags(const std::string& arch) {
     std::vector<std::string> f = {"-c", "-O2", "-fPIC", "-std=c11", "-DSK_BUILDING_SUPERKERNEL", "-fvisibility=hidden"};
     for (auto& a : archFlags(arch)) f.push_back(a);
-    f.push_back("-I" + runtimeIncludeDir().string());
+    f.push_back("-I" + cpuRuntimeIncludeDir().string());
     return f;
   }
 };

@@ -44,8 +44,8 @@ Expected<GeneratedSource> CudaTarget::emitStep(const FusionPlan& plan, const Sup
   bool anyKernelSync = false;
   for (const PlannedOp& op : sk.ops) {
     const KernelDecl& d = plan.variants[op.variant].decl;
-    threads = std::max(threads, d.threads ? d.threads : kCudaDefaultThreads);
-    smem = std::max(smem, d.sharedBytes);
+    threads = std::max(threads, static_cast<uint32_t>(d.attribute("threads", kCudaDefaultThreads)));
+    smem = std::max(smem, static_cast<uint32_t>(d.attribute("shared_bytes")));
     anyKernelSync = anyKernelSync || op.kernelSync;
   }
   // Fused: the plan's co-resident CTAs. Unfused: one CTA per block, except a

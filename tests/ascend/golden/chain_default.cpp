@@ -7,10 +7,10 @@ extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0(GM_ADDR, GM_ADDR, GM_
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0_split1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0_split2(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0_split3(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1_split1(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1_split2(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1_split3(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1_split1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1_split2(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1_split3(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2_split1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2_split2(GM_ADDR, GM_ADDR, GM_ADDR);
@@ -46,13 +46,13 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
     if (get_block_idx() < 8) {
       const uint8_t coreid = static_cast<uint8_t>(get_coreid());
       if ((coreid % 4) == 0) {
-        preload((const void*)sk_gemv_bf16w__vt1, 3);
+        preload((const void*)fx_cube_gemv_bf16w__vt1, 3);
       } else if ((coreid % 4) == 1) {
-        preload((const void*)sk_gemv_bf16w__vt1_split1, 3);
+        preload((const void*)fx_cube_gemv_bf16w__vt1_split1, 3);
       } else if ((coreid % 4) == 2) {
-        preload((const void*)sk_gemv_bf16w__vt1_split2, 3);
+        preload((const void*)fx_cube_gemv_bf16w__vt1_split2, 3);
       } else {
-        preload((const void*)sk_gemv_bf16w__vt1_split3, 3);
+        preload((const void*)fx_cube_gemv_bf16w__vt1_split3, 3);
       }
     }
   }
@@ -86,7 +86,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
     AscendC::WaitPreTaskEndImpl<4>();
   }
 
-  // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
+  // op 1: proj = fx_cube_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   if ASCEND_IS_AIV {
     if (AscendC::GetBlockIdx() < 16) {
       const uint8_t coreid = static_cast<uint8_t>(get_coreid());
@@ -105,13 +105,13 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
     if (get_block_idx() < 8) {
       const uint8_t coreid = static_cast<uint8_t>(get_coreid());
       if ((coreid % 4) == 0) {
-        sk_gemv_bf16w__vt1(b3, b2, b4);
+        fx_cube_gemv_bf16w__vt1(b3, b2, b4);
       } else if ((coreid % 4) == 1) {
-        sk_gemv_bf16w__vt1_split1(b3, b2, b4);
+        fx_cube_gemv_bf16w__vt1_split1(b3, b2, b4);
       } else if ((coreid % 4) == 2) {
-        sk_gemv_bf16w__vt1_split2(b3, b2, b4);
+        fx_cube_gemv_bf16w__vt1_split2(b3, b2, b4);
       } else {
-        sk_gemv_bf16w__vt1_split3(b3, b2, b4);
+        fx_cube_gemv_bf16w__vt1_split3(b3, b2, b4);
       }
     }
   }

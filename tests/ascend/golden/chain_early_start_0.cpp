@@ -3,7 +3,7 @@
 #include "kernel_operator.h"
 
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_copy_f32__vt3(GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_swiglu_f32__vt4(GM_ADDR, GM_ADDR, GM_ADDR);
@@ -19,7 +19,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   }
   if ASCEND_IS_AIC {
     if (get_block_idx() < 8) {
-      preload((const void*)sk_gemv_bf16w__vt1, 3);
+      preload((const void*)fx_cube_gemv_bf16w__vt1, 3);
     }
   }
   if ASCEND_IS_AIV {
@@ -32,7 +32,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   //   proj <- norm (RAW on h)
   AscendC::SyncAll<false>();
 
-  // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores
+  // op 1: proj = fx_cube_gemv_bf16w__vt1 x 8 block(s) on cube cores
   if ASCEND_IS_AIV {
     if (AscendC::GetBlockIdx() < 16) {
       preload((const void*)sk_add_f32__vt2, 1);
@@ -40,7 +40,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_ch
   }
   if ASCEND_IS_AIC {
     if (get_block_idx() < 8) {
-      sk_gemv_bf16w__vt1(b3, b2, b4);
+      fx_cube_gemv_bf16w__vt1(b3, b2, b4);
     }
   }
 

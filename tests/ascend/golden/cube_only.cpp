@@ -2,8 +2,8 @@
 // SuperKernel "cube": 2 op(s), KERNEL_TYPE_MIX_AIC_1_0 on 5 AI Core(s) (5 cube, 0 vector core(s)).
 #include "kernel_operator.h"
 
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vc0(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_f32__vc1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vc0(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_f32__vc1(GM_ADDR, GM_ADDR, GM_ADDR);
 
 extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_cube(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, GM_ADDR b3, GM_ADDR b4) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_0);
@@ -20,20 +20,20 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_cu
     }
   }
 
-  // op 0: p1 = sk_gemv_bf16w__vc0 x 5 block(s) on cube cores; signals and waits early start itself
+  // op 0: p1 = fx_cube_gemv_bf16w__vc0 x 5 block(s) on cube cores; signals and waits early start itself
   if ASCEND_IS_AIC {
     if (get_block_idx() < 5) {
-      preload((const void*)sk_gemv_bf16w__vc0, 1);
+      preload((const void*)fx_cube_gemv_bf16w__vc0, 1);
     }
   }
   if ASCEND_IS_AIC {
     if (get_block_idx() < 3) {
-      preload((const void*)sk_gemv_f32__vc1, 1);
+      preload((const void*)fx_cube_gemv_f32__vc1, 1);
     }
   }
   if ASCEND_IS_AIC {
     if (get_block_idx() < 5) {
-      sk_gemv_bf16w__vc0(b0, b1, b2);
+      fx_cube_gemv_bf16w__vc0(b0, b1, b2);
     }
   }
 
@@ -52,10 +52,10 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_cu
     }
   }
 
-  // op 1: p2 = sk_gemv_f32__vc1 x 3 block(s) on cube cores; signals and waits early start itself
+  // op 1: p2 = fx_cube_gemv_f32__vc1 x 3 block(s) on cube cores; signals and waits early start itself
   if ASCEND_IS_AIC {
     if (get_block_idx() < 3) {
-      sk_gemv_f32__vc1(b3, b2, b4);
+      fx_cube_gemv_f32__vc1(b3, b2, b4);
     }
   }
 

@@ -2,7 +2,7 @@
 // SuperKernel "feedmix": 3 op(s), KERNEL_TYPE_MIX_AIC_1_2 on 2 AI Core(s) (2 cube, 4 vector core(s)).
 #include "kernel_operator.h"
 
-extern "C" __global__ __aicore__ void sk_gemv_f32__vm0(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_f32__vm0(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void fx_sync_sum__vm1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vm2(GM_ADDR, GM_ADDR, GM_ADDR);
 
@@ -21,10 +21,10 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_fe
     }
   }
 
-  // op 0: proj = sk_gemv_f32__vm0 x 2 block(s) on cube cores; signals and waits early start itself
+  // op 0: proj = fx_cube_gemv_f32__vm0 x 2 block(s) on cube cores; signals and waits early start itself
   if ASCEND_IS_AIC {
     if (get_block_idx() < 2) {
-      preload((const void*)sk_gemv_f32__vm0, 1);
+      preload((const void*)fx_cube_gemv_f32__vm0, 1);
     }
   }
   if ASCEND_IS_AIV {
@@ -34,7 +34,7 @@ extern "C" __global__ __attribute__((aligned(512))) __aicore__ void sk_ascend_fe
   }
   if ASCEND_IS_AIC {
     if (get_block_idx() < 2) {
-      sk_gemv_f32__vm0(b0, b1, b2);
+      fx_cube_gemv_f32__vm0(b0, b1, b2);
     }
   }
 

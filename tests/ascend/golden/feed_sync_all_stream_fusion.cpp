@@ -2,18 +2,18 @@
 // SuperKernel "feedmix": 3 op(s), KERNEL_TYPE_MIX_AIC_1_2 on 2 AI Core(s) (2 cube, 4 vector core(s)).
 #include "kernel_operator.h"
 
-extern "C" __global__ __aicore__ void sk_gemv_f32__vm0(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_f32__vm0(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void fx_sync_sum__vm1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vm2(GM_ADDR, GM_ADDR, GM_ADDR);
 
 // The cube cores' program (stream-fusion=1).
 __aicore__ inline void sk_ascend_feedmix_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, GM_ADDR b3, GM_ADDR b4, GM_ADDR b5) {
-  // op 0: proj = sk_gemv_f32__vm0 x 2 block(s) on cube cores
+  // op 0: proj = fx_cube_gemv_f32__vm0 x 2 block(s) on cube cores
   if (get_block_idx() < 2) {
-    preload((const void*)sk_gemv_f32__vm0, 1);
+    preload((const void*)fx_cube_gemv_f32__vm0, 1);
   }
   if (get_block_idx() < 2) {
-    sk_gemv_f32__vm0(b0, b1, b2);
+    fx_cube_gemv_f32__vm0(b0, b1, b2);
   }
 
   // sync before reduce: cube -> vector (early-start config 1)
@@ -33,7 +33,7 @@ __aicore__ inline void sk_ascend_feedmix_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2,
 
 // The vector cores' program (stream-fusion=1).
 __aicore__ inline void sk_ascend_feedmix_aiv(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, GM_ADDR b3, GM_ADDR b4, GM_ADDR b5) {
-  // op 0: proj = sk_gemv_f32__vm0 x 2 block(s) on cube cores
+  // op 0: proj = fx_cube_gemv_f32__vm0 x 2 block(s) on cube cores
   if (AscendC::GetBlockIdx() < 3) {
     preload((const void*)fx_sync_sum__vm1, 1);
   }

@@ -5,8 +5,8 @@
 
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_rms_norm_f32__vt0_split1(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
-extern "C" __global__ __aicore__ void sk_gemv_bf16w__vt1_split1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1(GM_ADDR, GM_ADDR, GM_ADDR);
+extern "C" __global__ __aicore__ void fx_cube_gemv_bf16w__vt1_split1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_add_f32__vt2_split1(GM_ADDR, GM_ADDR, GM_ADDR);
 extern "C" __global__ __aicore__ void sk_copy_f32__vt3(GM_ADDR, GM_ADDR);
@@ -58,9 +58,9 @@ __aicore__ inline void sk_ascend_chain_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
   if (get_block_idx() < 8) {
     const uint8_t coreid = static_cast<uint8_t>(get_coreid());
     if ((coreid % 2) == 0) {
-      preload((const void*)sk_gemv_bf16w__vt1, 3);
+      preload((const void*)fx_cube_gemv_bf16w__vt1, 3);
     } else {
-      preload((const void*)sk_gemv_bf16w__vt1_split1, 3);
+      preload((const void*)fx_cube_gemv_bf16w__vt1_split1, 3);
     }
   }
   SkProf(0, 0);
@@ -75,14 +75,14 @@ __aicore__ inline void sk_ascend_chain_aic(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
   }
   SkProf(1, 3);
 
-  // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
+  // op 1: proj = fx_cube_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   SkProf(1, 0);
   if (get_block_idx() < 8) {
     const uint8_t coreid = static_cast<uint8_t>(get_coreid());
     if ((coreid % 2) == 0) {
-      sk_gemv_bf16w__vt1(b3, b2, b4);
+      fx_cube_gemv_bf16w__vt1(b3, b2, b4);
     } else {
-      sk_gemv_bf16w__vt1_split1(b3, b2, b4);
+      fx_cube_gemv_bf16w__vt1_split1(b3, b2, b4);
     }
   }
   SkProf(1, 1);
@@ -143,7 +143,7 @@ __aicore__ inline void sk_ascend_chain_aiv(GM_ADDR b0, GM_ADDR b1, GM_ADDR b2, G
   AscendC::WaitPreTaskEndImpl<4>();
   SkProf(1, 3);
 
-  // op 1: proj = sk_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
+  // op 1: proj = fx_cube_gemv_bf16w__vt1 x 8 block(s) on cube cores; signals and waits early start itself
   if (AscendC::GetBlockIdx() < 16) {
     const uint8_t coreid = static_cast<uint8_t>(get_coreid());
     if ((coreid % 2) == 0) {

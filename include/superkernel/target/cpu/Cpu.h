@@ -3,6 +3,7 @@
 // the cpu back end through the target-neutral interfaces (target/Backend.h).
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,11 @@ enum RunRejection : int {
 };
 /// Human-readable meaning of run()'s return code `rc` (0: "ok").
 std::string describeRunResult(int rc);
+
+/// The cpu runtime in the data directory (support/Paths.h): the headers generated code and kernels
+/// include (.../runtime/cpu/include) and the sources linked into every SuperKernel (.../runtime/cpu/src).
+std::filesystem::path cpuRuntimeIncludeDir();
+std::filesystem::path cpuRuntimeSourceDir();
 
 /// The executor of a cpu Device (nullptr for another target's device).
 Executor* cpuExecutor(Device& device);

@@ -26,7 +26,8 @@
 #ifndef SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 #define SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 
-#include <math.h>
+// No <math.h>: in C++ it is libstdc++'s wrapper around <cmath>, a third of a kernel's compile time.
+// The simulator and the builtins call the compiler's __builtin_expf and friends instead.
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

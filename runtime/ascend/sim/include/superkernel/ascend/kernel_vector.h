@@ -71,7 +71,7 @@ inline float sk_ascend_sim_f16_to_f32(uint16_t h) {
     if (m == 0) {
       x = sign;
     } else {
-      const float v = ldexpf(static_cast<float>(m), -24);
+      const float v = __builtin_ldexpf(static_cast<float>(m), -24);
       memcpy(&x, &v, 4);
       x |= sign;
     }
@@ -1408,12 +1408,12 @@ __aicore__ inline void Mins(const LocalTensor<T>& dst, const LocalTensor<T>& src
 template <class T>
 __aicore__ inline void Exp(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   SK_ASCEND_SIM_FLOAT_ONLY(T, "Exp");
-  sk_ascend_sim_vec::unary("Exp", dst, src, count, [](float a) { return expf(a); });
+  sk_ascend_sim_vec::unary("Exp", dst, src, count, [](float a) { return __builtin_expf(a); });
 }
 template <class T>
 __aicore__ inline void Ln(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   SK_ASCEND_SIM_FLOAT_ONLY(T, "Ln");
-  sk_ascend_sim_vec::unary("Ln", dst, src, count, [](float a) { return logf(a); });
+  sk_ascend_sim_vec::unary("Ln", dst, src, count, [](float a) { return __builtin_logf(a); });
 }
 template <class T>
 __aicore__ inline void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
@@ -1423,12 +1423,12 @@ __aicore__ inline void Abs(const LocalTensor<T>& dst, const LocalTensor<T>& src,
 template <class T>
 __aicore__ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   SK_ASCEND_SIM_FLOAT_ONLY(T, "Sqrt");
-  sk_ascend_sim_vec::unary("Sqrt", dst, src, count, [](float a) { return sqrtf(a); });
+  sk_ascend_sim_vec::unary("Sqrt", dst, src, count, [](float a) { return __builtin_sqrtf(a); });
 }
 template <class T>
 __aicore__ inline void Rsqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   SK_ASCEND_SIM_FLOAT_ONLY(T, "Rsqrt");
-  sk_ascend_sim_vec::unary("Rsqrt", dst, src, count, [](float a) { return 1.0f / sqrtf(a); });
+  sk_ascend_sim_vec::unary("Rsqrt", dst, src, count, [](float a) { return 1.0f / __builtin_sqrtf(a); });
 }
 template <class T>
 __aicore__ inline void Reciprocal(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
@@ -1487,11 +1487,11 @@ inline int32_t toInt(float v, AscendC::RoundMode m) {
   using M = AscendC::RoundMode;
   float r;
   switch (m) {
-    case M::CAST_RINT: r = nearbyintf(v); break;
-    case M::CAST_FLOOR: r = floorf(v); break;
-    case M::CAST_CEIL: r = ceilf(v); break;
-    case M::CAST_ROUND: r = roundf(v); break;
-    case M::CAST_TRUNC: r = truncf(v); break;
+    case M::CAST_RINT: r = __builtin_nearbyintf(v); break;
+    case M::CAST_FLOOR: r = __builtin_floorf(v); break;
+    case M::CAST_CEIL: r = __builtin_ceilf(v); break;
+    case M::CAST_ROUND: r = __builtin_roundf(v); break;
+    case M::CAST_TRUNC: r = __builtin_truncf(v); break;
     default: fail("Cast float -> int32_t: round mode %d (RINT, FLOOR, CEIL, ROUND or TRUNC)", static_cast<int>(m));
   }
   if (r != r) return 0;

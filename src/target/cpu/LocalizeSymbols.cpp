@@ -1,6 +1,6 @@
 // The symbol table comes from the bounds-checked ELF reader shared with preload
-// sizing (driver/ElfSymbols.h); the rewrite itself is objcopy's, run with argv.
-#include "driver/LocalizeSymbols.h"
+// sizing (support/ElfSymbols.h); the rewrite itself is objcopy's, run with argv.
+#include "target/cpu/LocalizeSymbols.h"
 
 #include <elf.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "driver/ElfSymbols.h"
+#include "support/ElfSymbols.h"
 
 namespace sk {
 namespace fs = std::filesystem;

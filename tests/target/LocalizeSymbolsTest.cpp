@@ -1,6 +1,6 @@
 // driver/LocalizeSymbols: a cached kernel object exports its entry only, with
 // both objcopy flavours; and the driver's last gate on argv inputs.
-#include "driver/LocalizeSymbols.h"
+#include "target/cpu/LocalizeSymbols.h"
 
 #include <gtest/gtest.h>
 

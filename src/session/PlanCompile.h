@@ -1,0 +1,29 @@
+// The start of every compile, in one place: the op list moved to the
+// requested target, the options merged (op list, session, request), the
+// target resolved to its emitter and machine model, the planner run.
+// Session::compile and planOnly (sk-compile --plan-only) both call it, so they
+// report the same plan and the same errors; they differ only in how a target
+// is resolved (a Session keeps each target's toolchain and device; planOnly
+// needs no compiler).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "superkernel/session/Session.h"
+
+namespace sk {
+
+struct ResolvedTarget {
+  std::shared_ptr<const Target> emitter;
+  MachineModel machine;
+  Device* device = nullptr;  // kept in CompiledPlan::device (null: planning only)
+};
+using TargetResolver = std::function<Expected<ResolvedTarget>(const std::string& target)>;
+
+/// The CompiledPlan with list, options, target, device and plan filled (no steps yet).
+Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& request, const std::string& sessionOptions,
+                                   const TargetResolver& resolve);
+
+}  // namespace sk
