@@ -1,5 +1,6 @@
 // The ascend back end, assembled, and its launch descriptor (see AscendBackend.h).
 #include "target/ascend/AscendBackend.h"
+#include "target/ascend/AscendKernelKeys.h"
 
 #include <fmt/format.h>
 
@@ -12,14 +13,7 @@ namespace sk {
 Backend ascendBackend() {
   Backend b;
   b.name = "ascend";
-  // How many times one launch of a kernel_sync kernel calls AscendC::SyncAll (docs/ASCEND.md): with
-  // feed-sync-all the SuperKernel's cores outside the op's blocks call it as often.
-  b.kernelAttributes.push_back(
-      {"sync_all_calls", 1, 65535, "how many times one launch calls SyncAll", nullptr, [](const KernelDecl& k) {
-         return k.kernelSync ? std::string()
-                             : std::string("only a kernel that syncs its own blocks declares how often it calls "
-                                           "SyncAll; add \"kernel_sync\": true or drop \"sync_all_calls\"");
-       }});
+  b.kernelAttributes = ascendKernelAttributes();  // sync_all_calls
   b.makeEmitter = [] { return makeAscendEmitter(); };
   b.makeRecipe = [] { return makeAscendRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeAscendDevice(o); };
