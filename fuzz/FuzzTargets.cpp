@@ -50,13 +50,10 @@ std::string kernelsFolderOf(std::string_view target) {
 
 std::string hostTargetName() { return "cpu"; }
 
-const KernelAttribute* findKernelAttribute(std::string_view key, std::string* target) {
+const KernelAttribute* findKernelAttribute(std::string_view key) {
   for (const FuzzTarget& t : fuzzTargets())
     for (const KernelAttribute& a : t.attributes)
-      if (a.key == key) {
-        if (target) *target = t.name;
-        return &a;
-      }
+      if (a.key == key) return &a;
   return nullptr;
 }
 

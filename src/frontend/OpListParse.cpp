@@ -305,17 +305,13 @@ Expected<KernelDecl> parseKernelObject(const ojson& j, const std::string& origin
   if (j.contains("block_dim_invariant")) {
     SK_ASSIGN_OR_RETURN(k.blockDimInvariant, r.boolean(j["block_dim_invariant"], path + ".block_dim_invariant"));
   }
-  // A back end's keys: integers in the range it defines, with its rule on the value; the rules across the
-  // declaration are the validator's (validateKernel), which also sees declarations built in C++.
+  // A back end's keys: integers in the range it defines (the type error names the range). Its rules are the
+  // validator's (validateKernel, which parseOpList runs), the one place that also sees declarations built in C++.
   for (const std::string& key : attributeKeys) {
     if (!j.contains(key)) continue;
     const KernelAttribute* a = findKernelAttribute(key);
     if (!a) continue;  // unregistered since kernelAttributeKeys(): not possible for built-in back ends
-    SK_ASSIGN_OR_RETURN(int64_t v, r.integer(j[key], path + "." + key, a->min, a->max));
-    if (a->checkValue) {
-      if (std::string p = a->checkValue(v); !p.empty()) return r.err(path + "." + key, std::to_string(v) + " " + p);
-    }
-    k.attributes[key] = v;
+    SK_ASSIGN_OR_RETURN(k.attributes[key], r.integer(j[key], path + "." + key, a->min, a->max));
   }
   const ojson& params = j["params"];
   if (!params.is_array()) return r.err(path + ".params", std::string("expected an array, got ") + params.type_name());

@@ -95,15 +95,12 @@ std::string kernelsFolderOf(std::string_view target) {
   return it->second->kernels;
 }
 
-const KernelAttribute* findKernelAttribute(std::string_view key, std::string* target) {
+const KernelAttribute* findKernelAttribute(std::string_view key) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   for (const auto& [n, b] : r.backends)
     for (const KernelAttribute& a : b->kernelAttributes)
-      if (a.key == key) {
-        if (target) *target = n;
-        return &a;
-      }
+      if (a.key == key) return &a;
   return nullptr;
 }
 

@@ -207,7 +207,7 @@ const bool kRegistered = [] {
     return std::unique_ptr<Device>(std::make_unique<TestDevice>());
   };
   // A kernel key of its own: the shared parser, validator and writer take it with no edit of theirs.
-  b.kernelAttributes.push_back({"lanes", 1, 64, "the SIMD width the kernel is written for",
+  b.kernelAttributes.push_back({"lanes", 1, 64,  // the SIMD width the kernel is written for
                                 [](int64_t v) { return (v & (v - 1)) ? std::string("is not a power of two") : std::string(); },
                                 nullptr});
   return registerBackend(std::move(b)).ok();

@@ -33,17 +33,15 @@ struct KernelAttribute {
   std::string key;
   int64_t min = 0;
   int64_t max = 0;
-  /// What it means, for error messages and docs: "the CTA size the kernel is written for".
-  std::string meaning;
   /// A further rule on the value, "" if it holds ("is not a multiple of 32 (the warp size)").
   std::function<std::string(int64_t value)> checkValue;
   /// A rule across the declaration, "" if it holds (ascend: sync_all_calls needs "kernel_sync": true).
   std::function<std::string(const KernelDecl& decl)> checkDecl;
 };
 
-/// The registered back end that defines kernel key `key` and its definition (null: no back end does).
-/// The definition lives as long as the registry.
-const KernelAttribute* findKernelAttribute(std::string_view key, std::string* target = nullptr);
+/// The definition of kernel key `key` by the registered back end that defines it (null: none does). It
+/// lives as long as the registry.
+const KernelAttribute* findKernelAttribute(std::string_view key);
 /// Every key some registered back end defines, sorted.
 std::vector<std::string> kernelAttributeKeys();
 

@@ -12,7 +12,7 @@
 namespace sk {
 
 inline std::vector<KernelAttribute> ascendKernelAttributes() {
-  return {{"sync_all_calls", 1, 65535, "how many times one launch calls SyncAll", nullptr, [](const KernelDecl& k) {
+  return {{"sync_all_calls", 1, 65535, nullptr, [](const KernelDecl& k) {
              return k.kernelSync ? std::string()
                                  : std::string("only a kernel that syncs its own blocks declares how often it calls "
                                                "SyncAll; add \"kernel_sync\": true or drop \"sync_all_calls\"");

@@ -13,10 +13,12 @@ namespace sk {
 
 inline std::vector<KernelAttribute> cudaKernelAttributes() {
   return {
-      {"threads", 32, 1024, "the CTA size the kernel is written for (default 256)",
+      // The CTA size the kernel is written for (default 256).
+      {"threads", 32, 1024,
        [](int64_t t) { return t % 32 ? std::string("is not a multiple of 32 (the warp size)") : std::string(); },
        nullptr},
-      {"shared_bytes", 0, 232448, "the dynamic shared memory one CTA needs (sk_ctx::smem)", nullptr, nullptr},
+      // The dynamic shared memory one CTA needs (sk_ctx::smem).
+      {"shared_bytes", 0, 232448, nullptr, nullptr},
   };
 }
 
