@@ -105,7 +105,10 @@ struct Driver::Impl final : RecipeTools {
   // Run a compiler command; a failure is an Error carrying the command and
   // the diagnostics.
   Expected<ProcessResult> runCompiler(const std::vector<std::string>& args, const std::string& what) const override {
-    std::vector<std::string> argv = command(args);
+    return runTool(command(args), what);
+  }
+
+  Expected<ProcessResult> runTool(const std::vector<std::string>& argv, const std::string& what) const override {
     auto res = runProcess(argv, processOptions());
     if (!res) return Error(res.error()).context(what);
     if (!res->succeeded()) {

@@ -28,7 +28,7 @@ void coarsenBlocks(const PlanContext& ctx, SuperKernelPlan& sk) {
   for (PlannedOp& op : sk.ops) {
     const KernelDecl& k = ctx.kernels.at(ctx.list.ops[op.opIndex].kernel);
     const uint32_t cores = sk.queues.at(op.queue).numCores;
-    if (!k.blockDimInvariant || k.earlyStart || k.kernelSync || op.blockDim <= cores) continue;
+    if (!coarsensToCores(k) || op.blockDim <= cores) continue;
     op.blockDim = cores;
     ++changed;
   }

@@ -121,6 +121,10 @@ void fillReport(FusionPlan& plan);
 // Applicability.cpp
 void reportInapplicable(PlanContext& ctx);
 
+/// Coarsen.cpp's rule: in a fused step, an op of kernel k with more blocks than its queue's cores runs as one
+/// block per core (its outputs do not depend on block_dim, and nothing ties a block to its index).
+inline bool coarsensToCores(const KernelDecl& k) { return k.blockDimInvariant && !k.earlyStart && !k.kernelSync; }
+
 /// The one place debug-core-num is applied: the machine a fused SuperKernel
 /// runs on (MachineModel::withDebugCoreNum when set, else the whole machine)
 /// and its cores.

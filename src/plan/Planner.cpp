@@ -13,6 +13,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   plan::PlanContext ctx{list, options, config, {}, {}, {}};
   ctx.plan.target = list.target;
   ctx.plan.arch = list.arch;
+  ctx.plan.machine = config.machine;
   for (const Op& op : list.ops) ctx.plan.report.opsBefore += op.kind == Op::Kind::Launch;
 
   SK_RETURN_IF_ERROR(plan::resolveKernels(ctx));

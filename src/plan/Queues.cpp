@@ -5,7 +5,9 @@
 //   (MachineModel::poolFor; on a single-pool machine, the only pool).
 // - Fused SuperKernel: numCores = coresFor() (debug-core-num if set: its
 //   machine, MachineModel::withDebugCoreNum; else every core of the machine). Pools are laid out in order, each owning
-//   [poolBase, poolBase + count) (on one pool: all numCores cores).
+//   [poolBase, poolBase + count) (on one pool: all numCores cores). On a machine that runs one block per core
+//   (MachineModel::oneBlockPerCore) with several pools, only the cores the launch needs (launchShape): the
+//   plan's cores are the launch's.
 //   stream-fusion=0: one queue per pool used (stream of its first op), ops in
 //   recorded order. stream-fusion=1: one queue per (pool, stream) present,
 //   ordered by pool then stream id, a pool's cores split evenly among its
@@ -15,6 +17,8 @@
 //   executor's plain launch puts block b on worker b % numWorkers, which is
 //   the same core mapping (coreOf, plan/Plan.h).
 // - The kernel_sync rule is checked once, by validatePlan.
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "superkernel/frontend/OpListPaths.h"
@@ -28,6 +32,41 @@ Expected<uint32_t> poolOf(const PlanContext& ctx, const PlannedOp& op) {
   if (!p) return oplist::pathError(ctx.list.origin, oplist::opPath(op.opIndex), p.error().message());
   return p;
 }
+// MachineModel::oneBlockPerCore with several pools: the SuperKernel launches as many cores as its ops' blocks
+// need, not the whole machine. A launch's size counts the first pool's cores and the others follow in their
+// ratio, so it is the smallest withDebugCoreNum(n) that holds every op's blocks (and, with stream-fusion=1, a
+// core per stream queue) in its pool; pools no op uses get no cores, and a SuperKernel of one pool gets as many
+// as it needs. The plan's cores are then the launch's (ascend: block dim n, or the one pool's cores).
+Expected<MachineModel> launchShape(const PlanContext& ctx, const SuperKernelPlan& sk, const MachineModel& fm) {
+  std::map<uint32_t, uint32_t> need;                 // pool -> cores it needs
+  std::map<uint32_t, std::set<uint32_t>> streams;    // pool -> streams with a queue in it
+  for (const PlannedOp& op : sk.ops) {
+    SK_ASSIGN_OR_RETURN(uint32_t pool, poolOf(ctx, op));
+    need[pool] = std::max(need[pool], op.blockDim);
+    streams[pool].insert(sk.options.streamFusion ? op.stream : 0u);
+  }
+  for (auto& [pool, cores] : need)
+    cores = std::min(std::max<uint32_t>(cores, static_cast<uint32_t>(streams[pool].size())), fm.pools[pool].count);
+  MachineModel shape = fm;
+  if (need.size() > 1) {
+    for (uint32_t n = 1; n <= fm.deviceCores(); ++n) {
+      shape = fm.withDebugCoreNum(n);
+      bool fits = true;
+      for (const auto& [pool, cores] : need) fits = fits && cores <= shape.pools[pool].count;
+      if (fits) break;
+    }
+  }
+  for (uint32_t p = 0; p < shape.pools.size(); ++p) {
+    auto it = need.find(p);
+    if (it == need.end()) {
+      shape.pools[p].count = 0;
+    } else if (need.size() == 1) {
+      shape.pools[p].count = it->second;
+    }
+  }
+  return shape;
+}
+
 }  // namespace
 
 Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
@@ -42,9 +81,12 @@ Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
     op.queue = 0;
     return Status::success();
   }
-  sk.numCores = coresFor(sk.options, ctx.config);
   // debug-core-num: the pools shrink (MachineModel::withDebugCoreNum), still laid out in order.
-  const MachineModel fm = machineFor(sk.options, ctx.config);
+  MachineModel fm = machineFor(sk.options, ctx.config);
+  if (m.oneBlockPerCore && !onePool) {
+    SK_ASSIGN_OR_RETURN(fm, launchShape(ctx, sk, fm));
+  }
+  sk.numCores = onePool ? coresFor(sk.options, ctx.config) : fm.totalCores();
   // (pool, stream) of every op; stream-fusion=0 folds streams into one queue per pool.
   std::vector<std::pair<uint32_t, uint32_t>> keyOf(sk.ops.size());
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> firstStream;  // queue key -> stream of its first op

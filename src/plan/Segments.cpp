@@ -6,14 +6,16 @@
 // - A fused segment holds launches of one scope name only, all fusible, and
 //   is one SuperKernel; it ends at: a scope change, an unscoped op, a
 //   "scope": null op (never fused), an unfusible op, a kernel_sync op that
-//   cannot have all its blocks on distinct cores, a cross-stream wait with
+//   cannot have all its blocks on distinct cores, an op with more blocks than
+//   its pool's cores on a machine that runs one block per core inside a
+//   SuperKernel (MachineModel::oneBlockPerCore), a cross-stream wait with
 //   stream-fusion=0 (only when the open segment holds ops the wait orders;
 //   a wait on work of earlier steps needs nothing), with stream-fusion=1 a
 //   stream more than there are cores (each stream queue needs >= 1 core,
 //   so the segment is split rather than failing), and the end of the list.
 //   Every end carries a reason ("ops[5] (x): <why>").
 // - Ends that break a scope in the middle (the scope's next op continues
-//   after the split: unfusible op, kernel_sync too wide, cross-stream wait,
+//   after the split: unfusible op, kernel_sync or one-block-per-core op too wide, cross-stream wait,
 //   too many streams) follow strict-scope-check: abort -> BadInput naming the
 //   op and the reason; bypass -> a warning (PlanReport::warnings and
 //   spdlog) and the split. Scope changes, unscoped and never-fuse ops are
@@ -184,6 +186,20 @@ struct Former {
            " holds " + std::to_string(held) + " (a side launch runs on cores the SuperKernel leaves free)";
   }
 
+  // MachineModel::oneBlockPerCore: why op (of kernel k) cannot run inside a SuperKernel with options o, or "".
+  std::string tooWideForOneBlockPerCore(const Op& op, const KernelDecl& k, const Options& o) const {
+    if (!ctx.config.machine.oneBlockPerCore || coarsensToCores(k)) return {};  // coarsening fits it (Coarsen.cpp)
+    const MachineModel fm = machineFor(o, ctx.config);
+    auto pool = fm.poolFor(k.coreType);
+    if (!pool) return {};  // assignQueues reports it
+    const uint32_t cores = fm.pools.size() == 1 ? fm.totalCores() : fm.pools[*pool].count;
+    if (op.blockDim <= cores) return {};
+    return std::to_string(op.blockDim) + " blocks, more than the " + std::to_string(cores) + " " +
+           (fm.pools.size() == 1 ? std::string() : coreTypeName(fm.pools[*pool].kind) + std::string(" ")) +
+           "cores of a SuperKernel (inside one, each block of an op runs on a core of its own; alone, its blocks "
+           "run in waves)";
+  }
+
   void start(uint32_t i, const std::string& scope, const Options& o) {
     Segment s;
     s.firstListOp = i;
@@ -249,6 +265,8 @@ struct Former {
       } else if (k.kernelSync && !kernelSyncFits(op.blockDim, coresFor(o))) {
         unfused = "kernel_sync op needs " + std::to_string(op.blockDim) + " cores at once, the SuperKernel has " +
                   std::to_string(coresFor(o));
+      } else if (std::string wide = tooWideForOneBlockPerCore(op, k, o); !wide.empty()) {
+        unfused = std::move(wide);
       }
     }
     if (!unfused.empty()) {

@@ -1,9 +1,11 @@
 #include "session/PlanCompile.h"
 
+#include "superkernel/target/Backend.h"
+
 namespace sk {
 
 Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& request, const std::string& sessionOptions,
-                                   const TargetResolver& resolve) {
+                                   uint32_t workers, const TargetResolver& resolve) {
   const std::string what = list.origin.empty() ? "op list" : list.origin;
   CompiledPlan cp;
   cp.list = retargetOpList(list, request.target);
@@ -14,8 +16,11 @@ Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& req
   if (!target) return std::move(target).error().context(what);
   cp.target = target->emitter;
   cp.device = target->device;
+  SK_ASSIGN_OR_RETURN(const Backend* backend, findBackend(cp.list.target));
+  auto machine = backend->machineModel(MachineQuery{cp.list.arch, workers});
+  if (!machine) return std::move(machine).error().context(what + ": target " + cp.list.target);
   PlanConfig pc;
-  pc.machine = target->machine;
+  pc.machine = std::move(*machine);
   pc.fuse = request.fuse;
   auto plan = planOpList(cp.list, cp.options, pc);
   if (!plan) return std::move(plan).error();  // the planner's messages name the op list already

@@ -184,9 +184,9 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
   TargetState* tsp = nullptr;
   auto resolve = [&](const std::string& name) -> Expected<ResolvedTarget> {
     SK_ASSIGN_OR_RETURN(tsp, im.target(name));
-    return ResolvedTarget{tsp->emitter, tsp->device->machine(), tsp->device.get()};
+    return ResolvedTarget{tsp->emitter, tsp->device.get()};
   };
-  auto planned = planCompile(list, request, im.options.options, resolve);
+  auto planned = planCompile(list, request, im.options.options, im.options.workers, resolve);
   if (!planned) return std::move(planned).error();
   CompiledPlan cp = std::move(*planned);
   TargetState& ts = *tsp;
@@ -248,7 +248,7 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
       baseMeta["op_list"] = writeOpList(cp.list);
       baseMeta["options"] = cp.options.canonical();
       baseMeta["fuse"] = request.fuse;
-      baseMeta["workers"] = ts.device->machine().deviceCores();  // what sk-cache verify re-creates the device with
+      baseMeta["workers"] = cp.plan.machine.deviceCores();  // what sk-cache verify re-creates the machine with
       baseMeta["target"] = cp.list.target;
       baseMeta["base_dir"] = cp.list.baseDir.string();
       baseMeta["plan_report"] = formatPlanReport(cp.plan);

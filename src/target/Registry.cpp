@@ -45,8 +45,10 @@ std::string knownNames(Registry& r) {
 }  // namespace
 
 Status registerBackend(Backend backend) {
-  if (backend.name.empty() || !backend.makeEmitter || !backend.makeRecipe || !backend.makeDevice)
-    return internalError("registerBackend: a back end needs a name, an emitter, a recipe and a device factory");
+  if (backend.name.empty() || !backend.machineModel || !backend.makeEmitter || !backend.makeRecipe ||
+      !backend.makeDevice)
+    return internalError(
+        "registerBackend: a back end needs a name, a machine model, an emitter, a recipe and a device factory");
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   if (r.backends.count(backend.name)) return internalError(fmt::format("target '{}' is already registered", backend.name));

@@ -39,7 +39,7 @@ TEST(AscendBuiltinsList, EveryBuiltinFusedEqualsUnfusedUnderTheLatinSquare) {
   ASSERT_TRUE(changed->has_value());
   EXPECT_GE((*changed)->differingBuffers, list.buffers.size() / 2) << "most outputs should be written";
 
-  sktest::ascend::expectFusedEqualsReferenceOverSquare(session, list, *reference, "", [&](const auto& rc) {
+  sktest::ascend::expectFusedEqualsReferenceOverSquare(session, list, *reference, "", [&](const auto& rc, uint32_t) {
     EXPECT_GE(rc.fusedSteps, 1u) << "fusion must make SuperKernels";
     EXPECT_LT(rc.fusedSteps + rc.unfusedSteps, list.ops.size()) << "fusion must reduce the launch count";
   });

@@ -64,7 +64,7 @@ TEST(AscendPlannedRun, DecodeLayerFusedEqualsUnfused) {
 // The device checks the buffer count a SuperKernel is run with against its launch descriptor.
 TEST(AscendPlannedRun, WrongBufferCountIsBadInput) {
   const sk::OpList list = decodeLayer();
-  auto session = sktest::ascend::ascendSession(2);
+  auto session = sktest::ascend::ascendSession(8);  // the layer's 16-block gemvs fit the 16 vector cores: one step
   ASSERT_TRUE(session);
   sk::CompileRequest req;
   req.target = "ascend";
@@ -85,7 +85,9 @@ TEST(AscendPlannedRun, WrongBufferCountIsBadInput) {
 // slices, and the sync points as waits; a plan without profiling is refused.
 TEST(AscendPlannedRun, ProfiledRunTracesEveryOpOnItsCores) {
   const sk::OpList list = decodeLayer();
-  auto session = sktest::ascend::ascendSession(2);  // 2 cube, 4 vector cores
+  // 8 cube, 16 vector cores: the layer's 16-block gemvs (early start: never coarsened) fit, so it is one
+  // SuperKernel whose trace has every op.
+  auto session = sktest::ascend::ascendSession(8);
   ASSERT_TRUE(session);
   sk::CompileRequest req;
   req.target = "ascend";

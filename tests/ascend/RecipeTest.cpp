@@ -13,6 +13,7 @@
 
 #include "superkernel/ascend/Simulator.h"
 #include "superkernel/driver/Process.h"
+#include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendRecipe.h"
 
 namespace fs = std::filesystem;
@@ -244,6 +245,20 @@ TEST(AscendRecipe, KernelJsonRoundTripsAndIsChecked) {
 // The simulator half of the recipe, for real: the builtin add kernel compiled by the host compiler with
 // simCompileArgv (as a 3-block sub-kernel, entry renamed like a plan variant), linked with simLinkArgv,
 // loaded, and run in the simulator.
+// The simulator's split copies are llvm-objcopy's: its path and version are part of every object's key (so of
+// every SuperKernel's), found once on PATH.
+TEST(AscendRecipe, TheSimulatorsObjcopyIsInTheKey) {
+  auto key = sk::makeAscendRecipe()->postProcessKey(sk::Toolchain{});
+  ASSERT_TRUE(key.ok()) << key.error().message();
+  const fs::path tool = sk::findExecutableUnresolved("llvm-objcopy");
+  if (tool.empty()) {
+    EXPECT_EQ(*key, "llvm-objcopy: none on PATH");
+    return;
+  }
+  EXPECT_EQ(key->rfind("llvm-objcopy " + tool.string() + "\n", 0), 0u) << *key;
+  EXPECT_NE(key->find("version"), std::string::npos) << "its --version output: " << *key;
+}
+
 TEST(AscendRecipe, SimBuildCompilesLinksAndRuns) {
   const fs::path cxx = sk::findExecutableUnresolved("clang++");
   if (cxx.empty()) GTEST_SKIP() << "clang++ not on PATH";

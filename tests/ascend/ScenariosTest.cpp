@@ -52,9 +52,17 @@ TEST(AscendScenarios, EveryPlannerScenarioFusedEqualsUnfused) {
   ASSERT_NE(first, nullptr);
   const std::unique_ptr<sk::BufferSet> reference = sktest::ascend::referenceRun(*first, list);
   ASSERT_TRUE(reference);
-  sktest::ascend::expectFusedEqualsReferenceOverSquare(sessions, list, *reference, ":feed-sync-all=1", [](const auto& rc) {
-    EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
-  });
+  // Inside a SuperKernel each block has a core of its own (MachineModel::oneBlockPerCore): from 4 AI Cores (8
+  // vector cores) every scenario op fits its pool; on fewer, the wider ops run alone and split their scopes.
+  sktest::ascend::expectFusedEqualsReferenceOverSquare(
+      sessions, list, *reference, ":feed-sync-all=1", [](const auto& rc, uint32_t aiCores) {
+        if (aiCores >= 4) {
+          EXPECT_GE(rc.fusedSteps, 8u) << "one SuperKernel per scope at least";
+        } else {
+          EXPECT_GE(rc.fusedSteps, 4u) << "the scopes whose ops fit still fuse";
+          EXPECT_GE(rc.unfusedSteps, 8u) << "the ops wider than a pool run alone";
+        }
+      });
 }
 
 TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {

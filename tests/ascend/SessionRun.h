@@ -104,16 +104,16 @@ class SessionsByCores {
 };
 
 /// Fused == `reference` in every cell of the option square (tests/OptionSquare.h): the cell's options plus
-/// `extra`, on a session of the cell's AI Core count. `check` sees each cell's counts.
+/// `extra`, on a session of the cell's AI Core count. `check` sees each cell's counts and AI Cores.
 inline void expectFusedEqualsReferenceOverSquare(SessionsByCores& sessions, const sk::OpList& list,
                                                  const sk::BufferSet& reference, const std::string& extra,
-                                                 const std::function<void(const RunCounts&)>& check) {
+                                                 const std::function<void(const RunCounts&, uint32_t)>& check) {
   for (const OptionCell& cell : optionSquare({1, 2, 4})) {
     const std::string options = cell.options() + extra;
     SCOPED_TRACE(options + " on " + std::to_string(cell.cores) + " AI Core(s)");
     sk::Session* s = sessions(cell.cores);
     ASSERT_NE(s, nullptr);
-    check(expectFusedEqualsReference(*s, list, options, reference));
+    check(expectFusedEqualsReference(*s, list, options, reference), cell.cores);
   }
 }
 

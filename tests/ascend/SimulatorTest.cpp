@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "superkernel/ascend/Simulator.h"
@@ -75,6 +76,44 @@ TEST(AscendSim, IdentityPerTaskType) {
       EXPECT_EQ(o[5], c.subDim);
     }
   }
+}
+
+// A single-core-type launch with more blocks than the device's cores runs them in waves, as the hardware
+// schedules blocks onto free cores: every block index once, GetBlockNum the launch's, the core ids those of
+// the device. A sync of all blocks cannot complete that way (an error naming it); a mix launch (a SuperKernel)
+// needs every block at once.
+TEST(AscendSim, BlocksBeyondTheCoresRunInWaves) {
+  for (const auto& [type, blocks, cores] : {std::tuple{TaskType::AivOnly, 40u, 16u}, std::tuple{TaskType::AicOnly, 20u, 8u},
+                                            std::tuple{TaskType::AivOnly, 7u, 16u}}) {
+    std::vector<int64_t> out(2000 * 8, -1);
+    LaunchSpec spec = simSpec(sim_identity, type, blocks, {out.data()});
+    spec.residentBlocks = cores;
+    ASSERT_EQ(simOutcome(spec), "<ok>");
+    const int64_t base = type == TaskType::AivOnly ? 1000 : 0;
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const int64_t* o = &out[(base + b) * 8];
+      EXPECT_EQ(o[7], 1) << "block " << b << " ran";
+      EXPECT_EQ(o[2], b);
+      EXPECT_EQ(o[3], blocks);
+      EXPECT_EQ(o[6], b % cores) << "the core it ran on";
+    }
+    EXPECT_EQ(out[(base + blocks) * 8 + 7], -1) << "no block past the block dim";
+  }
+  std::vector<int64_t> data(64), out(4096, -1), params{1};
+  LaunchSpec sync = simSpec(sim_syncall_aiv, TaskType::AivOnly, 20, {data.data(), out.data(), params.data()});
+  sync.residentBlocks = 8;
+  const std::string waved = simOutcome(sync);
+  EXPECT_NE(waved.find("a sync of every core of the launch, whose 20 blocks run in waves of 8"), std::string::npos)
+      << waved;
+  sync.residentBlocks = 20;  // all resident: the same kernel is fine
+  EXPECT_EQ(simOutcome(sync), "<ok>");
+  LaunchSpec mix = simSpec(sim_identity, TaskType::MixAic1_2, 5, {out.data()});
+  mix.residentBlocks = 4;
+  const std::string wide = simOutcome(mix);
+  EXPECT_NE(wide.find("KERNEL_TYPE_MIX_AIC_1_2 with block dim 5, but the device runs 4 at once"), std::string::npos)
+      << wide;
+  LaunchSpec huge = simSpec(sim_identity, TaskType::AivOnly, 70000, {out.data()});
+  EXPECT_NE(simOutcome(huge).find("block dim 70000 (a launch has 1..65535 blocks)"), std::string::npos);
 }
 
 TEST(AscendSim, SyncAllVectorOnlyOrdersEveryRound) {
@@ -262,8 +301,13 @@ TEST(AscendSim, BadLaunchesAreRejected) {
   sk::Status zero = sk::ascend_sim::launch(s);
   ASSERT_FALSE(zero.ok());
   EXPECT_EQ(zero.error().kind(), sk::ErrorKind::BadInput) << zero.error().message();
-  EXPECT_NE(zero.error().message().find("block dim 0 (the simulator runs 1..128 AI Cores)"), std::string::npos)
+  EXPECT_NE(zero.error().message().find("block dim 0 (a launch has 1..65535 blocks)"), std::string::npos)
       << zero.error().message();
+  s.blockDim = 129;  // all at once: past what the simulator runs
+  sk::Status wide = sk::ascend_sim::launch(s);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.error().message().find("129 blocks at once (the simulator runs 1..128 AI Cores)"), std::string::npos)
+      << wide.error().message();
   s.blockDim = 1;
   s.entry = nullptr;
   sk::Status noEntry = sk::ascend_sim::launch(s);

@@ -4,6 +4,10 @@
 #                     the reason where it is absent.
 #   sk_test_cuda_gpu  label gpu: fused vs unfused on a GPU; every test skips with the reason where
 #                     cudaGetDeviceCount finds no device.
+# A stand-in libcudart (data/fake_cudart.c) that reports a GPU of FAKE_CUDART_SMS SMs: the plan must not
+# depend on whether a GPU is present (CudaPlanTest.cpp).
+add_library(sk_test_fake_cudart SHARED ${CMAKE_CURRENT_LIST_DIR}/data/fake_cudart.c)
+sk_set_warnings(sk_test_fake_cudart)
 foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   if(_sk_cuda_t STREQUAL "sk_test_cuda")
     file(GLOB _sk_cuda_src CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/Cuda*Test.cpp)
@@ -20,7 +24,9 @@ foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
     fmt::fmt spdlog::spdlog Threads::Threads)
   target_compile_definitions(${_sk_cuda_t} PRIVATE
     SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}"
-    SK_COMPILE_BIN="$<TARGET_FILE:sk-compile>" SK_CACHE_BIN="$<TARGET_FILE:sk-cache>")
+    SK_COMPILE_BIN="$<TARGET_FILE:sk-compile>" SK_CACHE_BIN="$<TARGET_FILE:sk-cache>"
+    SK_FAKE_CUDART="$<TARGET_FILE:sk_test_fake_cudart>")
+  add_dependencies(${_sk_cuda_t} sk_test_fake_cudart)
   gtest_discover_tests(${_sk_cuda_t} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${_sk_cuda_label} ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 600)
 endforeach()

@@ -107,6 +107,84 @@ TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
       << tooMany.error().message();
 }
 
+// MachineModel::oneBlockPerCore (ascend): inside a SuperKernel each block runs on a core of its own. A fused
+// step then lays out only the cores its ops' blocks need, in the pools' ratio (the plan's cores are the
+// launch's), and an op with more blocks than its pool has is a fusion break with its reason, or, when its kernel
+// may be coarsened (block_dim_invariant), runs one block per core.
+TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
+  MachineModel m;
+  m.target = "twopool";
+  m.pools = {CorePool{CoreType::Cube, 4}, CorePool{CoreType::Vector, 8}};
+  m.oneBlockPerCore = true;
+  OpList l = load("chain.json");  // A -> B -> C, block_dim 4
+  KernelDecl cube = l.kernels.at(0);
+  cube.name = "ew_cube";
+  cube.coreType = CoreType::Cube;
+  l.kernels.push_back(cube);
+  l.ops.at(0).blockDim = 3;  // vector
+  l.ops.at(1).kernel = "ew_cube";
+  l.ops.at(1).blockDim = 1;  // cube
+  l.ops.at(2).blockDim = 3;  // vector
+  auto p = planOn(l, m);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  {
+    // Cube needs 1, vector 3: two AI Cores' worth (2 cube + 4 vector), not the machine's 12.
+    const SuperKernelPlan& sk = p->steps[0];
+    EXPECT_EQ(sk.numCores, 6u);
+    ASSERT_EQ(sk.queues.size(), 2u);
+    EXPECT_EQ(sk.queues[0].firstCore, 0u);
+    EXPECT_EQ(sk.queues[0].numCores, 2u);
+    EXPECT_EQ(sk.queues[1].firstCore, 2u);
+    EXPECT_EQ(sk.queues[1].numCores, 4u);
+  }
+  // One pool: as many cores as the widest op, laid out from core 0.
+  OpList vec = load("chain.json");
+  vec.ops.at(1).blockDim = 5;
+  p = planOn(vec, m);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  EXPECT_EQ(p->steps[0].numCores, 5u);
+  ASSERT_EQ(p->steps[0].queues.size(), 1u);
+  EXPECT_EQ(p->steps[0].queues[0].firstCore, 0u);
+  EXPECT_EQ(p->steps[0].queues[0].numCores, 5u);
+  // Without the rule the same list runs on the whole machine.
+  MachineModel whole = m;
+  whole.oneBlockPerCore = false;
+  auto w = planOn(vec, whole);
+  ASSERT_TRUE(w.ok()) << w.error().message();
+  EXPECT_EQ(w->steps.at(0).numCores, 12u);
+
+  // 9 blocks on 8 vector cores: B runs alone, a fusion break that says why (strict-scope-check=bypass: a
+  // warning; abort: an error naming the op).
+  vec.ops.at(1).blockDim = 9;
+  p = planOn(vec, m);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 3u);
+  EXPECT_FALSE(p->steps[1].fused);
+  EXPECT_EQ(p->steps[1].ops.at(0).blockDim, 9u) << "alone, all its blocks (the device runs them in waves)";
+  const std::string why = "9 blocks, more than the 8 vector cores of a SuperKernel";
+  EXPECT_NE(p->steps[0].endReason.find("ops[1] (B): " + why), std::string::npos) << p->steps[0].endReason;
+  ASSERT_FALSE(p->report.warnings.empty());
+  EXPECT_NE(p->report.warnings[0].find(why), std::string::npos) << p->report.warnings[0];
+  auto strict = planOn(vec, m, "strict-scope-check=abort");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.error().message().find(why), std::string::npos) << strict.error().message();
+  // debug-core-num shrinks the pools the rule reads: 2 AI Cores have 4 vector cores.
+  vec.ops.at(1).blockDim = 5;
+  p = planOn(vec, m, "debug-core-num=2");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(p->steps.size(), 3u);
+  // A kernel whose outputs do not depend on block_dim is coarsened to the cores instead: still one step.
+  vec.kernels.at(0).blockDimInvariant = true;
+  vec.ops.at(1).blockDim = 9;
+  p = planOn(vec, m);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  EXPECT_EQ(p->steps[0].numCores, 8u);
+  EXPECT_EQ(p->steps[0].ops.at(1).blockDim, 8u);
+}
+
 TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {
   OpList l = load("mixed.json");
   auto free = planOn(l, MachineModel::singlePool("cpu", 4));

@@ -199,6 +199,8 @@ class TestDevice final : public Device {
 const bool kRegistered = [] {
   Backend b;
   b.name = "testbe";
+  // A static machine description: what the planner plans for, with or without the device.
+  b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> { return MachineModel::singlePool("testbe", 1); };
   b.makeEmitter = []() -> Expected<std::shared_ptr<const Target>> {
     return std::shared_ptr<const Target>(std::make_shared<TestEmitter>());
   };
@@ -255,6 +257,14 @@ TEST(TestBackend, RegisteredFromItsOwnFile) {
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().kind(), ErrorKind::Internal);
   EXPECT_EQ(again.error().message(), "target 'testbe' is already registered");
+  Backend incomplete = **b;  // every factory is required, the machine model included
+  incomplete.name = "testbe-incomplete";
+  incomplete.kernelAttributes.clear();
+  incomplete.machineModel = nullptr;
+  auto missing = registerBackend(incomplete);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(),
+            "registerBackend: a back end needs a name, a machine model, an emitter, a recipe and a device factory");
   // The registry is the one list: an op list may name the new target at once.
   auto names = targetNames();
   EXPECT_NE(std::find(names.begin(), names.end(), "testbe"), names.end());

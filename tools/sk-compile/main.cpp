@@ -241,7 +241,7 @@ std::string renderText(const json& rep) {
   // No compiler line when none was looked for (--plan-only) or found.
   const std::string compiler = rep.contains("compiler") ? rep["compiler"]["version"].get<std::string>()
                                                         : std::string("no compiler used");
-  // The device's word for its cores ("workers", "cores", "resident CTAs"); --plan-only makes no device.
+  // The machine model's word for its cores ("workers", "cores", "resident CTAs").
   const std::string cores = rep.value("core_noun", std::string("workers"));
   s += fmt::format("  target {} (arch {}), {} {}, {}\n", rep["target"].get<std::string>(), rep["arch"].get<std::string>(),
                    rep["workers"].get<uint32_t>(), cores, compiler);
@@ -486,7 +486,9 @@ class Compiler {
     rep_["arch"] = planned.list.arch;
     rep_["options"] = planned.options.canonical();
     rep_["plan"] = planJson(planned);
+    // The machine the plan was made for (the back end's static model, the same with or without the device).
     rep_["workers"] = plannedOr->cores;
+    rep_["core_noun"] = planned.plan.machine.coreNoun;  // "workers" on cpu, "resident CTAs" / "cores" elsewhere
     if (args_.planOnly) {
       rep_["plan_only"] = true;
       if (!args_.emitDot.empty()) {
@@ -517,8 +519,6 @@ class Compiler {
     if (!device) return failure(std::move(device).error().context(list->origin));
     auto toolchain = ss.toolchain(planned.list.target);
     if (!toolchain) return failure(std::move(toolchain).error().context(list->origin));
-    rep_["workers"] = (*device)->machine().totalCores();
-    rep_["core_noun"] = (*device)->machine().coreNoun;  // "workers" on cpu, "CTAs" / "cores" elsewhere
     rep_["compiler"] = json{{"path", (*toolchain)->path.string()}, {"version", (*toolchain)->versionLine()}};
     const auto& cache = ss.cache();
     if (auto st = cache->stats()) compilesBefore_ = st->compiles;

@@ -62,6 +62,12 @@ struct MachineModel {
   /// SuperKernel does not use becomes a side launch instead of splitting the
   /// scope (plan/Segments.cpp). ascend: yes; cpu and cuda: no.
   bool sideLaunches = false;
+  /// Inside a SuperKernel each block of an op runs on a core of its own (ascend: a sub-kernel's
+  /// GetBlockIdx() is the core it runs on, so a core cannot run a second block of it): an op with more
+  /// blocks than its pool has cores in the SuperKernel runs unfused, a fusion break with that reason
+  /// (plan/Segments.cpp), and its launch runs its blocks in waves. false (cpu, cuda): a core runs several
+  /// blocks of an op in turn (coreOf, plan/Plan.h).
+  bool oneBlockPerCore = false;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
   /// executor's 4 workers"; default "the target's 4 cores"). unitNoun names
   /// the deviceCores() units ("AI Cores" on ascend).

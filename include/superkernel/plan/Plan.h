@@ -198,13 +198,15 @@ struct PlanReport {
 struct FusionPlan {
   std::string target = "cpu";
   std::string arch = "native";
+  /// The machine it was made for (PlanConfig::machine).
+  MachineModel machine = MachineModel::singlePool("cpu", 1);
   std::vector<KernelVariant> variants;
   std::vector<SuperKernelPlan> steps;       // execution order
   PlanReport report;
 };
 
 struct PlanConfig {
-  /// The target's cores and rules (the Device's machine model).
+  /// The target's cores and rules (the back end's static machine model, Backend::machineModel).
   MachineModel machine = MachineModel::singlePool("cpu", 1);
   bool fuse = true;                         // false: every launch its own step (the reference)
 };

@@ -136,6 +136,9 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The most workers an executor runs (more asked for: this many, with a warning).
+inline constexpr uint32_t kMaxExecutorWorkers = 1024;
+
 /// Hardware threads, or SK_NUM_WORKERS when set (validated, 1..1024). An
 /// invalid SK_NUM_WORKERS is logged (spdlog::warn) and ignored; callers that
 /// want a hard error (sk-compile exit 2) check workerCountFromEnv() first.

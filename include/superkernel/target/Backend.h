@@ -57,6 +57,9 @@ class RecipeTools {
   /// Run command(args); `what` names the step in errors (which carry the
   /// command line and the diagnostics).
   virtual Expected<ProcessResult> runCompiler(const std::vector<std::string>& args, const std::string& what) const = 0;
+  /// Run another tool of the recipe (argv[0] its path: an objcopy, a linker) under the same deadlines, with
+  /// no launcher; failures as runCompiler's. Its identity belongs in the keys (postProcessKey).
+  virtual Expected<ProcessResult> runTool(const std::vector<std::string>& argv, const std::string& what) const = 0;
   /// The result of `make` for `id`, computed once per driver (thread-safe).
   virtual Expected<std::shared_ptr<const std::string>> once(
       const std::string& id, const std::function<Expected<std::string>()>& make) const = 0;
@@ -156,7 +159,8 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string_view target() const = 0;
-  /// The cores the planner may use on this device.
+  /// The cores this device has (what created it asked for, or what it found). The planner plans for
+  /// Backend::machineModel instead, which never depends on hardware found.
   virtual const MachineModel& machine() const = 0;
   /// Load verified artifact bytes (Artifact::bytes; never the file again).
   /// Loading one key twice may return the same LoadedKernel.
@@ -209,6 +213,15 @@ class Device {
 
 // ---- registry ----------------------------------------------------------------
 
+/// What a back end's static machine description may depend on: the op list's
+/// arch and the cores asked for (SessionOptions::workers; 0: the back end's
+/// default), never on hardware found. So `--plan-only`, the plan and the keys
+/// are the same on a machine with or without the device.
+struct MachineQuery {
+  std::string arch = "native";
+  uint32_t cores = 0;
+};
+
 struct Backend {
   std::string name;                                 // the op list's "target"
   /// Whose kernel sources and builtins it compiles ("cuda" for cuda-sim);
@@ -221,6 +234,10 @@ struct Backend {
   /// Keys its kernel declarations may carry (target/Targets.h); a key is one back end's. A back end that
   /// compiles another's kernels (`kernels`) reads that one's.
   std::vector<KernelAttribute> kernelAttributes;
+  /// The machine the planner plans for (MachineModel), from the query alone: a static description of the
+  /// target and arch. A Device's machine() may differ (the cores actually present); a launch that needs more
+  /// than it has fails there, saying so.
+  std::function<Expected<MachineModel>(const MachineQuery&)> machineModel;
   /// The emitter (reads templates/<name>/ now: errors name the file and line).
   std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
   std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;

@@ -11,7 +11,7 @@
 
 namespace sk {
 
-static constexpr uint32_t kMaxWorkers = 1024;
+static constexpr uint32_t kMaxWorkers = kMaxExecutorWorkers;
 static constexpr uint32_t kMaxTimeoutMs = 86400000;  // one day
 static constexpr uint32_t kDefaultTimeoutMs = 10000;
 // The launch watchdog's default: far above any block of a real kernel (the

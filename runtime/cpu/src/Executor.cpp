@@ -38,9 +38,9 @@ void rtKernelSync(sk_block_rt* rt, uint32_t) {
 
 Executor::Impl::Impl(ExecutorOptions options) {
   numWorkers = options.numWorkers != 0 ? options.numWorkers : defaultWorkerCount();
-  if (numWorkers > 1024) {
-    spdlog::warn("executor: {} workers requested, using the maximum 1024", numWorkers);
-    numWorkers = 1024;
+  if (numWorkers > kMaxExecutorWorkers) {
+    spdlog::warn("executor: {} workers requested, using the maximum {}", numWorkers, kMaxExecutorWorkers);
+    numWorkers = kMaxExecutorWorkers;
   }
   timeoutMs = options.waitTimeoutMs != 0 ? options.waitTimeoutMs : defaultWaitTimeoutMs();
 

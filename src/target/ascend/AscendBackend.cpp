@@ -6,6 +6,7 @@
 
 #include <charconv>
 
+#include "target/ascend/AscendMachine.h"
 #include "target/ascend/AscendRecipe.h"
 
 namespace sk {
@@ -14,6 +15,9 @@ Backend ascendBackend() {
   Backend b;
   b.name = "ascend";
   b.kernelAttributes = ascendKernelAttributes();  // sync_all_calls
+  b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
+    return ascend::ascendMachineModel(q.cores ? q.cores : ascend::aiCoresFromEnv());
+  };
   b.makeEmitter = [] { return makeAscendEmitter(); };
   b.makeRecipe = [] { return makeAscendRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeAscendDevice(o); };

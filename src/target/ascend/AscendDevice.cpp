@@ -122,18 +122,11 @@ void collectRecords(const std::vector<uint8_t>& profile, ascend_sim::TaskType ty
 // calling thread; per thread, so plans run concurrently never see each other's label).
 thread_local std::string tLaunchLabel;
 
-uint32_t aiCoresFromEnv() {
-  if (const char* v = std::getenv("SK_ASCEND_AI_CORES"); v && *v) {
-    const long n = std::strtol(v, nullptr, 10);
-    if (n >= 1 && n <= 1024) return static_cast<uint32_t>(n);
-  }
-  return ascend::kSimulatorAiCores;
-}
 
 class AscendDevice final : public Device {
  public:
   explicit AscendDevice(const DeviceOptions& o) : options_(o) {
-    machine_ = ascend::ascendMachineModel(o.cores ? o.cores : aiCoresFromEnv());
+    machine_ = ascend::ascendMachineModel(o.cores ? o.cores : ascend::aiCoresFromEnv());
     // Test hook: hold every side launch back this long after its signal, so that a SuperKernel that reads
     // a side launch's output without waiting for it reads stale data (a wrong result, never a lucky pass).
     if (const char* v = std::getenv("SK_ASCEND_SIM_SIDE_DELAY_MS"); v && *v) {
@@ -225,6 +218,10 @@ class AscendDevice final : public Device {
     ascend_sim::LaunchSpec spec;
     spec.type = k.type();
     spec.blockDim = k.descriptor().blockDim;
+    // The device's cores of the launch's kind: a single-core-type launch with more blocks runs them in waves,
+    // a SuperKernel (mix) with more is refused. Block dims count AI Cores, vector cores for AIV launches.
+    const bool vectorDim = spec.type == ascend_sim::TaskType::AivOnly || spec.type == ascend_sim::TaskType::MixAiv1_0;
+    spec.residentBlocks = vectorDim ? machine_.pools[1].count : machine_.pools[0].count;
     spec.entry = k.entry();
     spec.enter = k.module().enter();
     spec.name = std::move(name);

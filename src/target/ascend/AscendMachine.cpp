@@ -2,6 +2,7 @@
 #include "target/ascend/AscendMachine.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace sk::ascend {
 
@@ -20,10 +21,20 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // Launches of other streams (tiling elsewhere, weight prefetch) run beside a SuperKernel, ordered by GM
   // notify/wait words (AscendEmitter.h, Device::runBeside), instead of splitting it.
   m.sideLaunches = true;
+  // A sub-kernel's block index is its core's (GetBlockIdx): one block per core inside a SuperKernel.
+  m.oneBlockPerCore = true;
   m.coreOwner = "ascend device";
   m.coreNoun = "cores";
   m.unitNoun = "AI Cores";
   return m;
+}
+
+uint32_t aiCoresFromEnv() {
+  if (const char* v = std::getenv("SK_ASCEND_AI_CORES"); v && *v) {
+    const long n = std::strtol(v, nullptr, 10);
+    if (n >= 1 && n <= 1024) return static_cast<uint32_t>(n);
+  }
+  return kSimulatorAiCores;
 }
 
 int defaultSplitMode() {

@@ -19,6 +19,10 @@ constexpr uint32_t kSimulatorAiCores = 8;
 /// applies (feed-sync-all: kernel_sync ops, see AscendEmitter.h).
 MachineModel ascendMachineModel(uint32_t aiCores = kSimulatorAiCores);
 
+/// The simulated device's AI Cores when none are asked for: SK_ASCEND_AI_CORES (1..1024), else
+/// kSimulatorAiCores.
+uint32_t aiCoresFromEnv();
+
 /// split-mode when the options leave it unset (ascendMachineModel().defaultSplitMode).
 int defaultSplitMode();
 

@@ -16,7 +16,10 @@
 // Split copies are made at link time, not in postProcessObject: the copies
 // depend on the step's split-mode, which postProcessObject does not see (and
 // the object itself does not depend on it); the link gets the options and the
-// source's launch descriptor names the object symbols to copy.
+// source's launch descriptor names the object symbols to copy. llvm-objcopy
+// runs under the driver's deadlines (RecipeTools::runTool), and its path and
+// version are in every object's key (postProcessKey), so the SuperKernels it
+// copied are keyed by it too.
 //
 // The device build (bisheng, ld.lld -r, localize, kernel JSON) stays argv
 // only (AscendRecipe.h), tested by comparison: there is no CANN toolkit here.
@@ -37,6 +40,32 @@ namespace sk {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The llvm-objcopy on PATH, looked up once: its path and `--version` output, or that there is none (a
+// split-mode=1 build needs none; a split copy then fails naming it).
+struct SimObjcopy {
+  fs::path path;
+  std::string identity;
+};
+
+const SimObjcopy& simObjcopy() {
+  static const SimObjcopy tool = [] {
+    SimObjcopy t;
+    t.path = findExecutableUnresolved("llvm-objcopy");
+    if (t.path.empty()) {
+      t.identity = "llvm-objcopy: none on PATH";
+      return t;
+    }
+    ProcessOptions po;
+    po.timeout = std::chrono::seconds(30);
+    auto r = runProcess({t.path.string(), "--version"}, po);
+    std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
+    while (!version.empty() && version.back() == '\n') version.pop_back();
+    t.identity = fmt::format("llvm-objcopy {}\n{}", t.path.string(), version);
+    return t;
+  }();
+  return tool;
+}
 
 fs::path simInclude() { return dataRuntimeDir() / "ascend" / "sim" / "include"; }
 fs::path kernelHeader() { return dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"; }
@@ -79,6 +108,8 @@ class AscendSimRecipe final : public BuildRecipe {
     return tail;
   }
 
+  Expected<std::string> postProcessKey(const Toolchain&) const override { return simObjcopy().identity; }
+
   std::string linkKey(const Options& o, const std::string&) const override {
     return "ascend-simulator-link\n" + joinFlags(superKernelFlags(o)) + "\nlink\n" +
            joinFlags(ascend::simLinkArgv("cxx", {}, "out")) + "\nsplit copies: llvm-objcopy --redefine-sym\n";
@@ -100,17 +131,19 @@ class AscendSimRecipe final : public BuildRecipe {
     args.insert(args.end(), {"-c", src.string(), "-o", skObj.string()});
     SK_ASSIGN_OR_RETURN(auto compiled, tools.runCompiler(args, "compiling the ascend SuperKernel for the simulator"));
     std::vector<fs::path> objects{skObj};
-    fs::path objcopy;
     for (size_t i = 0; i < req.objects.size(); ++i) {
       SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
       objects.push_back(p);
       for (int k = 1; k < d.split; ++k) {
+        const fs::path& objcopy = simObjcopy().path;
         if (objcopy.empty()) {
-          objcopy = findExecutableUnresolved("llvm-objcopy");
-          if (objcopy.empty()) return compileError("llvm-objcopy not found on PATH (ascend split-mode copies need it)");
+          return compileError(fmt::format("llvm-objcopy not found on PATH: split-mode={} makes {} copies of each "
+                                          "sub-kernel with it (install llvm, or use split-mode=1)",
+                                          d.split, d.split - 1));
         }
         const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
-        SK_RETURN_IF_ERROR(runTool(ascend::splitCopyArgv(objcopy, p, copy, d.objects[i], k)));
+        SK_RETURN_IF_ERROR(tools.runTool(ascend::splitCopyArgv(objcopy, p, copy, d.objects[i], k),
+                                         fmt::format("split-mode copy {} of {}", k, d.objects[i])));
         objects.push_back(copy);
       }
     }
@@ -129,11 +162,6 @@ class AscendSimRecipe final : public BuildRecipe {
     ascend::CompileStep cs;
     cs.extra = o.compileOptions;
     return compileFlags(cs);
-  }
-
-  // A split-mode copy: two minutes at most (ascend::runSimTool, as in buildForSimulator).
-  static Status runTool(const std::vector<std::string>& argv) {
-    return ascend::runSimTool(argv, std::chrono::minutes(2));
   }
 };
 

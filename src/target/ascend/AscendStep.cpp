@@ -222,18 +222,40 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     s.ops.push_back(std::move(a));
   }
 
+  // The launch: unfused, the op's blocks (the device runs them in waves); fused, the cores the planner laid
+  // out for it (MachineModel::oneBlockPerCore: only what its ops need), pool by pool, so the plan's cores are
+  // the launch's. The block dim counts AI Cores (one cube and two vector cores each), vector cores alone. A
+  // plan made for another machine than ascend's two pools (tests do that) launches its widest ops' cores.
+  const bool ascendPools = plan.machine.pools.size() == 2 && plan.machine.pools[0].kind == CoreType::Cube &&
+                           plan.machine.pools[1].kind == CoreType::Vector;
+  uint32_t planned[2] = {0, 0};  // by Pool
+  for (const Queue& q : sk.queues) {
+    if (ascendPools && q.pool > 1) return internalError(fmt::format("step {}: queue of pool {}", sk.name, q.pool));
+    if (ascendPools) planned[q.pool] += q.numCores;
+  }
+  if (!ascendPools) {
+    planned[0] = maxCube && maxVec ? std::max(maxCube, (maxVec + 1) / 2) : maxCube;
+    planned[1] = maxCube && maxVec ? 2 * planned[0] : maxVec;
+  }
   if (!sk.fused) {
     s.type = maxCube ? KernelType::AicOnly : KernelType::AivOnly;
     s.blockDim = std::max(maxCube, maxVec);
   } else if (maxCube && maxVec) {
     s.type = KernelType::MixAic1_2;
-    s.blockDim = std::max(maxCube, (maxVec + 1) / 2);
+    s.blockDim = planned[0];
   } else if (maxCube) {
     s.type = KernelType::MixAic1_0;
-    s.blockDim = maxCube;
+    s.blockDim = planned[0];
   } else {
     s.type = KernelType::MixAiv1_0;
-    s.blockDim = maxVec;
+    s.blockDim = planned[1];
+  }
+  if (sk.fused && (s.poolCores(Pool::Cube) != planned[0] || s.poolCores(Pool::Vector) != planned[1] ||
+                   maxCube > planned[0] || maxVec > planned[1])) {
+    return internalError(fmt::format("step {}: the plan lays out {} cube and {} vector cores for ops of up to {} and "
+                                     "{} blocks; a {} launch cannot run that",
+                                     sk.name, planned[0], planned[1], maxCube, maxVec,
+                                     s.type == KernelType::MixAic1_2 ? "MIX_AIC_1_2" : "single-pool"));
   }
 
   // Feeding a kernel_sync op's SyncAll needs its count (how many the launch is known only now).

@@ -14,6 +14,7 @@ Backend cpuBackend() {
   Backend b;
   b.name = "cpu";
   b.host = true;  // this machine's own cores
+  b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> { return cpuMachineModel(q.cores); };
   b.makeEmitter = [] { return makeCpuEmitter(); };
   b.makeRecipe = [] { return makeCpuRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCpuDevice(o); };

@@ -16,5 +16,7 @@ Backend cpuBackend();
 Expected<std::shared_ptr<const Target>> makeCpuEmitter();
 std::shared_ptr<const BuildRecipe> makeCpuRecipe();
 Expected<std::unique_ptr<Device>> makeCpuDevice(const DeviceOptions& options);
+/// The executor's machine: one pool of `workers` workers (0: defaultWorkerCount(), as the executor picks).
+MachineModel cpuMachineModel(uint32_t workers);
 
 }  // namespace sk

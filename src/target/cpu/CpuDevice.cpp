@@ -3,6 +3,7 @@
 // library's `run` with an sk_run_args over the executor's services table.
 #include "target/cpu/CpuBackend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -37,12 +38,7 @@ class CpuDevice final : public Device {
     eo.runTimeoutMs = o.runTimeoutMs;
     eo.onRunTimeout = o.onRunTimeout;
     executor_ = std::make_unique<Executor>(eo);
-    machine_ = MachineModel::singlePool("cpu", executor_->numWorkers(), "executor", "workers");
-    machine_.defaultSplitMode = 1;
-    machine_.inapplicable = {
-        {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
-        {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},
-    };
+    machine_ = cpuMachineModel(executor_->numWorkers());
   }
 
   std::string_view target() const override { return "cpu"; }
@@ -119,6 +115,19 @@ std::string describeRunResult(int rc) {
     case kRunTooFewWorkers: return "run() rejected the call: the executor has fewer workers than the SuperKernel's cores";
     default: return fmt::format("run() failed with code {}", rc);
   }
+}
+
+MachineModel cpuMachineModel(uint32_t workers) {
+  // The host is the device: its worker count is the one the executor picks (the cores asked for, else
+  // SK_NUM_WORKERS, else the hardware threads this process may use).
+  workers = std::min(workers ? workers : defaultWorkerCount(), kMaxExecutorWorkers);
+  MachineModel m = MachineModel::singlePool("cpu", workers, "executor", "workers");
+  m.defaultSplitMode = 1;
+  m.inapplicable = {
+      {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
+      {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},
+  };
+  return m;
 }
 
 Expected<std::unique_ptr<Device>> makeCpuDevice(const DeviceOptions& options) {

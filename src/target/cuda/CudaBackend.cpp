@@ -11,6 +11,9 @@ Backend cudaBackend() {
   Backend b;
   b.name = "cuda";
   b.kernelAttributes = cudaKernelAttributes();  // threads, shared_bytes
+  b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
+    return cudaMachineModel("cuda", cudaCtasForArch(q.arch));
+  };
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaDevice(o); };
@@ -21,6 +24,10 @@ Backend cudaSimBackend() {
   Backend b;
   b.name = "cuda-sim";
   b.kernels = "cuda";
+  b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> {
+    SK_ASSIGN_OR_RETURN(uint32_t sms, cudaSimSms());
+    return cudaMachineModel("cuda-sim", sms);
+  };
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaSimRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaSimDevice(o); };

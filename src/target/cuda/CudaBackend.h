@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "superkernel/target/Backend.h"
 
@@ -31,6 +32,13 @@ inline constexpr const char* kCudaSimVersionScript =
 
 /// One pool of `ctas` resident CTAs, and the options that do not apply on GPUs.
 MachineModel cudaMachineModel(const std::string& target, uint32_t ctas);
+/// The planner's CTAs for an arch: one per SM of the datacenter GPU that arch names (sm_70 V100: 80, sm_80
+/// A100: 108, sm_90 H100 SXM: 132, sm_100 B200: 148), kCudaDefaultCtas for any other ("native" included: the
+/// plan never depends on the GPU present; debug-core-num lowers it, and a launch the GPU cannot keep resident
+/// fails at its occupancy check, naming both counts).
+uint32_t cudaCtasForArch(std::string_view arch);
+/// The simulated GPU's SMs: SK_CUDA_SIM_SMS (1..256), else kCudaSimDefaultCtas.
+Expected<uint32_t> cudaSimSms();
 /// CTAs per step of the simulated GPU (its SMs); SK_CUDA_SIM_SMS overrides.
 inline constexpr uint32_t kCudaSimDefaultCtas = 8;
 

@@ -120,6 +120,15 @@ class CudaDevice final : public CudaDeviceBase {
 
 }  // namespace
 
+uint32_t cudaCtasForArch(std::string_view arch) {
+  // Only archs one datacenter part defines: sm_86 or sm_89 name GPUs from 28 to 142 SMs.
+  static constexpr std::pair<std::string_view, uint32_t> kSms[] = {
+      {"sm_70", 80}, {"sm_80", 108}, {"sm_90", 132}, {"sm_90a", 132}, {"sm_100", 148}, {"sm_100a", 148}};
+  for (const auto& [name, sms] : kSms)
+    if (arch == name || (arch.rfind("compute_", 0) == 0 && arch.substr(8) == name.substr(3))) return sms;
+  return kCudaDefaultCtas;
+}
+
 MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
   MachineModel m = MachineModel::singlePool(target, ctas, "GPU", "resident CTAs");
   m.defaultSplitMode = 1;

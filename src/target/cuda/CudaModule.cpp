@@ -113,7 +113,9 @@ std::string describeCudaRejection(int rc) {
     case -3: return "run() rejected the call: block_dim differs from the SuperKernel's CTA count";
     case -6:
       return "run() refused the launch: the SuperKernel's CTAs cannot all be resident on this GPU at once (a grid "
-             "wait would deadlock); lower debug-core-num or the kernels' threads / shared_bytes";
+             "wait would deadlock). The plan has one CTA per SM of the GPU the op list's arch names (132 for native or "
+             "an arch no one GPU defines): set arch to this GPU's sm_XY, lower debug-core-num, or lower the "
+             "kernels' threads / shared_bytes";
     default: return fmt::format("run() failed with code {}", rc);
   }
 }

@@ -102,8 +102,10 @@ class CudaSimDevice final : public CudaDeviceBase {
 
 }  // namespace
 
+Expected<uint32_t> cudaSimSms() { return envCount("SK_CUDA_SIM_SMS", kCudaSimDefaultCtas, 1, 256); }
+
 Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options) {
-  SK_ASSIGN_OR_RETURN(uint32_t sms, envCount("SK_CUDA_SIM_SMS", kCudaSimDefaultCtas, 1, 256));
+  SK_ASSIGN_OR_RETURN(uint32_t sms, cudaSimSms());
   SK_ASSIGN_OR_RETURN(uint32_t skew, envCount("SK_CUDA_SIM_SKEW_US", 0, 0, 100000));
   const uint32_t watchdog = options.runTimeoutMs ? options.runTimeoutMs : 60000;
   return std::unique_ptr<Device>(std::make_unique<CudaSimDevice>(sms, skew, watchdog, options.onRunTimeout));

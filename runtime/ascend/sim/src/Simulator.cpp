@@ -55,6 +55,7 @@ struct Launch {
   std::condition_variable cv;
   std::vector<Core> cores;
   uint32_t nAic = 0, nAiv = 0, aivPerGroup = 0;  // aivPerGroup 0: no cube cores
+  bool partialWave = false;  // the launch's blocks run in waves and this is one (LaunchSpec::residentBlocks)
   uint32_t finished = 0;
   uint64_t progress = 0;
   bool failed = false;
@@ -182,7 +183,15 @@ void opSet(const sk_ascend_sim_core* c, uint32_t pipe, uint64_t config) {
   const uint32_t mode = (config >> 4) & 3, flag = (config >> 8) & 0xf;
   switch (mode) {
     case 0: {
-      // All cores of the caller's type meet: each round needs one set from every one of them.
+      // All cores of the caller's type meet: each round needs one set from every one of them. On a device,
+      // blocks of a later wave only start when earlier ones finished: a meeting of all of them never completes.
+      if (L.partialWave) {
+        failAndAbort(L, fmt::format("ffts_cross_core_sync mode 0 (flag {}{}) on {}: a sync of every core of the "
+                                    "launch, whose {} blocks run in waves of {} on this device's cores (on a "
+                                    "device it would never complete): a kernel that syncs its blocks "
+                                    "(kernel_sync) needs block_dim <= the cores",
+                                    flag, flagName(flag), me.label, L.spec->blockDim, L.cores.size()));
+      }
       me.pend0[flag]++;
       const uint32_t first = me.aic ? 0 : L.nAic, end = me.aic ? L.nAic : L.nAic + L.nAiv;
       bool all = true;
@@ -458,26 +467,17 @@ uint32_t aivCount(TaskType t, uint32_t blockDim) {
   }
 }
 
-Status launch(const LaunchSpec& spec, LaunchStats* stats) {
-  if (spec.entry == nullptr || spec.enter == nullptr) return badInput(spec.name + ": no kernel entry or enter hook");
-  if (spec.args.size() > kMaxArgs) {
-    return badInput(fmt::format("{}: {} arguments; the simulator passes at most {}", spec.name, spec.args.size(),
-                                kMaxArgs));
-  }
-  if (spec.blockDim == 0 || spec.blockDim > 128) {
-    return badInput(fmt::format("{}: block dim {} (the simulator runs 1..128 AI Cores)", spec.name, spec.blockDim));
-  }
-  if (static_cast<uint32_t>(spec.type) > 5) return badInput(spec.name + ": unknown task type");
-  if (spec.numRuntimeValues > spec.runtimeValues.size()) {
-    return badInput(fmt::format("{}: {} runtime values; a launch passes at most {}", spec.name,
-                                spec.numRuntimeValues, spec.runtimeValues.size()));
-  }
+namespace {
 
+// Blocks [first, first + count) of the launch, each on a core of its own, all at once (a mix launch: every
+// block). The cores' block indices are first + their index in the wave.
+Status runWave(const LaunchSpec& spec, uint32_t first, uint32_t count, LaunchStats* stats) {
   Launch L;
   L.spec = &spec;
   L.start = std::chrono::steady_clock::now();
-  L.nAic = aicCount(spec.type, spec.blockDim);
-  L.nAiv = aivCount(spec.type, spec.blockDim);
+  L.nAic = aicCount(spec.type, count);
+  L.nAiv = aivCount(spec.type, count);
+  L.partialWave = count < spec.blockDim;
   L.aivPerGroup = L.nAic == 0 || L.nAiv == 0 ? 0 : L.nAiv / L.nAic;
   L.cores.resize(L.nAic + L.nAiv);
   const uint32_t subDim = L.aivPerGroup == 0 ? 1 : L.aivPerGroup;
@@ -494,21 +494,21 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
     if (c.aic) {
       c.group = i;
       c.abi.core_type = SK_ASCEND_SIM_AIC;
-      c.abi.block_idx = i;
+      c.abi.block_idx = first + i;
       c.abi.subblock_id = 0;
       c.abi.subblock_dim = subDim;
       c.abi.core_id = i;
-      c.label = fmt::format("AIC {}", i);
+      c.label = fmt::format("AIC {}", first + i);
     } else {
       const uint32_t j = i - L.nAic;
       c.abi.core_type = SK_ASCEND_SIM_AIV;
       c.group = L.aivPerGroup ? j / L.aivPerGroup : j;
-      c.abi.block_idx = c.group;
+      c.abi.block_idx = first + c.group;
       c.abi.subblock_id = L.aivPerGroup ? j % L.aivPerGroup : 0;
       c.abi.subblock_dim = subDim;
       c.abi.core_id = j;
       c.label = L.aivPerGroup == 2 ? fmt::format("AIV {} (AI Core {}.{})", j, c.group, c.abi.subblock_id)
-                                   : fmt::format("AIV {}", j);
+                                   : fmt::format("AIV {}", first + j);
     }
   }
 
@@ -544,6 +544,53 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
                                     "matching wait, or a set on only some cores): {}",
                                     spec.name, taskTypeName(spec.type), spec.blockDim, left));
   }
+  return Status::success();
+}
+
+}  // namespace
+
+Status launch(const LaunchSpec& spec, LaunchStats* stats) {
+  if (spec.entry == nullptr || spec.enter == nullptr) return badInput(spec.name + ": no kernel entry or enter hook");
+  if (spec.args.size() > kMaxArgs) {
+    return badInput(fmt::format("{}: {} arguments; the simulator passes at most {}", spec.name, spec.args.size(),
+                                kMaxArgs));
+  }
+  if (static_cast<uint32_t>(spec.type) > 5) return badInput(spec.name + ": unknown task type");
+  if (spec.blockDim == 0 || spec.blockDim > 65535) {
+    return badInput(fmt::format("{}: block dim {} (a launch has 1..65535 blocks)", spec.name, spec.blockDim));
+  }
+  if (spec.numRuntimeValues > spec.runtimeValues.size()) {
+    return badInput(fmt::format("{}: {} runtime values; a launch passes at most {}", spec.name,
+                                spec.numRuntimeValues, spec.runtimeValues.size()));
+  }
+  // A single-core-type launch runs its blocks in waves on the device's cores, as the hardware does; a mix
+  // launch (a SuperKernel: cube and vector cores working together) needs every block at once.
+  const bool single = spec.type == TaskType::AivOnly || spec.type == TaskType::AicOnly;
+  const uint32_t resident = spec.residentBlocks ? spec.residentBlocks : spec.blockDim;
+  if (!single && spec.blockDim > resident) {
+    return badInput(fmt::format("{}: {} with block dim {}, but the device runs {} at once: a mix launch needs all "
+                                "its blocks resident (plan it for this device's cores)",
+                                spec.name, taskTypeName(spec.type), spec.blockDim, resident));
+  }
+  const uint32_t wave = std::min(spec.blockDim, resident);
+  if (wave > 128) {
+    return badInput(fmt::format("{}: {} blocks at once (the simulator runs 1..128 AI Cores)", spec.name, wave));
+  }
+  LaunchStats total;
+  for (uint32_t first = 0; first < spec.blockDim; first += wave) {
+    LaunchStats s;
+    Status st = runWave(spec, first, std::min(wave, spec.blockDim - first), &s);
+    total.sets += s.sets;
+    total.waits += s.waits;
+    total.preloads += s.preloads;
+    total.dccis += s.dccis;
+    if (s.declaredType != UINT32_MAX) total.declaredType = s.declaredType;
+    if (!st) {
+      if (stats) *stats = total;
+      return st;
+    }
+  }
+  if (stats) *stats = total;
   return Status::success();
 }
 

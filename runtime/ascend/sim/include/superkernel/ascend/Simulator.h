@@ -54,6 +54,13 @@ struct LaunchSpec {
   uint32_t skewMicros = 0;
   /// When set, declared task types (KERNEL_TASK_TYPE_DEFAULT) must equal `type`.
   bool checkDeclaredType = true;
+  /// The device's cores of the launch's kind (AIV_ONLY: vector cores, AIC_ONLY: AI Cores; 0: as many as the
+  /// block dim). A single-core-type launch with more blocks runs them in waves of this many, block
+  /// GetBlockIdx() = wave start + core, as the hardware schedules blocks onto free cores: blocks of one launch
+  /// must then not wait for each other (a kernel_sync kernel needs all its blocks at once; the planner keeps
+  /// such a launch within the cores). Mix launches (a SuperKernel) run every block at once: more blocks than
+  /// this is an error.
+  uint32_t residentBlocks = 0;
 };
 
 /// What a launch did, for tests and traces.
@@ -71,6 +78,8 @@ struct LaunchStats {
 /// the core type, a mode-1/2 sync with no partner core, a declared task type
 /// different from the launch's, preload of something that is not a function,
 /// trap(), an exception escaping the kernel. Each names the cores and flags.
+/// BadInput: a block dim out of 1..65535, more blocks at once than the
+/// simulator runs (128 AI Cores), a mix launch wider than residentBlocks.
 Status launch(const LaunchSpec& spec, LaunchStats* stats = nullptr);
 
 /// Upper bound on a launch's argument count.
