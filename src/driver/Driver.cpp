@@ -335,7 +335,7 @@ Expected<std::vector<ObjectArtifact>> Driver::compileObjects(const std::vector<K
   return out;
 }
 
-Expected<std::string> Driver::superKernelKey(std::string_view source, const std::vector<ObjectArtifact>& objects,
+Expected<std::string> Driver::superKernelKey(const SuperKernelSource& source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o, KeyInputs* inputs) const {
   if (impl_->recipeError) return *impl_->recipeError;
   if (std::string p = grammar::compileOptionsProblem(o.compileOptions); !p.empty()) return badInput(p);
@@ -350,18 +350,20 @@ Expected<std::string> Driver::superKernelKey(std::string_view source, const std:
   kb.add("artifact", impl_->recipe->artifactName());
   if (impl_->cfg.sourceEncodesPlanOptions) kb.add("build-options", buildOptionsText(o));
   else kb.add("options", o.canonical());
-  kb.add("source", source);
+  kb.add("source", source.text);
+  if (!source.launch.empty()) kb.add("launch", source.launch);  // absent for targets with none: their keys stay
   kb.add("objects", uint64_t{objects.size()});
   for (const auto& ob : objects) kb.add("object", ob.key);
   kb.add("runtime", rt);
   return kb.finish();
 }
 
-Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std::vector<ObjectArtifact>& objects,
+Expected<LinkResult> Driver::linkSuperKernel(const SuperKernelSource& source, const std::vector<ObjectArtifact>& objects,
                                              const Options& o, const fs::path& outputFile) const {
   if (impl_->recipeError) return *impl_->recipeError;
   LinkRequest req;
-  req.source = source;
+  req.source = source.text;
+  req.launch = source.launch;
   req.options = &o;
   req.outputFile = outputFile;
   // Distinct objects (the same variant may appear more than once).
@@ -380,13 +382,13 @@ Expected<LinkResult> Driver::linkSuperKernel(std::string_view source, const std:
   return lr;
 }
 
-Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
+Expected<SuperKernelArtifact> Driver::buildSuperKernel(const SuperKernelSource& source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
                                                        std::string_view metadataJson) const {
   return buildSuperKernel(source, objects, o, [&] { return std::string(metadataJson); });
 }
 
-Expected<SuperKernelArtifact> Driver::buildSuperKernel(std::string_view source,
+Expected<SuperKernelArtifact> Driver::buildSuperKernel(const SuperKernelSource& source,
                                                        const std::vector<ObjectArtifact>& objects, const Options& o,
                                                        const std::function<std::string()>& metadataJson) const {
   SK_RETURN_IF_ERROR(impl_->ready());

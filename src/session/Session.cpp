@@ -269,13 +269,14 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     const auto& groupObjects = objects[sk.options.canonical()];
     for (uint32_t v : src->variants) objs.push_back(groupObjects.at(v));
     const std::function<std::string()> metaText = [&] { return stepMeta(i, sk.name); };
-    auto art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), metaText);
+    const SuperKernelSource source{src->text, src->launch};
+    auto art = driver.buildSuperKernel(source, objs, buildOptions(sk.options), metaText);
     if (!art) return fail(std::move(art).error());
     auto kernel = ts.device->load(*art->artifact);
     if (!kernel && art->artifact->origin == Artifact::Origin::Disk) {
       // Verified bytes that do not load: quarantine the entry, build again.
       im.cache->discard(art->key, kernel.error().message());
-      art = driver.buildSuperKernel(src->text, objs, buildOptions(sk.options), metaText);
+      art = driver.buildSuperKernel(source, objs, buildOptions(sk.options), metaText);
       if (!art) return fail(std::move(art).error());
       kernel = ts.device->load(*art->artifact);
     }

@@ -89,7 +89,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   ASSERT_TRUE(plan.ok());
   bool seen = false;
   for (size_t i = 0; i < plan->steps.size(); ++i) {
-    auto step = sk::ascend::makeAscendStep(*plan, i, SK_ASCEND_KERNELS_DIR);
+    auto step = sk::ascend::makeAscendStep(*plan, i);
     if (step.ok()) continue;
     seen = true;
     EXPECT_EQ(step.error().kind(), sk::ErrorKind::BadInput);
@@ -107,7 +107,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   auto wide = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
   ASSERT_TRUE(wide.ok());
   for (size_t i = 0; i < wide->steps.size(); ++i) {
-    auto step = sk::ascend::makeAscendStep(*wide, i, SK_ASCEND_KERNELS_DIR);
+    auto step = sk::ascend::makeAscendStep(*wide, i);
     EXPECT_TRUE(step.ok()) << step.error().message();
   }
 
@@ -118,7 +118,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   ASSERT_TRUE(cube.ok());
   bool refused = false;
   for (size_t i = 0; i < cube->steps.size(); ++i) {
-    auto step = sk::ascend::makeAscendStep(*cube, i, SK_ASCEND_KERNELS_DIR);
+    auto step = sk::ascend::makeAscendStep(*cube, i);
     if (step.ok()) continue;
     refused = true;
     EXPECT_NE(step.error().message().find("kernel ks_sum is a cube sub-kernel that syncs its own blocks"),

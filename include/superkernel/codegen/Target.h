@@ -36,6 +36,11 @@ struct GeneratedSource {
   /// Indices into FusionPlan::variants that the source calls (sorted, unique):
   /// the objects to link.
   std::vector<uint32_t> variants;
+  /// Target-defined launch metadata for the build recipe's link (ascend: its
+  /// launch descriptor: entry, task type, block dim, objects to split-copy),
+  /// passed beside the text (LinkRequest::launch) and hashed into the key, so
+  /// no recipe reads it back out of the source. Empty: none.
+  std::string launch;
 };
 
 class Target {

@@ -84,6 +84,19 @@ struct SuperKernelArtifact {
   bool cached = false;                              // not compiled by this call
 };
 
+/// What a SuperKernel is built from: the generated source text and the
+/// emitter's launch metadata beside it (GeneratedSource::launch; empty for
+/// targets that need none). Both are hashed into the key; the recipe's link
+/// reads the metadata (LinkRequest::launch), never the source text. Made
+/// implicitly from text alone.
+struct SuperKernelSource {
+  std::string_view text;
+  std::string_view launch;
+  SuperKernelSource(std::string_view t, std::string_view l = {}) : text(t), launch(l) {}
+  SuperKernelSource(const std::string& t) : text(t) {}
+  SuperKernelSource(const char* t) : text(t) {}
+};
+
 /// Result of an uncached link (linkSuperKernel).
 struct LinkResult {
   std::filesystem::path output;                     // the artifact written
@@ -128,11 +141,11 @@ class Driver {
   /// The SuperKernel's cache key.
   /// `inputs`, if given, receives what the key was hashed from (manifests
   /// keep it for sk-cache explain).
-  Expected<std::string> superKernelKey(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
+  Expected<std::string> superKernelKey(const SuperKernelSource& source, const std::vector<ObjectArtifact>& objects,
                                        const Options& options, KeyInputs* inputs = nullptr) const;
   /// Compile + link without the cache, into `outputFile` (its directory must
   /// exist; scratch files go next to it).
-  Expected<LinkResult> linkSuperKernel(std::string_view sourceText, const std::vector<ObjectArtifact>& objects,
+  Expected<LinkResult> linkSuperKernel(const SuperKernelSource& source, const std::vector<ObjectArtifact>& objects,
                                        const Options& options, const std::filesystem::path& outputFile) const;
   /// Key, get-or-build through the cache (link on a miss), held.
   /// `metadataJson` (JSON text, as in Cache.h; empty: {}) is stored in the
@@ -141,13 +154,13 @@ class Driver {
   /// {"metadata": value}; text that is not JSON is BadInput when this call
   /// builds (a cache hit never reads it). Without a
   /// cache: a private memory-only build.
-  Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
+  Expected<SuperKernelArtifact> buildSuperKernel(const SuperKernelSource& source,
                                                  const std::vector<ObjectArtifact>& objects,
                                                  const Options& options,
                                                  std::string_view metadataJson = "{}") const;
   /// The same, with the metadata made only when this call builds: a hit
   /// never pays for it (a Session's metadata holds the whole op list).
-  Expected<SuperKernelArtifact> buildSuperKernel(std::string_view sourceText,
+  Expected<SuperKernelArtifact> buildSuperKernel(const SuperKernelSource& source,
                                                  const std::vector<ObjectArtifact>& objects,
                                                  const Options& options,
                                                  const std::function<std::string()>& metadataJson) const;

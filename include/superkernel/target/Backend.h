@@ -73,6 +73,7 @@ struct LinkObject {
 
 struct LinkRequest {
   std::string_view source;                          // the generated SuperKernel source
+  std::string_view launch;                          // the emitter's launch metadata (GeneratedSource::launch)
   std::vector<LinkObject> objects;                  // distinct, in first-use order
   const Options* options = nullptr;                 // the build options (compile-options, func-align)
   std::filesystem::path outputFile;                 // the artifact to write; scratch files go beside it

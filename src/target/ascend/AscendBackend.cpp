@@ -180,20 +180,4 @@ std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, 
   return args;
 }
 
-Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source) {
-  // The definition the emitter appends last, matched from the start of its
-  // line: names only reach comments, escaped to one line (escapeComment), so
-  // no name can plant an earlier or a later look-alike.
-  const std::string marker = fmt::format("\nextern \"C\" const char {}[] = \"", kLaunchSymbol);
-  const size_t at = source.rfind(marker);
-  if (at == std::string_view::npos) {
-    return badInput(fmt::format("the generated ascend source defines no {} (not from this back end's emitter)",
-                                kLaunchSymbol));
-  }
-  const size_t begin = at + marker.size();
-  const size_t end = source.find('"', begin);
-  if (end == std::string_view::npos) return badInput(fmt::format("unterminated {} in the generated source", kLaunchSymbol));
-  return parseLaunchDescriptor(source.substr(begin, end - begin));
-}
-
 }  // namespace sk::ascend

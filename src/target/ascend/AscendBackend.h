@@ -3,14 +3,14 @@
 // build recipe for the simulator (AscendSimRecipe.cpp), device running the
 // simulator (AscendDevice.cpp), machine model (AscendMachine.h).
 //
-// What ties them together is the launch descriptor: a line of generated
-// source,
-//   extern "C" const char sk_ascend_launch[] = "entry=... type=MIX_AIC_1_2 block_dim=8 ...";
-// that the recipe reads from the source (which objects to split-copy) and the
-// device reads back from the loaded artifact (what to launch: entry, task
-// type, block dim, how buffers map to parameters, where the runtime scalars'
-// slots point). Everything in it is part
-// of the source text, so of the SuperKernel's key.
+// What ties them together is the launch descriptor, "entry=... type=MIX_AIC_1_2
+// block_dim=8 ...": the emitter passes it beside the source
+// (GeneratedSource::launch), which the recipe's link reads (which objects to
+// split-copy) and the SuperKernel key hashes, and prints it into the source as
+//   extern "C" const char sk_ascend_launch[] = "...";
+// which the device reads back from the loaded artifact (what to launch: entry,
+// task type, block dim, how buffers map to parameters, where the runtime
+// scalars' slots point), so an artifact from the cache carries its own.
 #pragma once
 
 #include <cstdint>
@@ -67,8 +67,6 @@ constexpr const char* kLaunchSymbol = "sk_ascend_launch";
 
 std::string formatLaunchDescriptor(const LaunchDescriptor& d);
 Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
-/// The descriptor defined in generated source text.
-Expected<LaunchDescriptor> launchDescriptorOfSource(std::string_view source);
 
 }  // namespace sk::ascend
 

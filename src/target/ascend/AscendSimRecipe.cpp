@@ -15,8 +15,9 @@
 //
 // Split copies are made at link time, not in postProcessObject: the copies
 // depend on the step's split-mode, which postProcessObject does not see (and
-// the object itself does not depend on it); the link gets the options and the
-// source's launch descriptor names the object symbols to copy. llvm-objcopy
+// the object itself does not depend on it); the link gets the options, and the
+// launch descriptor beside the source (LinkRequest::launch) names the object
+// symbols to copy. llvm-objcopy
 // runs under the driver's deadlines (RecipeTools::runTool), and its path and
 // version are in every object's key (postProcessKey), so the SuperKernels it
 // copied are keyed by it too.
@@ -118,7 +119,12 @@ class AscendSimRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel_sim.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::launchDescriptorOfSource(req.source));
+    // The emitter's descriptor, given beside the source (GeneratedSource::launch): which objects to split-copy.
+    if (req.launch.empty()) {
+      return internalError("ascend link: no launch descriptor beside the source (GeneratedSource::launch, set by the "
+                           "ascend emitter)");
+    }
+    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::parseLaunchDescriptor(req.launch));
     if (d.objects.size() != req.objects.size()) {
       return internalError(fmt::format("ascend link: the source names {} object(s), {} given", d.objects.size(),
                                        req.objects.size()));

@@ -6,11 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 
-#include <nlohmann/json.hpp>
 
 #include "superkernel/codegen/Target.h"
 
@@ -44,36 +41,10 @@ struct AscendDecl {
   bool earlyStart = false;
 };
 
-// The ascend side of a kernel: its builtin JSON for builtins, else the declaration as written.
-Expected<AscendDecl> ascendDecl(const KernelDecl& d, const fs::path& dir) {
-  AscendDecl a;
-  if (d.builtin.empty()) {
-    a.source = d.sourcePath;
-    a.entry = d.entry;
-    a.coreType = coreTypeName(d.coreType);
-    a.earlyStart = d.earlyStart;
-    return a;
-  }
-  const fs::path json = dir / (d.builtin + ".json");
-  std::ifstream in(json);
-  if (!in) {
-    return badInput(fmt::format("builtin kernel {} has no ascend implementation ({} is missing)", d.builtin,
-                                json.string()));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.contains("source") || !j.contains("entry") || !j.contains("core_type")) {
-    return badInput(fmt::format("{}: not a kernel declaration (source, entry, core_type)", json.string()));
-  }
-  a.source = dir / j["source"].get<std::string>();
-  a.entry = j["entry"].get<std::string>();
-  a.coreType = j["core_type"].get<std::string>();
-  a.earlyStart = j.value("early_start", false);
-  if (a.entry != d.entry) {
-    return badInput(fmt::format("{}: entry {} differs from the kernel's {}", json.string(), a.entry, d.entry));
-  }
-  return a;
+// The ascend side of a kernel: the planner's declaration, resolved for the plan's target (a builtin is
+// kernels/ascend/<name>.json's: its Ascend C source, entry, core type and early start), never read again.
+AscendDecl ascendDecl(const KernelDecl& d) {
+  return AscendDecl{d.sourcePath, d.entry, coreTypeName(d.coreType), d.earlyStart};
 }
 
 bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
@@ -87,7 +58,7 @@ bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
 
 }  // namespace
 
-Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, const fs::path& dir) {
+Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
   if (stepIndex >= plan.steps.size()) return internalError(fmt::format("step {} of {}", stepIndex, plan.steps.size()));
   const SuperKernelPlan& sk = plan.steps[stepIndex];
   AscendStep s;
@@ -123,9 +94,13 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
   for (const PlannedOp& op : sk.ops) {
     if (op.variant >= plan.variants.size()) return internalError(fmt::format("op {}: variant out of range", op.name));
     const KernelVariant& v = plan.variants[op.variant];
-    auto decl = ascendDecl(v.decl, dir);
-    if (!decl) return std::move(decl).error().context("op " + op.name);
-    if (decl->coreType == "mix") {
+    if (v.decl.sourcePath.empty()) {
+      return badInput(fmt::format("op {}: kernel {} has no Ascend C source for this plan (plan the op list for the "
+                                  "ascend target: builtins resolve to kernels/ascend/<name>.json)",
+                                  op.name, v.decl.name));
+    }
+    const AscendDecl decl = ascendDecl(v.decl);
+    if (decl.coreType == "mix") {
       return badInput(fmt::format("op {}: kernel {} is a mix (cube + vector) sub-kernel; the ascend back end runs "
                                   "cube or vector sub-kernels for now",
                                   op.name, v.decl.name));
@@ -133,7 +108,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     // kernel_sync on ascend: the kernel calls AscendC::SyncAll<true>, the barrier over all vector cores of
     // its launch. Alone (AIV_ONLY) those are its blocks; in a SuperKernel the emitter makes the other vector
     // cores call it as often (feed-sync-all), so the SuperKernel must know how often.
-    if (v.decl.kernelSync && decl->coreType == "cube") {
+    if (v.decl.kernelSync && decl.coreType == "cube") {
       return badInput(fmt::format("op {}: kernel {} is a cube sub-kernel that syncs its own blocks (kernel_sync); "
                                   "a cube core launched alone (AIC_ONLY) has no SyncAll (its barrier waits for "
                                   "vector cores), so on ascend only vector sub-kernels may declare kernel_sync",
@@ -145,7 +120,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     a.name = op.name;
     a.blockDim = op.blockDim;
     a.stream = op.stream;
-    a.pool = decl->coreType == "cube" ? Pool::Cube : Pool::Vector;
+    a.pool = decl.coreType == "cube" ? Pool::Cube : Pool::Vector;
     (a.pool == Pool::Cube ? maxCube : maxVec) = std::max(a.pool == Pool::Cube ? maxCube : maxVec, op.blockDim);
 
     // The object: the variant's macros, then the op's scalars as SK_<NAME> (objectDefines), then the entry
@@ -183,7 +158,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
     // Its own early-start points are honoured as the planner decided (PlannedOp::earlyStart: early-start=1,
     // the kernel declares it, and no runtime scalar, which must be read after the op's waits), and only
     // when this kernel's Ascend C declares them too.
-    if (sk.fused && op.earlyStart && !(sk.options.earlyStart == 1 && decl->earlyStart)) {
+    if (sk.fused && op.earlyStart && !(sk.options.earlyStart == 1 && decl.earlyStart)) {
       return internalError(fmt::format("op {}: planned to start early itself, but its ascend kernel {} does not "
                                        "declare early start (or early-start is not 1)",
                                        op.name, v.decl.name));
@@ -204,15 +179,15 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex, co
                                    : fmt::format("{}_s{:08x}", v.symbol, fnv1a(scalars) & 0xffffffffu);
     std::vector<std::pair<std::string, std::string>> defines =
         objectDefines({v.macros.begin(), v.macros.end()}, scalarLiterals);
-    defines.emplace_back(decl->entry, symbol);
+    defines.emplace_back(decl.entry, symbol);
     auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
     if (inserted) {
       AscendObject o;
       o.symbol = symbol;
-      o.source = decl->source;
+      o.source = decl.source;
       o.defines = std::move(defines);
       o.pool = a.pool;
-      o.earlyStart = decl->earlyStart;
+      o.earlyStart = decl.earlyStart;
       o.codeBytes = v.codeBytes;
       o.variant = op.variant;
       s.objects.push_back(std::move(o));

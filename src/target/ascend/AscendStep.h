@@ -13,8 +13,9 @@
 // pools involved. The planner's own Local verdicts are re-checked, because
 // its machine model may place blocks differently.
 //
-// Builtin kernels resolve to kernels/ascend/<name>.json (their Ascend C source,
-// core type and early start); other kernels must be Ascend C already.
+// Kernels are the planner's resolved declarations (a builtin's are
+// kernels/ascend/<name>.json's: its Ascend C source, core type and early
+// start); other kernels must be Ascend C already.
 #pragma once
 
 #include <cstdint>
@@ -131,6 +132,6 @@ struct AscendStep {
 /// op with more blocks than any launch can give its pool, a step with more
 /// than kMaxRuntimeValues distinct runtime values, a runtime scalar of a
 /// dtype the simulator cannot read (runtimeScalarMacro).
-Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step, const std::filesystem::path& ascendKernelsDir);
+Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step);
 
 }  // namespace sk::ascend

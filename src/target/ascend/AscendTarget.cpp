@@ -29,8 +29,9 @@ std::string taskTypeSuffix(ascend::KernelType t) {
   return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
 }
 
-// The descriptor is a C string literal that the recipe also reads from the
-// source text as is, so it is never escaped: it may only hold what its fields
+// The descriptor goes beside the source (GeneratedSource::launch: what the
+// recipe's link reads) and into it as a C string literal the device reads
+// back from the loaded object, never escaped: it may only hold what its fields
 // are made of (identifiers, numbers, '=', ',', ':', ' '); anything else is a
 // bug upstream, refused rather than printed into the literal.
 Expected<std::string> descriptorLine(const ascend::LaunchDescriptor& d) {
@@ -53,7 +54,7 @@ class AscendTarget final : public Target {
   Expected<GeneratedSource> emit(const FusionPlan& plan, size_t stepIndex) const override {
     if (stepIndex >= plan.steps.size()) return internalError("ascend emit: step out of range");
     const SuperKernelPlan& sk = plan.steps[stepIndex];
-    SK_ASSIGN_OR_RETURN(ascend::AscendStep step, ascend::makeAscendStep(plan, stepIndex, dataKernelsDir() / "ascend"));
+    SK_ASSIGN_OR_RETURN(ascend::AscendStep step, ascend::makeAscendStep(plan, stepIndex));
 
     // The objects the source calls, one per variant.
     std::map<uint32_t, std::string> symbolOfVariant;
@@ -94,6 +95,7 @@ class AscendTarget final : public Target {
       d.sides = src.sides;
       SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
       g.text = std::move(src.text) + line;
+      g.launch = ascend::formatLaunchDescriptor(d);
     } else {
       const ascend::AscendOp& op = step.ops.at(0);
       d.entry = step.objects.at(op.object).symbol;
@@ -105,6 +107,7 @@ class AscendTarget final : public Target {
           d.entry, d.type, d.blockDim);
       SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
       g.text += line;
+      g.launch = ascend::formatLaunchDescriptor(d);
     }
     SyncLayout layout;  // the manifest's shared part: which variants the source uses
     layout.variants = g.variants;
