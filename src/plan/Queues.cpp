@@ -32,11 +32,14 @@ Expected<uint32_t> poolOf(const PlanContext& ctx, const PlannedOp& op) {
   if (!p) return oplist::pathError(ctx.list.origin, oplist::opPath(op.opIndex), p.error().message());
   return p;
 }
+
 // MachineModel::oneBlockPerCore with several pools: the SuperKernel launches as many cores as its ops' blocks
 // need, not the whole machine. A launch's size counts the first pool's cores and the others follow in their
-// ratio, so it is the smallest withDebugCoreNum(n) that holds every op's blocks (and, with stream-fusion=1, a
-// core per stream queue) in its pool; pools no op uses get no cores, and a SuperKernel of one pool gets as many
-// as it needs. The plan's cores are then the launch's (ascend: block dim n, or the one pool's cores).
+// ratio, so it is the smallest withDebugCoreNum(n) that holds every op's blocks in its pool. With
+// stream-fusion=1 a pool is split evenly among its k stream queues, so it needs k times its widest op (at most
+// the pool: the queues then share all of it, as without the rule). Pools no op uses get no cores, and a
+// SuperKernel of one pool gets as many as it needs. The plan's cores are then the launch's (ascend: block dim
+// n, or the one pool's cores).
 Expected<MachineModel> launchShape(const PlanContext& ctx, const SuperKernelPlan& sk, const MachineModel& fm) {
   std::map<uint32_t, uint32_t> need;                 // pool -> cores it needs
   std::map<uint32_t, std::set<uint32_t>> streams;    // pool -> streams with a queue in it
@@ -46,7 +49,7 @@ Expected<MachineModel> launchShape(const PlanContext& ctx, const SuperKernelPlan
     streams[pool].insert(sk.options.streamFusion ? op.stream : 0u);
   }
   for (auto& [pool, cores] : need)
-    cores = std::min(std::max<uint32_t>(cores, static_cast<uint32_t>(streams[pool].size())), fm.pools[pool].count);
+    cores = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{cores} * streams[pool].size(), fm.pools[pool].count));
   MachineModel shape = fm;
   if (need.size() > 1) {
     for (uint32_t n = 1; n <= fm.deviceCores(); ++n) {

@@ -242,9 +242,6 @@ TEST(AscendRecipe, KernelJsonRoundTripsAndIsChecked) {
   EXPECT_EQ(notJson.error().message(), "kernel JSON: not a JSON object");
 }
 
-// The simulator half of the recipe, for real: the builtin add kernel compiled by the host compiler with
-// simCompileArgv (as a 3-block sub-kernel, entry renamed like a plan variant), linked with simLinkArgv,
-// loaded, and run in the simulator.
 // The simulator's split copies are llvm-objcopy's: its path and version are part of every object's key (so of
 // every SuperKernel's), found once on PATH.
 TEST(AscendRecipe, TheSimulatorsObjcopyIsInTheKey) {
@@ -259,6 +256,9 @@ TEST(AscendRecipe, TheSimulatorsObjcopyIsInTheKey) {
   EXPECT_NE(key->find("version"), std::string::npos) << "its --version output: " << *key;
 }
 
+// The simulator half of the recipe, for real: the builtin add kernel compiled by the host compiler with
+// simCompileArgv (as a 3-block sub-kernel, entry renamed like a plan variant), linked with simLinkArgv,
+// loaded, and run in the simulator.
 TEST(AscendRecipe, SimBuildCompilesLinksAndRuns) {
   const fs::path cxx = sk::findExecutableUnresolved("clang++");
   if (cxx.empty()) GTEST_SKIP() << "clang++ not on PATH";

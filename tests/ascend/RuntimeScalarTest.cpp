@@ -162,6 +162,9 @@ TEST(AscendRuntimeScalars, ObjectsDoNotDependOnTheValue) {
     for (size_t i = 0; i < a->steps.size(); ++i) {
       EXPECT_TRUE(b->steps[i].cached) << b->steps[i].name;
       EXPECT_EQ(a->steps[i].source.text, b->steps[i].source.text);
+      // The same keys (a SuperKernel's hashes its objects' keys): a hit that a shared disk cache (SK_TEST_CACHE_DIR)
+      // could have served from an earlier run is not what proves it.
+      EXPECT_EQ(a->steps[i].artifact.key, b->steps[i].artifact.key) << b->steps[i].name;
     }
     // Position 0 rotates by nothing (y = x), position 1 does not; both bump the position.
     auto ba = sk::BufferSet::create(zeros);

@@ -4,6 +4,7 @@
 // silent pass. Kernels are in SimKernels.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -83,11 +84,13 @@ TEST(AscendSim, IdentityPerTaskType) {
 // the device. A sync of all blocks cannot complete that way (an error naming it); a mix launch (a SuperKernel)
 // needs every block at once.
 TEST(AscendSim, BlocksBeyondTheCoresRunInWaves) {
+  // (type, blocks, the device's cores: 0 = as many as blocks; at most 128 run at once)
   for (const auto& [type, blocks, cores] : {std::tuple{TaskType::AivOnly, 40u, 16u}, std::tuple{TaskType::AicOnly, 20u, 8u},
-                                            std::tuple{TaskType::AivOnly, 7u, 16u}}) {
+                                            std::tuple{TaskType::AivOnly, 7u, 16u}, std::tuple{TaskType::AivOnly, 300u, 0u}}) {
     std::vector<int64_t> out(2000 * 8, -1);
     LaunchSpec spec = simSpec(sim_identity, type, blocks, {out.data()});
     spec.residentBlocks = cores;
+    const uint32_t wave = std::min({blocks, cores ? cores : blocks, 128u});
     ASSERT_EQ(simOutcome(spec), "<ok>");
     const int64_t base = type == TaskType::AivOnly ? 1000 : 0;
     for (uint32_t b = 0; b < blocks; ++b) {
@@ -95,7 +98,7 @@ TEST(AscendSim, BlocksBeyondTheCoresRunInWaves) {
       EXPECT_EQ(o[7], 1) << "block " << b << " ran";
       EXPECT_EQ(o[2], b);
       EXPECT_EQ(o[3], blocks);
-      EXPECT_EQ(o[6], b % cores) << "the core it ran on";
+      EXPECT_EQ(o[6], b % wave) << "the core it ran on";
     }
     EXPECT_EQ(out[(base + blocks) * 8 + 7], -1) << "no block past the block dim";
   }
@@ -303,11 +306,13 @@ TEST(AscendSim, BadLaunchesAreRejected) {
   EXPECT_EQ(zero.error().kind(), sk::ErrorKind::BadInput) << zero.error().message();
   EXPECT_NE(zero.error().message().find("block dim 0 (a launch has 1..65535 blocks)"), std::string::npos)
       << zero.error().message();
-  s.blockDim = 129;  // all at once: past what the simulator runs
+  s.type = TaskType::MixAic1_2;  // a mix launch runs every block at once: past what the simulator runs
+  s.blockDim = 129;
   sk::Status wide = sk::ascend_sim::launch(s);
   ASSERT_FALSE(wide.ok());
   EXPECT_NE(wide.error().message().find("129 blocks at once (the simulator runs 1..128 AI Cores)"), std::string::npos)
       << wide.error().message();
+  s.type = TaskType::AivOnly;
   s.blockDim = 1;
   s.entry = nullptr;
   sk::Status noEntry = sk::ascend_sim::launch(s);

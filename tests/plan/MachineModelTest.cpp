@@ -183,6 +183,22 @@ TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
   ASSERT_EQ(p->steps.size(), 1u);
   EXPECT_EQ(p->steps[0].numCores, 8u);
   EXPECT_EQ(p->steps[0].ops.at(1).blockDim, 8u);
+
+  // stream-fusion=1: a pool is split evenly among its stream queues, so each queue gets its widest op's cores.
+  OpList two = load("chain.json");
+  two.ops.resize(2);
+  two.ops.at(0).blockDim = 3;  // a -> b on stream 0
+  two.ops.at(1).blockDim = 2;  // c -> d on stream 1, independent of it
+  two.ops.at(1).stream = 1;
+  two.ops.at(1).args.at(0).second.value = BufferRef{"c"};
+  two.ops.at(1).args.at(1).second.value = BufferRef{"d"};
+  p = planOn(two, m, "stream-fusion=1");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  const SuperKernelPlan& sf = p->steps[0];
+  ASSERT_EQ(sf.queues.size(), 2u);
+  EXPECT_EQ(sf.numCores, 6u);
+  for (const PlannedOp& op : sf.ops) EXPECT_GE(sf.queues.at(op.queue).numCores, op.blockDim) << op.name;
 }
 
 TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {

@@ -339,7 +339,7 @@ TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {
   ASSERT_TRUE(fused.ok()) << fused.error().message();
   ASSERT_EQ(fused->plan.steps.size(), 1u);
   EXPECT_TRUE(fused->plan.steps[0].fused);
-  EXPECT_EQ(fused->plan.steps[0].numCores, 1u);  // the device's machine model
+  EXPECT_EQ(fused->plan.steps[0].numCores, 1u);  // the back end's machine model (Backend::machineModel)
   EXPECT_EQ(nlohmann::json::parse(fused->steps[0].artifact.artifact->manifest)["artifact"], "testbe.so");
   EXPECT_NE(fused->steps[0].source.text.find("testbe_entry"), std::string::npos);
   EXPECT_NE(fused->steps[0].source.manifest.find("\"target\":\"testbe\""), std::string::npos);

@@ -9,7 +9,9 @@
 // 32-byte tiles: n % (blocks * TILE_NUM * BUFFER_NUM * 8) == 0 (81920 on 40 blocks: 2048 per block,
 // tiles of 128 floats). Its sum does not depend on how many blocks split it, so the op list declares it
 // "block_dim_invariant": inside a SuperKernel on fewer vector cores than 40 (a sub-kernel's blocks each
-// need a core of their own) it runs as one block per core (81920 splits for 2, 4, 8 and 16 of them).
+// need a core of their own) it runs as one block per core. 81920 splits for 2, 4, 8, 16 and 40 of them
+// (1, 2, 4, 8 and 20 AI Cores); on a device of another size the coarsened launch fails with the message
+// below, naming the rule, where the unfused one runs (a kernel author would handle a remainder tile).
 //
 // With -DADD_EARLY_START (the kernel "add_es" of the op list, declared "early_start": true) it also
 // marks its own early-start points: WaitPreTaskEnd before the first MTE2 copy-in (Init, which moves no

@@ -216,8 +216,10 @@ class Device {
 
 /// What a back end's static machine description may depend on: the op list's
 /// arch and the cores asked for (SessionOptions::workers; 0: the back end's
-/// default), never on hardware found. So `--plan-only`, the plan and the keys
-/// are the same on a machine with or without the device.
+/// default), never on hardware found. So `--plan-only` and the plan are the
+/// same on a machine with or without the device, and so are the keys unless
+/// the arch itself names the hardware found (`native`: the compiled code's
+/// arch, as -march=native on cpu, whose machine is the host's executor).
 struct MachineQuery {
   std::string arch = "native";
   uint32_t cores = 0;

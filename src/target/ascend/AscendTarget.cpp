@@ -62,7 +62,7 @@ class AscendTarget final : public Target {
       const ascend::AscendObject& o = step.objects.at(op.object);
       if (!plan.variants.at(o.variant).specialised) {
         return internalError(fmt::format("op {}: the plan's variants are not specialised for ascend (plan it with "
-                                         "the ascend device's machine model)",
+                                         "the ascend back end's machine model)",
                                          op.name));
       }
       auto [it, inserted] = symbolOfVariant.emplace(o.variant, o.symbol);

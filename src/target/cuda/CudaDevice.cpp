@@ -3,14 +3,15 @@
 // run() calling their `run` with device pointers on a cudaStream_t.
 //
 // No CUDA at build time: libcudart is dlopen'ed (CudaRuntime.h). Creating the
-// device never fails for want of a GPU, so plans compile anywhere: the
-// machine model then holds the documented default (kCudaDefaultCtas, one CTA
-// per SM of an H100); load, run and buffers answer "no CUDA device: ...".
+// device never fails for want of a GPU; load, run and buffers answer "no CUDA
+// device: ...".
 //
-// Machine model: one pool of resident CTAs, one per SM of the current device
-// (a persistent grid of one CTA per SM is co-resident whenever one CTA fits an
-// SM; the module checks occupancy at its first launch and refuses a grid that
-// is not). debug-core-num lowers it.
+// Machine model. Plans use the back end's static one (cudaCtasForArch: one
+// CTA per SM of the GPU the arch names, never the GPU found). The device's
+// own machine() is what it has: one CTA per SM of the current device, or the
+// documented default (kCudaDefaultCtas) without one. A persistent grid of one
+// CTA per SM is co-resident whenever one CTA fits an SM; the module checks
+// occupancy at its first launch and refuses a grid that is not.
 
 #include <cerrno>
 #include <algorithm>

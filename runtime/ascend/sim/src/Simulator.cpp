@@ -56,6 +56,7 @@ struct Launch {
   std::vector<Core> cores;
   uint32_t nAic = 0, nAiv = 0, aivPerGroup = 0;  // aivPerGroup 0: no cube cores
   bool partialWave = false;  // the launch's blocks run in waves and this is one (LaunchSpec::residentBlocks)
+  uint32_t waveWidth = 0;    // blocks per wave
   uint32_t finished = 0;
   uint64_t progress = 0;
   bool failed = false;
@@ -190,7 +191,7 @@ void opSet(const sk_ascend_sim_core* c, uint32_t pipe, uint64_t config) {
                                     "launch, whose {} blocks run in waves of {} on this device's cores (on a "
                                     "device it would never complete): a kernel that syncs its blocks "
                                     "(kernel_sync) needs block_dim <= the cores",
-                                    flag, flagName(flag), me.label, L.spec->blockDim, L.cores.size()));
+                                    flag, flagName(flag), me.label, L.spec->blockDim, L.waveWidth));
       }
       me.pend0[flag]++;
       const uint32_t first = me.aic ? 0 : L.nAic, end = me.aic ? L.nAic : L.nAic + L.nAiv;
@@ -471,13 +472,14 @@ namespace {
 
 // Blocks [first, first + count) of the launch, each on a core of its own, all at once (a mix launch: every
 // block). The cores' block indices are first + their index in the wave.
-Status runWave(const LaunchSpec& spec, uint32_t first, uint32_t count, LaunchStats* stats) {
+Status runWave(const LaunchSpec& spec, uint32_t first, uint32_t count, uint32_t width, LaunchStats* stats) {
   Launch L;
   L.spec = &spec;
   L.start = std::chrono::steady_clock::now();
   L.nAic = aicCount(spec.type, count);
   L.nAiv = aivCount(spec.type, count);
   L.partialWave = count < spec.blockDim;
+  L.waveWidth = width;
   L.aivPerGroup = L.nAic == 0 || L.nAiv == 0 ? 0 : L.nAiv / L.nAic;
   L.cores.resize(L.nAic + L.nAiv);
   const uint32_t subDim = L.aivPerGroup == 0 ? 1 : L.aivPerGroup;
@@ -572,14 +574,15 @@ Status launch(const LaunchSpec& spec, LaunchStats* stats) {
                                 "its blocks resident (plan it for this device's cores)",
                                 spec.name, taskTypeName(spec.type), spec.blockDim, resident));
   }
-  const uint32_t wave = std::min(spec.blockDim, resident);
-  if (wave > 128) {
-    return badInput(fmt::format("{}: {} blocks at once (the simulator runs 1..128 AI Cores)", spec.name, wave));
+  if (!single && spec.blockDim > 128) {
+    return badInput(fmt::format("{}: {} blocks at once (the simulator runs 1..128 AI Cores)", spec.name, spec.blockDim));
   }
+  // At most 128 cores at once: a wider device's single-core-type launch runs in waves of 128.
+  const uint32_t wave = std::min({spec.blockDim, resident, 128u});
   LaunchStats total;
   for (uint32_t first = 0; first < spec.blockDim; first += wave) {
     LaunchStats s;
-    Status st = runWave(spec, first, std::min(wave, spec.blockDim - first), &s);
+    Status st = runWave(spec, first, std::min(wave, spec.blockDim - first), wave, &s);
     total.sets += s.sets;
     total.waits += s.waits;
     total.preloads += s.preloads;
