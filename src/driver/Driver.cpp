@@ -17,6 +17,7 @@
 #include "superkernel/driver/Deadline.h"
 #include "support/EscapedSplit.h"
 #include "superkernel/support/Log.h"
+#include "superkernel/support/Paths.h"
 #include "superkernel/support/ThreadPool.h"
 #include "superkernel/target/Backend.h"
 #include "support/BuildFiles.h"
@@ -157,6 +158,18 @@ std::shared_ptr<const BuildRecipe> registeredRecipe(const std::string& target, s
   }
   return (*b)->makeRecipe();
 }
+
+// Flags and link settings as keys see them: where the data directory is installed replaced by a placeholder.
+// Its files are keyed by content (the recipe's runtimeDigest, a kernel's source and the headers beside it), so
+// two installs or build trees of the same release (CI's release and ASan builds, a relocated prefix) share
+// their objects and SuperKernels; a compile still gets the real paths.
+std::string keyText(std::string text) {
+  static const std::string data = dataRuntimeDir().parent_path().string() + "/";
+  if (data.size() <= 1) return text;
+  for (size_t at = text.find(data); at != std::string::npos; at = text.find(data, at + 1))
+    text.replace(at, data.size(), "<superkernel-data>/");
+  return text;
+}
 }  // namespace
 
 Driver::Driver(Toolchain toolchain, std::shared_ptr<Cache> cache, DriverConfig config)
@@ -198,7 +211,7 @@ Expected<std::string> Driver::objectKey(const KernelVariant& v, const Options& o
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
   kb.add("toolchain", impl_->tc.identity());
-  kb.add("flags", joinFlags(objectFlags(v, o)));
+  kb.add("flags", keyText(joinFlags(objectFlags(v, o))));
   kb.add("symbol", symbolOf(v));
   // A recipe that rewrites its objects after compiling (cpu: objcopy) keys the tool it rewrites with.
   SK_ASSIGN_OR_RETURN(const std::string postProcess, impl_->recipe->postProcessKey(impl_->tc));
@@ -346,7 +359,7 @@ Expected<std::string> Driver::superKernelKey(const SuperKernelSource& source, co
   kb.add("target", impl_->tc.target);
   kb.add("arch", impl_->archKey);
   kb.add("toolchain", impl_->tc.identity());
-  kb.add("link", impl_->recipe->linkKey(o, impl_->cfg.arch));
+  kb.add("link", keyText(impl_->recipe->linkKey(o, impl_->cfg.arch)));
   kb.add("artifact", impl_->recipe->artifactName());
   if (impl_->cfg.sourceEncodesPlanOptions) kb.add("build-options", buildOptionsText(o));
   else kb.add("options", o.canonical());

@@ -25,6 +25,23 @@ TEST(SkCompile, HelpListsEveryFlag) {
   EXPECT_THAT(r.out, HasSubstr("3 compile or link failure"));
 }
 
+// Keys do not depend on where the data directory is installed (its files are keyed by content): the same
+// release in another prefix or build tree, here a copy named by SK_DATA_DIR, hits every object and SuperKernel
+// the first compiled.
+TEST(SkCompile, AMovedDataDirectoryHitsTheSameKeys) {
+  TempDir dir;
+  fs::copy(fs::path(SK_BINARY_ROOT) / "share" / "superkernel", dir.path() / "data", fs::copy_options::recursive);
+  Result first = run({kCompile, seedList(), "--cache-dir", dir / "cache"});
+  ASSERT_EQ(first.code, 0) << first.all();
+  EXPECT_THAT(first.out, HasSubstr("SuperKernels 0 hit / 1 miss"));
+  Spawn moved;
+  moved.argv = {kCompile, seedList(), "--cache-dir", dir / "cache"};
+  moved.env["SK_DATA_DIR"] = dir / "data";
+  Result second = run(moved);
+  ASSERT_EQ(second.code, 0) << second.all();
+  EXPECT_THAT(second.out, HasSubstr("SuperKernels 1 hit / 0 miss, objects 1 hit / 0 miss"));
+}
+
 TEST(SkCompile, Version) {
   Result r = run({kCompile, "--version"});
   ASSERT_EQ(r.code, 0) << r.all();
