@@ -24,6 +24,27 @@ Expected<FusionPlan> planOn(const OpList& l, const MachineModel& m, const std::s
   return planOpList(l, *o, PlanConfig{m, true});
 }
 
+// chain.json (A -> B -> C, vector kernels, block_dim 4) with B a cube op: its own kernel entry, core_type cube.
+OpList chainWithCubeMiddle() {
+  OpList l = load("chain.json");
+  KernelDecl cube = l.kernels.at(0);
+  cube.name = "ew_cube";
+  cube.coreType = CoreType::Cube;
+  l.kernels.push_back(cube);
+  l.ops.at(1).kernel = "ew_cube";
+  return l;
+}
+
+// The step's cores, and its queues' [firstCore, firstCore + numCores) in order.
+void expectLayout(const SuperKernelPlan& sk, uint32_t cores, const std::vector<std::pair<uint32_t, uint32_t>>& queues) {
+  EXPECT_EQ(sk.numCores, cores);
+  ASSERT_EQ(sk.queues.size(), queues.size());
+  for (size_t q = 0; q < queues.size(); ++q) {
+    EXPECT_EQ(sk.queues[q].firstCore, queues[q].first) << "queue " << q;
+    EXPECT_EQ(sk.queues[q].numCores, queues[q].second) << "queue " << q;
+  }
+}
+
 // A two-pool machine: 2 cube cores, 4 vector cores (ascend's 1:2).
 MachineModel cubeVector() {
   MachineModel m;
@@ -63,25 +84,15 @@ TEST(MachineModel, PoolsAndTheCoreMapping) {
 }
 
 TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
-  OpList l = load("chain.json");  // A -> B -> C, vector kernels, block_dim 4
-  // Make B a cube op: its own kernel entry with core_type cube.
-  KernelDecl cube = l.kernels.at(0);
-  cube.name = "ew_cube";
-  cube.coreType = CoreType::Cube;
-  l.kernels.push_back(cube);
-  l.ops.at(1).kernel = "ew_cube";
+  OpList l = chainWithCubeMiddle();
   auto p = planOn(l, cubeVector());
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->steps.size(), 1u);
   const SuperKernelPlan& sk = p->steps[0];
-  EXPECT_EQ(sk.numCores, 6u);
+  expectLayout(sk, 6, {{0, 2}, {2, 4}});  // cube: cores [0, 2), vector: [2, 6)
   ASSERT_EQ(sk.queues.size(), 2u);
-  EXPECT_EQ(sk.queues[0].pool, 0u);  // cube: cores [0, 2)
-  EXPECT_EQ(sk.queues[0].firstCore, 0u);
-  EXPECT_EQ(sk.queues[0].numCores, 2u);
-  EXPECT_EQ(sk.queues[1].pool, 1u);  // vector: cores [2, 6)
-  EXPECT_EQ(sk.queues[1].firstCore, 2u);
-  EXPECT_EQ(sk.queues[1].numCores, 4u);
+  EXPECT_EQ(sk.queues[0].pool, 0u);
+  EXPECT_EQ(sk.queues[1].pool, 1u);
   EXPECT_EQ(sk.ops[1].queue, 0u);
   EXPECT_EQ(sk.ops[0].queue, 1u);
   // Across pools an edge is never local: the consumer waits for the producer.
@@ -93,13 +104,7 @@ TEST(MachineModel, QueuesBelongToThePoolOfTheirCoreType) {
   // debug-core-num on several pools counts the first pool's cores; the others keep their ratio.
   auto forced = planOn(l, cubeVector(), "debug-core-num=1");
   ASSERT_TRUE(forced.ok()) << forced.error().message();
-  const SuperKernelPlan& f = forced->steps.at(0);
-  EXPECT_EQ(f.numCores, 3u);
-  ASSERT_EQ(f.queues.size(), 2u);
-  EXPECT_EQ(f.queues[0].firstCore, 0u);
-  EXPECT_EQ(f.queues[0].numCores, 1u);
-  EXPECT_EQ(f.queues[1].firstCore, 1u);
-  EXPECT_EQ(f.queues[1].numCores, 2u);
+  expectLayout(forced->steps.at(0), 3, {{0, 1}, {1, 2}});
   auto tooMany = planOn(l, cubeVector(), "debug-core-num=3");
   ASSERT_FALSE(tooMany.ok());
   EXPECT_NE(tooMany.error().message().find("debug-core-num=3 exceeds the target's 2 cores of its first pool (cube)"),
@@ -116,38 +121,22 @@ TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
   m.target = "twopool";
   m.pools = {CorePool{CoreType::Cube, 4}, CorePool{CoreType::Vector, 8}};
   m.oneBlockPerCore = true;
-  OpList l = load("chain.json");  // A -> B -> C, block_dim 4
-  KernelDecl cube = l.kernels.at(0);
-  cube.name = "ew_cube";
-  cube.coreType = CoreType::Cube;
-  l.kernels.push_back(cube);
+  OpList l = chainWithCubeMiddle();
   l.ops.at(0).blockDim = 3;  // vector
-  l.ops.at(1).kernel = "ew_cube";
   l.ops.at(1).blockDim = 1;  // cube
   l.ops.at(2).blockDim = 3;  // vector
   auto p = planOn(l, m);
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->steps.size(), 1u);
-  {
-    // Cube needs 1, vector 3: two AI Cores' worth (2 cube + 4 vector), not the machine's 12.
-    const SuperKernelPlan& sk = p->steps[0];
-    EXPECT_EQ(sk.numCores, 6u);
-    ASSERT_EQ(sk.queues.size(), 2u);
-    EXPECT_EQ(sk.queues[0].firstCore, 0u);
-    EXPECT_EQ(sk.queues[0].numCores, 2u);
-    EXPECT_EQ(sk.queues[1].firstCore, 2u);
-    EXPECT_EQ(sk.queues[1].numCores, 4u);
-  }
+  // Cube needs 1, vector 3: two AI Cores' worth (2 cube + 4 vector), not the machine's 12.
+  expectLayout(p->steps[0], 6, {{0, 2}, {2, 4}});
   // One pool: as many cores as the widest op, laid out from core 0.
   OpList vec = load("chain.json");
   vec.ops.at(1).blockDim = 5;
   p = planOn(vec, m);
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->steps.size(), 1u);
-  EXPECT_EQ(p->steps[0].numCores, 5u);
-  ASSERT_EQ(p->steps[0].queues.size(), 1u);
-  EXPECT_EQ(p->steps[0].queues[0].firstCore, 0u);
-  EXPECT_EQ(p->steps[0].queues[0].numCores, 5u);
+  expectLayout(p->steps[0], 5, {{0, 5}});
   // Without the rule the same list runs on the whole machine.
   MachineModel whole = m;
   whole.oneBlockPerCore = false;
@@ -196,8 +185,7 @@ TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->steps.size(), 1u);
   const SuperKernelPlan& sf = p->steps[0];
-  ASSERT_EQ(sf.queues.size(), 2u);
-  EXPECT_EQ(sf.numCores, 6u);
+  expectLayout(sf, 6, {{0, 3}, {3, 3}});
   for (const PlannedOp& op : sf.ops) EXPECT_GE(sf.queues.at(op.queue).numCores, op.blockDim) << op.name;
 }
 

@@ -12,7 +12,6 @@
 #include "superkernel/codegen/Target.h"
 
 namespace sk::ascend {
-namespace fs = std::filesystem;
 
 const char* poolName(Pool p) { return p == Pool::Cube ? "cube" : "vector"; }
 
@@ -33,19 +32,6 @@ uint32_t AscendStep::poolCores(Pool p) const {
 }
 
 namespace {
-
-struct AscendDecl {
-  fs::path source;
-  std::string entry;
-  std::string coreType;
-  bool earlyStart = false;
-};
-
-// The ascend side of a kernel: the planner's declaration, resolved for the plan's target (a builtin is
-// kernels/ascend/<name>.json's: its Ascend C source, entry, core type and early start), never read again.
-AscendDecl ascendDecl(const KernelDecl& d) {
-  return AscendDecl{d.sourcePath, d.entry, coreTypeName(d.coreType), d.earlyStart};
-}
 
 bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
   for (size_t b = 0; b < ranges.size(); ++b) {
@@ -99,8 +85,9 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
                                   "ascend target: builtins resolve to kernels/ascend/<name>.json)",
                                   op.name, v.decl.name));
     }
-    const AscendDecl decl = ascendDecl(v.decl);
-    if (decl.coreType == "mix") {
+    // The planner's declaration, resolved for the plan's target (a builtin is kernels/ascend/<name>.json's).
+    const KernelDecl& decl = v.decl;
+    if (decl.coreType == CoreType::Mix) {
       return badInput(fmt::format("op {}: kernel {} is a mix (cube + vector) sub-kernel; the ascend back end runs "
                                   "cube or vector sub-kernels for now",
                                   op.name, v.decl.name));
@@ -108,7 +95,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
     // kernel_sync on ascend: the kernel calls AscendC::SyncAll<true>, the barrier over all vector cores of
     // its launch. Alone (AIV_ONLY) those are its blocks; in a SuperKernel the emitter makes the other vector
     // cores call it as often (feed-sync-all), so the SuperKernel must know how often.
-    if (v.decl.kernelSync && decl.coreType == "cube") {
+    if (v.decl.kernelSync && decl.coreType == CoreType::Cube) {
       return badInput(fmt::format("op {}: kernel {} is a cube sub-kernel that syncs its own blocks (kernel_sync); "
                                   "a cube core launched alone (AIC_ONLY) has no SyncAll (its barrier waits for "
                                   "vector cores), so on ascend only vector sub-kernels may declare kernel_sync",
@@ -120,7 +107,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
     a.name = op.name;
     a.blockDim = op.blockDim;
     a.stream = op.stream;
-    a.pool = decl.coreType == "cube" ? Pool::Cube : Pool::Vector;
+    a.pool = decl.coreType == CoreType::Cube ? Pool::Cube : Pool::Vector;
     (a.pool == Pool::Cube ? maxCube : maxVec) = std::max(a.pool == Pool::Cube ? maxCube : maxVec, op.blockDim);
 
     // The object: the variant's macros, then the op's scalars as SK_<NAME> (objectDefines), then the entry
@@ -184,7 +171,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
     if (inserted) {
       AscendObject o;
       o.symbol = symbol;
-      o.source = decl.source;
+      o.source = decl.sourcePath;
       o.defines = std::move(defines);
       o.pool = a.pool;
       o.earlyStart = decl.earlyStart;
