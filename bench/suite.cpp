@@ -880,12 +880,14 @@ void benchBlockDim() {
 struct SyncRow {
   std::string sync;  // the plan's edges
   size_t ops = 0;
-  Summary sk, skNoPreload, skBarrier, pool, launch, ideal;  // µs per node
-  Summary skBoundary, poolBoundary;                         // µs per boundary above the ideal
-  Summary poolOverSk, poolOverSkBarrier;                    // barrier-per-op time / fused time
+  std::string syncOff;  // the plan's edges with sync-model=off (the correctness rules' choice alone)
+  Summary sk, skOff, skNoPreload, skBarrier, pool, launch, ideal;  // µs per node
+  Summary skBoundary, poolBoundary;                                // µs per boundary above the ideal
+  Summary poolOverSk, poolOverSkOff, poolOverSkBarrier;            // barrier-per-op time / fused time
 };
 SyncRow runSyncRow(const sk::OpList& list) {
   sk::CompiledPlan cp = compile(list, "");
+  sk::CompiledPlan off = compile(list, "sync-model=off");
   sk::CompiledPlan np = compile(list, "preload-code=none");
   sk::CompiledPlan es0 = compile(list, "early-start=0");
   sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
@@ -893,6 +895,7 @@ SyncRow runSyncRow(const sk::OpList& list) {
   BaselineRunner* r = base.get();
   std::vector<Variant> vs;
   vs.push_back({"sk", runSession(cp, bufs), {}, 1});
+  vs.push_back({"sk_off", runSession(off, bufs), {}, 1});
   vs.push_back({"sk_nopreload", runSession(np, bufs), {}, 1});
   vs.push_back({"sk_es0", runSession(es0, bufs), {}, 1});
   vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
@@ -901,17 +904,19 @@ SyncRow runSyncRow(const sk::OpList& list) {
   sample(vs);
   SyncRow row;
   row.sync = syncSummary(cp);
+  row.syncOff = syncSummary(off);
   row.ops = list.ops.size();
   const double K = double(row.ops);
   Variant &skv = find(vs, "sk"), &po = find(vs, "pool"), &id = find(vs, "ideal"), &sb = find(vs, "sk_es0");
   auto perNode = [K](const Variant& v) { return summarize(perRep(v, v, [K](double a, double) { return a / K; })); };
   auto above = [K](double a, double i) { return (a - i) / K; };
   auto ratio = [](double p, double f) { return p / f; };
-  row.sk = perNode(skv), row.skNoPreload = perNode(find(vs, "sk_nopreload")), row.skBarrier = perNode(sb);
+  row.sk = perNode(skv), row.skOff = perNode(find(vs, "sk_off")), row.skNoPreload = perNode(find(vs, "sk_nopreload")), row.skBarrier = perNode(sb);
   row.pool = perNode(po), row.launch = perNode(find(vs, "launch")), row.ideal = perNode(id);
   row.skBoundary = summarize(perRep(skv, id, above));
   row.poolBoundary = summarize(perRep(po, id, above));
   row.poolOverSk = summarize(perRep(po, skv, ratio));
+  row.poolOverSkOff = summarize(perRep(po, find(vs, "sk_off"), ratio));
   row.poolOverSkBarrier = summarize(perRep(po, sb, ratio));
   return row;
 }
@@ -920,24 +925,28 @@ SyncRow runSyncRow(const sk::OpList& list) {
 struct SyncTable {
   Csv csv;
   explicit SyncTable(const std::string& file, const std::string& key)
-      : csv(file, key + ",ops,sk_node_us,sk_min,sk_max,sk_nopreload_node_us,sk_nopreload_min,sk_nopreload_max,"
+      : csv(file, key + ",ops,sk_node_us,sk_min,sk_max,sk_off_node_us,sk_off_min,sk_off_max,sk_nopreload_node_us,sk_nopreload_min,sk_nopreload_max,"
                         "sk_es0_node_us,sk_es0_min,sk_es0_max,pool_node_us,pool_min,pool_max,launch_node_us,"
                         "launch_min,launch_max,ideal_node_us,ideal_min,ideal_max,sk_boundary_us,sk_boundary_min,"
                         "sk_boundary_max,pool_boundary_us,pool_boundary_min,pool_boundary_max,pool_over_sk,"
-                        "pool_over_sk_min,pool_over_sk_max,pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max") {}
+                        "pool_over_sk_min,pool_over_sk_max,pool_over_sk_off,pool_over_sk_off_min,pool_over_sk_off_max,"
+                        "pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max") {}
   static void header(const std::string& key) {
-    fmt::print("| {} | fused SuperKernel | fused, preload-code=none | fused, early-start=0 | barrier per op | "
-               "launch per op | ideal (no sync) | fused per boundary | barrier per boundary | barrier / fused | "
-               "barrier / fused early-start=0 |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    fmt::print("| {} | fused SuperKernel | fused, sync-model=off | fused, preload-code=none | fused, early-start=0 | "
+               "barrier per op | launch per op | ideal (no sync) | fused per boundary | barrier per boundary | "
+               "barrier / fused | barrier / fused sync-model=off | barrier / fused early-start=0 |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                key);
   }
   void row(const std::string& key, const std::string& label, const SyncRow& r) {
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, fmtS(r.sk, 3), fmtS(r.skNoPreload, 3),
-               fmtS(r.skBarrier, 3), fmtS(r.pool, 3), fmtS(r.launch, 3), fmtS(r.ideal, 3), fmtS(r.skBoundary, 3),
-               fmtS(r.poolBoundary, 3), fmtS(r.poolOverSk, 3), fmtS(r.poolOverSkBarrier, 3));
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, fmtS(r.sk, 3),
+               fmtS(r.skOff, 3), fmtS(r.skNoPreload, 3), fmtS(r.skBarrier, 3), fmtS(r.pool, 3), fmtS(r.launch, 3),
+               fmtS(r.ideal, 3), fmtS(r.skBoundary, 3), fmtS(r.poolBoundary, 3), fmtS(r.poolOverSk, 3),
+               fmtS(r.poolOverSkOff, 3), fmtS(r.poolOverSkBarrier, 3));
     auto c = [](const Summary& v) { return fmt::format("{:.4f},{:.4f},{:.4f}", v.median, v.min, v.max); };
-    csv.row("{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skNoPreload), c(r.skBarrier), c(r.pool),
-            c(r.launch), c(r.ideal), c(r.skBoundary), c(r.poolBoundary), c(r.poolOverSk), c(r.poolOverSkBarrier));
+    csv.row("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skOff), c(r.skNoPreload),
+            c(r.skBarrier), c(r.pool), c(r.launch), c(r.ideal), c(r.skBoundary), c(r.poolBoundary), c(r.poolOverSk),
+            c(r.poolOverSkOff), c(r.poolOverSkBarrier));
   }
 };
 
@@ -951,7 +960,8 @@ void benchA2A() {
     const std::string file = "a2a_" + fmt + ".json";
     if (!fs::exists(cfg.ops / file)) die("no op list " + file + " in " + cfg.ops.string());
     rows.emplace_back(fmt, runSyncRow(load(file)));
-    fmt::print("- {} ({} ops): {}\n", fmt, rows.back().second.ops, rows.back().second.sync);
+    fmt::print("- {} ({} ops): {}; sync-model=off: {}\n", fmt, rows.back().second.ops, rows.back().second.sync,
+               rows.back().second.syncOff);
   }
   fmt::print("\nW = {} workers, {} interleaved repetitions; µs per node (= run / ops), median (min–max); "
              "per boundary = (run - ideal) / ops; barrier / fused per repetition (> 1: fused faster).\n\n",
@@ -979,7 +989,8 @@ void benchFanin() {
     sk::OpList list = load(file);
     P = std::max(P, list.ops.at(0).blockDim);
     rows.emplace_back(f, runSyncRow(list));
-    fmt::print("- fan-in {} ({} ops): {}\n", f, rows.back().second.ops, rows.back().second.sync);
+    fmt::print("- fan-in {} ({} ops): {}; sync-model=off: {}\n", f, rows.back().second.ops, rows.back().second.sync,
+               rows.back().second.syncOff);
   }
   fmt::print("\nOps alternate block_dim P = {} and P / f (x and y \"partition\": \"block\", one block per call); "
              "W = {} workers, {} interleaved repetitions; columns as in section 11.\n\n",

@@ -44,6 +44,9 @@ const std::vector<OptionInfo> kRegistry = {
      "extra compiler argv items"},
     {"strict-scope-check", "bypass, abort", "bypass", "a broken scope warns and splits, or fails"},
     {"debug-core-num", "0..65536", "0", "force the SuperKernel's core count (0: worker count)"},
+    {"sync-model", "on, off", "on",
+     "on: among the correct syncs of an op boundary pick the cheapest by the machine's measured costs "
+     "(a barrier where it costs less than the edges' waits); off: the correctness rules' choice alone"},
 };
 
 const OptionInfo* findInfo(std::string_view key) {
@@ -142,6 +145,10 @@ Status applyOption(Options& o, const OptionInfo& info, std::string_view key, std
     if (value == "bypass") o.strictScopeCheck = StrictScope::Bypass;
     else if (value == "abort") o.strictScopeCheck = StrictScope::Abort;
     else return invalidValue(info, value);
+  } else if (key == "sync-model") {
+    if (value == "on") o.syncModel = true;
+    else if (value == "off") o.syncModel = false;
+    else return invalidValue(info, value);
   } else if (key == "debug-core-num") {
     SK_ASSIGN_OR_RETURN(o.debugCoreNum, intIn(info, value, 0, kMaxDebugCoreNum));
   } else {
@@ -186,6 +193,7 @@ std::string Options::canonical() const {
   if (splitMode) kv.emplace_back("split-mode", std::to_string(*splitMode));
   kv.emplace_back("stream-fusion", streamFusion ? "1" : "0");
   kv.emplace_back("strict-scope-check", strictScopeCheck == StrictScope::Abort ? "abort" : "bypass");
+  kv.emplace_back("sync-model", syncModel ? "on" : "off");
   std::string out;
   for (const auto& [k, v] : kv) out += (out.empty() ? "" : ":") + k + "=" + v;
   return out;

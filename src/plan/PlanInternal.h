@@ -4,7 +4,7 @@
 //
 //   resolveKernels -> buildVariants -> formSegments -> for each segment:
 //   bindSegment -> assignQueues -> coarsenBlocks -> specializeVariants -> findDependencies (+ addEventEdges)
-//   -> selectSync -> reduceEdges -> placeBarriers -> schedulePreload -> linkSides (a fused segment's side
+//   -> selectSync -> reduceEdges -> costSync -> placeBarriers -> schedulePreload -> linkSides (a fused segment's side
 //   launches, each then planned as an unfused step) -> validatePlan; then dropUnusedVariants (Specialize.cpp), reportInapplicable
 //   (Applicability.cpp) and fillReport. The machine model (PlanConfig::machine) is the only thing
 //   about the target the passes read.
@@ -114,12 +114,18 @@ void selectSync(const SuperKernelPlan& sk, std::vector<DepEdge>& edges, const Ma
 void placeBarriers(SuperKernelPlan& sk);
 // Reduction.cpp
 std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> edges, std::vector<std::string>& warnings);
+// SyncCost.cpp
+void costSync(SuperKernelPlan& sk, const MachineModel& machine, SyncModelReport& report);
 // Preload.cpp
 void schedulePreload(SuperKernelPlan& sk);
 // Report.cpp
 void fillReport(FusionPlan& plan);
 // Applicability.cpp
 void reportInapplicable(PlanContext& ctx);
+
+/// Above this many ops in one step, the passes that keep a bitset of ops per op (reduceEdges, costSync)
+/// would cost too much: they leave the step as it is (correct, just not minimal or cheapest).
+inline constexpr size_t kMaxBitsetOps = 8192;
 
 /// Coarsen.cpp's rule: in a fused step, an op of kernel k with more blocks than its queue's cores runs as one
 /// block per core (its outputs do not depend on block_dim, and nothing ties a block to its index).

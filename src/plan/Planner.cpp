@@ -14,6 +14,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   ctx.plan.target = list.target;
   ctx.plan.arch = list.arch;
   ctx.plan.machine = config.machine;
+  ctx.plan.report.syncModel.costs = describeSyncCosts(config.machine.syncCosts);
   for (const Op& op : list.ops) ctx.plan.report.opsBefore += op.kind == Op::Kind::Launch;
 
   SK_RETURN_IF_ERROR(plan::resolveKernels(ctx));
@@ -31,6 +32,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
       plan::addEventEdges(ctx, seg, sk, edges);
       plan::selectSync(sk, edges, config.machine, ctx.plan.report.warnings);
       sk.edges = plan::reduceEdges(sk, std::move(edges), ctx.plan.report.warnings);
+      plan::costSync(sk, config.machine, ctx.plan.report.syncModel);
     }
     plan::placeBarriers(sk);
     plan::schedulePreload(sk);

@@ -14,7 +14,7 @@
 //   through kept edges at all (the classic reduction, for the report).
 // Edges into C are examined from the latest producer to the earliest, so
 // every path through a later op is known when an earlier one is decided.
-// Above kMaxOps ops the bitsets would cost too much; all edges are then
+// Above kMaxBitsetOps ops the bitsets would cost too much; all edges are then
 // kept (correct, just not minimal) and a warning says so.
 #include <algorithm>
 
@@ -23,7 +23,6 @@
 namespace sk::plan {
 
 namespace {
-constexpr size_t kMaxOps = 8192;
 
 struct Bits {
   std::vector<uint64_t> w;
@@ -41,7 +40,7 @@ bool isFull(SyncKind k) { return k == SyncKind::Counter || k == SyncKind::Barrie
 std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> edges, std::vector<std::string>& warnings) {
   size_t n = sk.ops.size();
   std::vector<Edge> kept;
-  if (n > kMaxOps) {
+  if (n > kMaxBitsetOps) {
     warnings.push_back("SuperKernel " + sk.name + ": " + std::to_string(n) + " ops, transitive reduction skipped");
     for (auto& d : edges) kept.push_back(std::move(d.edge));
     return kept;

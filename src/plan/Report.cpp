@@ -54,6 +54,21 @@ void fillReport(FusionPlan& plan) {
 
 }  // namespace plan
 
+std::string describeSyncCosts(const SyncCosts& c) {
+  if (!c.known()) return "none (" + (c.source.empty() ? std::string("the target has no sync costs") : c.source) + ")";
+  return fmt::format("barrier {:.0f} ns, counter {:.0f} ns, flag {:.0f} ns ({})", c.barrierNs, c.counterNs, c.flagNs,
+                     c.source);
+}
+
+std::string describeSyncModel(const SyncModelReport& r) {
+  if (!r.on) return "";
+  std::string s = fmt::format("{} boundar{} made barriers ({} flag/counter edges replaced, {} more already ordered by them)",
+                              r.boundaries, r.boundaries == 1 ? "y" : "ies", r.toBarrier, r.dropped);
+  s += fmt::format("; kept: {} cheaper than a barrier, {} where a barrier would wait for independent ops, {} early-start",
+                   r.keptCheaper, r.keptIndependent, r.keptEarlyStart);
+  return s + "; costs " + r.costs;
+}
+
 std::string formatPlanReport(const FusionPlan& plan) {
   const PlanReport& r = plan.report;
   std::string s;
@@ -67,6 +82,7 @@ std::string formatPlanReport(const FusionPlan& plan) {
     s += fmt::format(" {}={}", syncKindName(k), it == r.syncs.edges.end() ? 0 : it->second);
   }
   s += fmt::format(", barriers={}\n", r.syncs.barriers);
+  if (std::string m = describeSyncModel(r.syncModel); !m.empty()) s += "sync model: " + m + "\n";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const SuperKernelPlan& sk = plan.steps[i];
     if (!sk.fused) {
@@ -91,8 +107,11 @@ std::string formatPlanReport(const FusionPlan& plan) {
       s += fmt::format("    queue {}: stream {}, cores [{}, {}), {} ops\n", q, sk.queues[q].stream,
                        sk.queues[q].firstCore, sk.queues[q].firstCore + sk.queues[q].numCores, sk.queues[q].ops.size());
     for (const auto& e : sk.edges)
-      s += fmt::format("    {} -> {}: {} {}{}\n", sk.ops[e.producer].name, sk.ops[e.consumer].name, syncKindName(e.sync),
-                       depKindName(e.dep), e.buffer.empty() ? " (event order)" : " on " + e.buffer);
+      s += fmt::format("    {} -> {}: {} {}{}{}\n", sk.ops[e.producer].name, sk.ops[e.consumer].name, syncKindName(e.sync),
+                       depKindName(e.dep), e.buffer.empty() ? " (event order)" : " on " + e.buffer,
+                       e.modelFrom == SyncKind::None
+                           ? std::string()
+                           : fmt::format(" (sync model: {} -> {}, cheaper)", syncKindName(e.modelFrom), syncKindName(e.sync)));
     auto names = [&](const std::vector<uint32_t>& ops) {
       std::string n;
       for (uint32_t o : ops) n += (n.empty() ? "" : ", ") + sk.ops[o].name;

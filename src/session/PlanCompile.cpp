@@ -1,11 +1,13 @@
 #include "session/PlanCompile.h"
 
+#include "session/SyncCalibration.h"
 #include "superkernel/target/Backend.h"
 
 namespace sk {
 
 Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& request, const std::string& sessionOptions,
-                                   uint32_t workers, const TargetResolver& resolve) {
+                                   uint32_t workers, const TargetResolver& resolve,
+                                   const std::filesystem::path& calibrationRoot) {
   const std::string what = list.origin.empty() ? "op list" : list.origin;
   CompiledPlan cp;
   cp.list = retargetOpList(list, request.target);
@@ -19,12 +21,17 @@ Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& req
   SK_ASSIGN_OR_RETURN(const Backend* backend, findBackend(cp.list.target));
   auto machine = backend->machineModel(MachineQuery{cp.list.arch, workers});
   if (!machine) return std::move(machine).error().context(what + ": target " + cp.list.target);
+  std::vector<std::string> costWarnings;
+  auto costs = syncCostsFor(machine->syncCosts, calibrationRoot, cp.list.target, machine->deviceCores(), costWarnings);
+  if (!costs) return std::move(costs).error().context(what);
+  machine->syncCosts = std::move(*costs);
   PlanConfig pc;
   pc.machine = std::move(*machine);
   pc.fuse = request.fuse;
   auto plan = planOpList(cp.list, cp.options, pc);
   if (!plan) return std::move(plan).error();  // the planner's messages name the op list already
   cp.plan = std::move(*plan);
+  for (std::string& w : costWarnings) cp.plan.report.warnings.push_back(std::move(w));
   return cp;
 }
 

@@ -8,6 +8,7 @@
 // needs no compiler).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,8 +24,10 @@ struct ResolvedTarget {
 using TargetResolver = std::function<Expected<ResolvedTarget>(const std::string& target)>;
 
 /// The CompiledPlan with list, options, target, device and plan filled (no steps yet). `workers`: the cores
-/// asked for (MachineQuery::cores).
+/// asked for (MachineQuery::cores). `calibrationRoot`: the cache directory whose sync calibration the
+/// machine model takes (session/SyncCalibration.h; empty: none).
 Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& request, const std::string& sessionOptions,
-                                   uint32_t workers, const TargetResolver& resolve);
+                                   uint32_t workers, const TargetResolver& resolve,
+                                   const std::filesystem::path& calibrationRoot);
 
 }  // namespace sk

@@ -1,6 +1,7 @@
 #include "superkernel/session/PlanOnly.h"
 
 #include "session/PlanCompile.h"
+#include "superkernel/cache/Cache.h"
 #include "superkernel/target/Backend.h"
 
 namespace sk {
@@ -15,7 +16,16 @@ Expected<PlanOnlyResult> planOnly(const OpList& list, const CompileRequest& requ
     SK_ASSIGN_OR_RETURN(t.emitter, backend->makeEmitter());
     return t;
   };
-  SK_ASSIGN_OR_RETURN(r.plan, planCompile(list, request, config.sessionOptions, config.workers, resolve));
+  // The sync calibration a Session with the same cache directory would read (SessionOptions::cacheDir).
+  std::filesystem::path calibration;
+  if (config.diskCache) {
+    if (!config.cacheDir.empty()) {
+      calibration = std::filesystem::absolute(config.cacheDir).lexically_normal();
+    } else if (auto root = defaultCacheRoot()) {
+      calibration = *root;
+    }
+  }
+  SK_ASSIGN_OR_RETURN(r.plan, planCompile(list, request, config.sessionOptions, config.workers, resolve, calibration));
   r.cores = r.plan.plan.machine.totalCores();
   return r;
 }

@@ -2,6 +2,7 @@
 
 #include "superkernel/session/DeviceBuffers.h"
 #include "session/PlanCompile.h"
+#include "session/SyncCalibration.h"
 #include "superkernel/support/Paths.h"
 
 #include <fmt/format.h>
@@ -135,6 +136,22 @@ Expected<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   return s;
 }
 
+Expected<SyncCosts> Session::calibrateSync(std::string_view target) {
+  SK_ASSIGN_OR_RETURN(const Backend* backend, findBackend(target));
+  if (!backend->calibrateSync)
+    return badInput(fmt::format("target {} has no sync calibration: its syncs are not chosen by measured costs",
+                                target));
+  SK_ASSIGN_OR_RETURN(Device * dev, device(target));
+  SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev));
+  const Impl& im = *impl_;
+  if (im.options.diskCache && !im.options.readOnlyCache && !im.cache->usingPrivateFallback()) {
+    SK_ASSIGN_OR_RETURN(std::filesystem::path file,
+                        saveSyncCalibration(im.cache->root(), target, dev->machine().deviceCores(), costs));
+    costs.source = "calibrated, " + file.string();
+  }
+  return costs;
+}
+
 Expected<Device*> Session::device(std::string_view target) {
   SK_ASSIGN_OR_RETURN(TargetState * t, impl_->target(target));
   return t->device.get();
@@ -186,7 +203,10 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     SK_ASSIGN_OR_RETURN(tsp, im.target(name));
     return ResolvedTarget{tsp->emitter, tsp->device.get()};
   };
-  auto planned = planCompile(list, request, im.options.options, im.options.workers, resolve);
+  // The sync calibration lives beside the disk cache's entries (a memory-only session reads none).
+  const std::filesystem::path calibration =
+      im.options.diskCache && !im.cache->usingPrivateFallback() ? im.cache->root() : std::filesystem::path();
+  auto planned = planCompile(list, request, im.options.options, im.options.workers, resolve, calibration);
   if (!planned) return std::move(planned).error();
   CompiledPlan cp = std::move(*planned);
   TargetState& ts = *tsp;

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "TestCache.h"
+
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -31,9 +33,9 @@ inline std::unique_ptr<sk::Session> ascendSession(uint32_t aiCores = 8) {
   sk::SessionOptions so;
   so.workers = aiCores;
   so.diskCache = false;
-  if (const char* dir = std::getenv("SK_TEST_CACHE_DIR"); dir && *dir) {
+  if (auto dir = sktest::sharedTestCache()) {
     so.diskCache = true;
-    so.cacheDir = dir;
+    so.cacheDir = *dir;
   }
   auto s = sk::Session::create(so);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message());

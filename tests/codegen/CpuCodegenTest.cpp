@@ -79,17 +79,19 @@ TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   EXPECT_EQ(t.find("sk_wait_ge"), std::string::npos);
   EXPECT_EQ(t.find("sk_counter sk_"), std::string::npos);
   EXPECT_EQ(t.find("sk_barrier("), std::string::npos);
-  // Four call thunks, and the queue: one sk_op call per op over this core's blocks of 40 (4 cores).
+  // Four call thunks, and the queue: one sk_op_plain call per op over this core's blocks of 40 (4 cores),
+  // with literal counts: an op with nothing to wait for or signal has no descriptor, and the generic sk_op
+  // is not emitted at all.
   size_t calls = 0;
   for (size_t p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,"); p != std::string::npos;
        p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,", p + 1))
     ++calls;
   EXPECT_EQ(calls, 4u);
-  EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"), std::string::npos);
-  EXPECT_NE(t.find("const sk_op_desc sk_op1 = {1, 40, 4, SK_PLAIN, sk_call_op1, 0, nullptr,"), std::string::npos);
-  EXPECT_NE(t.find("/*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};"),
-            std::string::npos);
-  EXPECT_NE(t.find("  if (sk_op(env, c, &sk_op1)) return;  // add_1\n"), std::string::npos);
+  EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += cores)"), std::string::npos);
+  EXPECT_EQ(t.find("const sk_op_desc sk_op"), std::string::npos);
+  EXPECT_EQ(t.find("int sk_op("), std::string::npos);
+  EXPECT_NE(t.find("  sk_op_plain(env, c, 40u, 4u, sk_call_op1, 1);  // add_1\n"), std::string::npos);
+  EXPECT_NE(t.find("env.plain_rt.ignore_kernel_points = 1;"), std::string::npos);
   // Only what is used: no wait/signal/kernel_sync/barrier/preload helpers.
   EXPECT_EQ(t.find("sk_op_wait"), std::string::npos);
   EXPECT_EQ(t.find("sk_op_signal"), std::string::npos);

@@ -5,6 +5,7 @@
 // the reason without it), never a GPU.
 #include <gtest/gtest.h>
 
+#include "TestCache.h"
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/driver/Process.h"
 #include "target/cuda/CudaRuntime.h"
@@ -23,26 +24,33 @@ struct TempDir : cudatest::TempDir {
 };
 using cudatest::example;
 
-// One fresh cache per test process (never a cache a previous run filled: every test really runs nvcc). When the
-// program runs all its tests in one process the examples share their 19 sub-kernel objects; under ctest each test
-// is its own process.
-const fs::path& sharedCache() {
+// One fresh cache per test process (never a cache a previous run filled: every test really runs nvcc), or CI's
+// $SK_TEST_CACHE_DIR (tests/TestCache.h: emptied at the start of the run, so the first test that needs an object
+// runs nvcc for it). When the program runs all its tests in one process the examples share their 19 sub-kernel
+// objects either way; under ctest each test is its own process, and only the shared one spares the recompiles.
+// The cuda entries get a cache root of their own there, so the checks that scan it see only them.
+TempDir& scratch() {
   static TempDir* dir = new TempDir();  // removed by the environment's TearDown below
-  return dir->path;
+  return *dir;
+}
+const fs::path& sharedCache() {
+  static const fs::path cache =
+      sktest::sharedTestCache() ? *sktest::sharedTestCache() / "cuda" : scratch().path / "cache";
+  return cache;
 }
 
 class RemoveSharedCache : public ::testing::Environment {
  public:
   void TearDown() override {
     std::error_code ec;
-    fs::remove_all(sharedCache(), ec);
+    fs::remove_all(scratch().path, ec);  // never CI's shared cache
   }
 };
 const auto* const kRemoveSharedCache = ::testing::AddGlobalTestEnvironment(new RemoveSharedCache);
 
 Result compileCuda(const std::string& list, const TempDir& dir, std::vector<std::string> extra = {}) {
   Spawn s;
-  s.argv = {kCompile, list, "--target", "cuda", "--cache-dir", (sharedCache() / "cache").string(), "--emit-source",
+  s.argv = {kCompile, list, "--target", "cuda", "--cache-dir", sharedCache().string(), "--emit-source",
             (dir.path / "src").string(), "--jobs", "2"};
   for (auto& e : extra) s.argv.push_back(e);
   s.timeoutSec = 900;
@@ -84,7 +92,7 @@ TEST(CudaBuild, DecodeLayerCompilesAndExportsRun) {
   Result r = compileCuda(example("decode_layer/decode_layer.json"), dir);
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u);
-  expectSharedObjectsExportRun(sharedCache() / "cache", 1);
+  expectSharedObjectsExportRun(sharedCache(), 1);
 }
 
 TEST(CudaBuild, DecodeStackCompilesAndExportsRun) {
@@ -93,7 +101,7 @@ TEST(CudaBuild, DecodeStackCompilesAndExportsRun) {
   Result r = compileCuda(example("decode_stack/decode_stack.json"), dir);
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u);
-  expectSharedObjectsExportRun(sharedCache() / "cache", 1);
+  expectSharedObjectsExportRun(sharedCache(), 1);
 }
 
 // The planner's option mixes (all-barrier plans, sync_all, a smaller grid, two queues) emit code that nvcc
@@ -107,7 +115,7 @@ TEST(CudaBuild, DecodeLayerOptionMixesCompile) {
     ASSERT_EQ(r.code, 0) << o << ":\n" << r.all();
     EXPECT_GE(countFiles(dir.path / "src", ".cu"), 1u) << o;
   }
-  expectSharedObjectsExportRun(sharedCache() / "cache", 5);
+  expectSharedObjectsExportRun(sharedCache(), 5);
 }
 
 // The GPU benchmark (bench/cuda, run by scripts/gpu-check.sh) keeps compiling, warning-free.

@@ -27,7 +27,7 @@ TEST(Options, RegistryHasEveryDesignKey) {
   for (const auto& i : optionRegistry()) keys.insert(i.key);
   EXPECT_EQ(keys, (std::set<std::string>{"early-start", "preload-code", "stream-fusion", "split-mode", "func-align",
                                          "feed-sync-all", "debug-sync-all", "profiling", "compile-options",
-                                         "strict-scope-check", "debug-core-num"}));
+                                         "strict-scope-check", "debug-core-num", "sync-model"}));
 }
 
 TEST(Options, Defaults) {
@@ -57,6 +57,9 @@ TEST(Options, EveryKeyAcceptsItsValues) {
   EXPECT_EQ(ok("compile-options=-Wl\\,-rpath\\,/x\\:y").compileOptions, (std::vector<std::string>{"-Wl,-rpath,/x:y"}));
   EXPECT_EQ(ok("strict-scope-check=abort").strictScopeCheck, StrictScope::Abort);
   EXPECT_EQ(ok("debug-core-num=8").debugCoreNum, 8);
+  EXPECT_FALSE(ok("sync-model=off").syncModel);
+  EXPECT_TRUE(ok("sync-model=on").syncModel);
+  EXPECT_TRUE(ok("").syncModel);
   Options m = ok("early-start=0:stream-fusion=1:profiling=1");
   EXPECT_EQ(m.earlyStart, 0);
   EXPECT_TRUE(m.streamFusion);
@@ -84,6 +87,7 @@ TEST(Options, InvalidValuesNameKeyAndAcceptedValues) {
   EXPECT_NE(fail("strict-scope-check=warn").find("accepted: bypass, abort"), std::string::npos);
   EXPECT_NE(fail("debug-core-num=-1").find("\"debug-core-num\""), std::string::npos);
   EXPECT_NE(fail("debug-core-num=99999999").find("\"debug-core-num\""), std::string::npos);
+  EXPECT_NE(fail("sync-model=1").find("accepted: on, off"), std::string::npos);
   EXPECT_NE(fail("early-start= 1").find("\"early-start\""), std::string::npos);
 }
 
@@ -111,11 +115,12 @@ TEST(Options, CanonicalRoundTrips) {
   Options o;
   EXPECT_EQ(o.canonical(),
             "debug-core-num=0:debug-sync-all=0:early-start=1:feed-sync-all=0:func-align=512:preload-code=per-func:"
-            "profiling=0:stream-fusion=0:strict-scope-check=bypass");
+            "profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
   EXPECT_EQ(ok(o.canonical()), o);
   Options p = ok("early-start=2:preload-code=max:stream-fusion=1:split-mode=4:func-align=0:feed-sync-all=1:"
                  "debug-sync-all=1:profiling=1:compile-options=-O3,-Wl\\,-z\\,now:strict-scope-check=abort:"
-                 "debug-core-num=3");
+                 "debug-core-num=3:sync-model=off");
+  EXPECT_FALSE(p.syncModel);
   EXPECT_EQ(p.compileOptions, (std::vector<std::string>{"-O3", "-Wl,-z,now"}));
   EXPECT_EQ(ok(p.canonical()), p);
   EXPECT_EQ(ok(p.canonical()).canonical(), p.canonical());

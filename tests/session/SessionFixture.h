@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "TestCache.h"
 #include "superkernel/session/Session.h"
 
 namespace sk::testing {
@@ -18,8 +19,10 @@ inline std::filesystem::path sessionDataDir() {
   return std::filesystem::path(SK_SOURCE_ROOT) / "tests" / "session" / "data";
 }
 
+/// $SK_TEST_CACHE_DIR when CI shares one (tests/TestCache.h), else the build tree's own.
 inline std::filesystem::path sharedCacheDir() {
   namespace fs = std::filesystem;
+  if (auto shared = sktest::sharedTestCache()) return *shared;
   fs::path dir = fs::path(SK_BINARY_ROOT) / "test-cache" / "session";
   fs::create_directories(dir);
   // The cache refuses group/other-writable roots; make ours private.

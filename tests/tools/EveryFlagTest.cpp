@@ -122,6 +122,12 @@ std::map<std::string, Row> skCompileRows() {
                               0, "Tokens: 2 decode steps fused vs unfused"};
   t["sk-compile --force-recompile"] = {[](const Env& e) { return warm(e, {"--force-recompile"}); }, 0,
                                        "SuperKernels 0 hit / 1 miss, objects 0 hit / 1 miss", true};
+  t["sk-compile --calibrate"] = {
+      [](const Env& e) {
+        return std::vector<std::string>{"--calibrate", "--workers", "2", "--cache-dir", (e.dir / "cache").string()};
+      },
+      0, "Sync calibration (cpu, 2 workers): barrier ", false, false,
+      [](const Env& e) { EXPECT_TRUE(fs::exists(e.dir / "cache" / "calibration" / "cpu-2.json")); }};
   t["sk-compile --plan-only"] = {[](const Env&) { return std::vector<std::string>{kSeed, "--plan-only"}; }, 0,
                                  "Plan only: nothing was compiled or run"};
   t["sk-compile --repeat"] = {[](const Env& e) { return warm(e, {"--run", "--repeat", "2"}); }, 0,

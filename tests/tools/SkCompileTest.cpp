@@ -123,6 +123,40 @@ TEST(SkCompile, BadOptionsTargetAndEnvironmentExit2) {
   EXPECT_THAT(r.err, HasSubstr("SK_NUM_WORKERS"));
 }
 
+// --calibrate measures the sync costs, caches them, and later plans of that cache directory use them; what it
+// cannot do is exit 2 with the reason.
+TEST(SkCompile, CalibrateCachesTheCostsLaterPlansUse) {
+  TempDir cache;
+  const std::string dir = cache.path().string();
+  Result r = run({kCompile, "--calibrate", "--workers", "2", "--cache-dir", dir, "--json"}, {{"SK_SYNC_COSTS", std::nullopt}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["sync_calibration"]["target"], "cpu");
+  EXPECT_EQ(j["sync_calibration"]["cores"], 2);
+  EXPECT_GT(j["sync_calibration"]["barrier_ns"].get<double>(), 0);
+  EXPECT_THAT(j["sync_calibration"]["source"].get<std::string>(), HasSubstr("calibration/cpu-2.json"));
+  EXPECT_TRUE(fs::exists(cache.path() / "calibration" / "cpu-2.json"));
+
+  r = run({kCompile, seedList(), "--plan-only", "--workers", "2", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::nullopt}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("Sync model: 0 boundaries made barriers"));
+  EXPECT_THAT(r.out, HasSubstr("(calibrated, " + (cache.path() / "calibration" / "cpu-2.json").string() + ")"));
+  // Another worker count has no calibration: the defaults, said so.
+  r = run({kCompile, seedList(), "--plan-only", "--workers", "3", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::nullopt}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("(defaults; sk-compile --calibrate measures this machine)"));
+
+  r = run({kCompile, "--calibrate", "--target", "cuda-sim", "--cache-dir", dir});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("target cuda-sim has no sync calibration"));
+  r = run({kCompile, "--calibrate", "--workers", "1", "--cache-dir", dir});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("sync calibration needs at least 2 workers"));
+  r = run({kCompile, seedList(), "--plan-only", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::string("barrier=fast")}});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("SK_SYNC_COSTS=\"barrier=fast\""));
+}
+
 // ---- compile + report (exit 0) ---------------------------------------------
 
 TEST(SkCompile, ColdThenWarmReportAndCache) {

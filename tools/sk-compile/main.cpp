@@ -44,6 +44,7 @@ struct Args {
   std::string opList;
   bool run = false;
   bool planOnly = false;
+  bool calibrate = false;
   bool forceRecompile = false;
   int repeat = 5;
   int tokens = 0;  // --tokens T: a decode loop of T steps (0: not given)
@@ -158,6 +159,16 @@ json planJson(const CompiledPlan& cp) {
   j["variants"] = plan.variants.size();
   j["syncs"] = syncCounts(r.syncs.edges);
   j["barriers"] = r.syncs.barriers;
+  const SyncModelReport& m = r.syncModel;
+  j["sync_model"] = {{"on", m.on},
+                     {"costs", m.costs},
+                     {"boundaries_made_barriers", m.boundaries},
+                     {"edges_replaced", m.toBarrier},
+                     {"edges_dropped", m.dropped},
+                     {"kept_cheaper", m.keptCheaper},
+                     {"kept_independent", m.keptIndependent},
+                     {"kept_early_start", m.keptEarlyStart},
+                     {"summary", describeSyncModel(m)}};
   uint64_t preload = 0, prefetches = 0;
   json steps = json::array();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -286,6 +297,7 @@ std::string renderText(const json& rep) {
                        sy["barrier"].get<uint32_t>() + sy["event"].get<uint32_t>(),
                    sy["local"].get<uint32_t>(), sy["flag"].get<uint32_t>(), sy["counter"].get<uint32_t>(),
                    sy["barrier"].get<uint32_t>(), sy["event"].get<uint32_t>(), p["barriers"].get<uint32_t>());
+  if (const std::string m = p["sync_model"]["summary"].get<std::string>(); !m.empty()) s += "Sync model: " + m + "\n";
   s += fmt::format("Preload: {} of code prefetched ({} prefetches)\n", formatSize(p["preload_bytes"].get<uint64_t>()),
                    p["prefetches"].get<uint64_t>());
   for (const auto& w : p["warnings"]) s += "warning: " + w.get<std::string>() + "\n";
@@ -436,10 +448,41 @@ class Compiler {
     // plan of a list that then fails to run is what one debugs from.
     if (args_.json) {
       std::fputs((rep_.dump(2, ' ', false, json::error_handler_t::replace) + "\n").c_str(), stdout);
-    } else if (rep_.contains("plan")) {
-      std::fputs(renderText(rep_).c_str(), stdout);
+    } else {
+      std::string text;
+      if (rep_.contains("sync_calibration")) {
+        const json& c = rep_["sync_calibration"];
+        text += fmt::format("Sync calibration ({}, {} {}): barrier {} ns, counter {} ns, flag {} ns per boundary\n"
+                            "  saved: {} (every later plan for this target and core count reads it; "
+                            "$SK_SYNC_COSTS overrides it)\n",
+                            c["target"].get<std::string>(), c["cores"].get<uint32_t>(), c["core_noun"].get<std::string>(),
+                            c["barrier_ns"].get<double>(), c["counter_ns"].get<double>(), c["flag_ns"].get<double>(),
+                            c["source"].get<std::string>());
+      }
+      if (rep_.contains("plan")) text += (text.empty() ? "" : "\n") + renderText(rep_);
+      std::fputs(text.c_str(), stdout);
     }
     std::fflush(stdout);
+  }
+
+  // --calibrate: the sync costs of the target's device (this machine), cached where the plans read them.
+  std::optional<Failure> calibrate() {
+    SessionOptions so;
+    so.workers = args_.workers;
+    so.cacheDir = args_.cacheDir;
+    auto session = Session::create(so);
+    if (!session) return failure(std::move(session).error());
+    const std::string target = args_.target.empty() ? std::string(hostTargetName()) : args_.target;
+    auto costs = (*session)->calibrateSync(target);
+    if (!costs) return failure(std::move(costs).error().context("--calibrate"));
+    auto device = (*session)->device(target);
+    if (!device) return failure(std::move(device).error());
+    const MachineModel& m = (*device)->machine();
+    rep_["sync_calibration"] = {{"target", target},          {"cores", m.deviceCores()},
+                                {"core_noun", m.coreNoun},    {"barrier_ns", costs->barrierNs},
+                                {"counter_ns", costs->counterNs}, {"flag_ns", costs->flagNs},
+                                {"source", costs->source}};
+    return std::nullopt;
   }
 
   std::optional<Failure> work() {
@@ -453,6 +496,11 @@ class Compiler {
       if (auto w = workerCountFromEnv(); !w) return Failure{w.error(), kExitBadInput};
     }
     if (auto e = badTimeoutEnvironment()) return Failure{*e, kExitBadInput};
+
+    if (args_.calibrate) {
+      if (auto f = calibrate()) return f;
+      if (args_.opList.empty()) return std::nullopt;
+    }
 
     auto list = loadOpList(args_.opList);
     // The op list is input: a missing or unreadable file is exit 2 as much
@@ -479,6 +527,7 @@ class Compiler {
     PlanOnlyConfig pc;
     pc.sessionOptions = args_.options;
     pc.workers = args_.workers;
+    pc.cacheDir = args_.cacheDir;
     auto plannedOr = planOnly(*list, fusedReq, pc);
     if (!plannedOr) return failure(std::move(plannedOr).error());
     const CompiledPlan& planned = plannedOr->plan;
@@ -812,7 +861,11 @@ int realMain(int argc, char** argv) {
       "3 compile or link failure, 4 runtime failure (a wait timed out, a kernel reported an error or never returned).",
       kTool};
   app.set_version_flag("--version", fmt::format("sk-compile {} (superkernel {})", libraryVersion(), libraryVersion()));
-  app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1)")->required();
+  app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1); optional with --calibrate");
+  app.add_flag("--calibrate", a.calibrate,
+               "measure this machine's sync costs (barrier, counter and flag waits, on --workers workers) for the "
+               "sync cost model and cache them in the cache directory, where every later plan reads them; then "
+               "compile OPLIST if one is given");
   app.add_flag("--run", a.run,
                "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
   app.add_option("--tokens", a.tokens,
@@ -864,6 +917,10 @@ int realMain(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
     printSuggestions(kTool, suggestForArgs(app, argc, argv));
+    return kExitBadInput;
+  }
+  if (a.opList.empty() && !a.calibrate) {
+    std::fprintf(stderr, "%s: error: OPLIST is required (or --calibrate alone) (see %s --help)\n", kTool, kTool);
     return kExitBadInput;
   }
   if (a.tokens > 0) a.run = true;

@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> compileOptions; // extra compiler argv items
   StrictScope strictScopeCheck = StrictScope::Bypass;
   int debugCoreNum = 0;                    // 0: executor's worker count
+  bool syncModel = true;                   // false: syncs chosen by the correctness rules alone
 
   /// split-mode, or `targetDefault` (the machine model's defaultSplitMode) when unset.
   int effectiveSplitMode(int targetDefault) const;

@@ -27,6 +27,21 @@ struct CorePool {
   bool operator==(const CorePool&) const = default;
 };
 
+/// What one core spends at an op boundary on each kind of cross-core wait, in nanoseconds: what the
+/// planner's sync cost model (plan/SyncCost.cpp) compares. Measured per machine by the back end's
+/// calibration (Backend::calibrateSync, `sk-compile --calibrate`, cached under the cache directory),
+/// overridden by $SK_SYNC_COSTS, else the back end's defaults. All zero: the target has no costs, and the
+/// model leaves the correctness rules' choices alone (sync-model=on then changes nothing).
+struct SyncCosts {
+  double barrierNs = 0;   // a full barrier among the queue's cores (one arrival each on one reused line)
+  double counterNs = 0;   // a wait on one producer op's completion counter (a line of its own per producer)
+  double flagNs = 0;      // a wait on one producer block's flag set on another core
+  /// Where the numbers come from, for the plan report: "defaults (...)", "calibrated <file>", "$SK_SYNC_COSTS".
+  std::string source;
+  bool known() const { return barrierNs > 0 && counterNs > 0 && flagNs > 0; }
+  bool operator==(const SyncCosts&) const = default;
+};
+
 /// An option the target parses (one op list serves every target) but does
 /// not implement: a non-default value is reported in the plan's warnings.
 struct InapplicableOption {
@@ -68,6 +83,8 @@ struct MachineModel {
   /// (plan/Segments.cpp), and its launch runs its blocks in waves. false (cpu, cuda): a core runs several
   /// blocks of an op in turn (coreOf, plan/Plan.h).
   bool oneBlockPerCore = false;
+  /// The sync cost model's inputs (SyncCosts; unknown: the model changes nothing on this target).
+  SyncCosts syncCosts;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the
   /// executor's 4 workers"; default "the target's 4 cores"). unitNoun names
   /// the deviceCores() units ("AI Cores" on ascend).

@@ -114,6 +114,9 @@ struct Edge {
   /// The hull over all conflicting arguments; same-core blocks are not
   /// excluded. Empty for every other kind (Counter/Event: all blocks).
   std::vector<std::pair<uint32_t, uint32_t>> flagRanges;
+  /// The kind the correctness rules chose when the sync cost model (plan/SyncCost.cpp) changed it to
+  /// `sync`; None: unchanged.
+  SyncKind modelFrom = SyncKind::None;
 };
 
 /// A core queue: one stream's ops in order, on cores [firstCore, firstCore+numCores)
@@ -185,12 +188,25 @@ struct SyncCounts {
   uint32_t barriers = 0;                    // sync_all points emitted
 };
 
+/// What the sync cost model (plan/SyncCost.cpp) did, over all steps.
+struct SyncModelReport {
+  bool on = false;                          // sync-model=on and the target has costs
+  std::string costs;                        // "barrier 340 ns, counter 400 ns, flag 380 ns (defaults ...)"
+  uint32_t boundaries = 0;                  // op boundaries it turned into a barrier
+  uint32_t toBarrier = 0;                   // flag and counter edges those barriers replace
+  uint32_t dropped = 0;                     // edges an earlier barrier of the same queue already orders
+  uint32_t keptCheaper = 0;                 // boundaries whose edges cost less than a barrier
+  uint32_t keptIndependent = 0;             // boundaries where a barrier would also wait for unrelated ops
+  uint32_t keptEarlyStart = 0;              // boundaries of early-start ops (their waits overlap the kernel)
+};
+
 struct PlanReport {
   uint32_t opsBefore = 0;                   // launches in the op list
   uint32_t launchesAfter = 0;               // steps (SuperKernels + unfused ops)
   uint32_t superKernels = 0;                // fused steps
   uint32_t sideLaunches = 0;                // unfused steps that run beside a SuperKernel
   SyncCounts syncs;
+  SyncModelReport syncModel;
   std::vector<std::string> splits;          // "sk1 ended at ops[5] (add_3): <reason>"
   std::vector<std::string> warnings;
 };
@@ -223,6 +239,11 @@ inline bool kernelSyncFits(const PlannedOp& op, const Queue& q) {
 /// No-hang validation of one SuperKernel: per-core order plus waits acyclic,
 /// every wait has a signaller, block counts fit the cores.
 Status validatePlan(const SuperKernelPlan& sk);
+
+/// "barrier 340 ns, counter 400 ns, flag 380 ns (<source>)", or "none (...)" when the target has no costs.
+std::string describeSyncCosts(const SyncCosts& costs);
+/// The sync model's line of the plan report: what it changed and why ("" when it did not run).
+std::string describeSyncModel(const SyncModelReport& r);
 
 /// Human-readable report (ops before/after, segments and why they split,
 /// edges by sync kind).

@@ -164,6 +164,12 @@ class Session {
   /// `count` must equal plan.list.buffers.size().
   Status run(CompiledPlan& plan, void* const* buffers, size_t count);
 
+  /// Measure what the sync cost model compares (SyncCosts) on `target`'s device, this machine, and cache it
+  /// under the disk cache's root (calibration/<target>-<cores>.json), where every later plan for that
+  /// target and core count reads it (a memory-only session measures and keeps nothing). BadInput for a
+  /// target without a calibration (Backend::calibrateSync). Takes a fraction of a second.
+  Expected<SyncCosts> calibrateSync(std::string_view target = "cpu");
+
   /// Run with profiling on and return the Chrome/Perfetto trace JSON. The
   /// plan must have been compiled with profiling=1 (else BadInput).
   Expected<std::string> runProfiled(CompiledPlan& plan, BufferSet& buffers);

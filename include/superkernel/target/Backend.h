@@ -245,6 +245,9 @@ struct Backend {
   std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
   std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;
   std::function<Expected<std::unique_ptr<Device>>(const DeviceOptions&)> makeDevice;
+  /// Optional: measures what the sync cost model compares (SyncCosts) on `device`, the machine present.
+  /// Session::calibrateSync runs it and caches the result; empty: the target keeps its model's costs.
+  std::function<Expected<SyncCosts>(Device& device)> calibrateSync;
 };
 
 /// Add a back end (an error if the name is taken or a factory is missing).

@@ -18,5 +18,7 @@ std::shared_ptr<const BuildRecipe> makeCpuRecipe();
 Expected<std::unique_ptr<Device>> makeCpuDevice(const DeviceOptions& options);
 /// The executor's machine: one pool of `workers` workers (0: defaultWorkerCount(), as the executor picks).
 MachineModel cpuMachineModel(uint32_t workers);
+/// The cpu SyncCosts of `device`'s executor, measured (CpuCalibrate.cpp).
+Expected<SyncCosts> calibrateCpuSync(Device& device);
 
 }  // namespace sk

@@ -123,6 +123,12 @@ MachineModel cpuMachineModel(uint32_t workers) {
   workers = std::min(workers ? workers : defaultWorkerCount(), kMaxExecutorWorkers);
   MachineModel m = MachineModel::singlePool("cpu", workers, "executor", "workers");
   m.defaultSplitMode = 1;
+  // Until the machine is calibrated (sk-compile --calibrate, CpuCalibrate.cpp): the per-boundary costs the
+  // boundary benchmark measured on a 2-core VM (docs/PERFORMANCE.md section 1: barrier 0.34, flag 0.38,
+  // counter 0.40 us). A barrier and an all-to-all counter take one arrival per worker on one line, so they
+  // grow with the workers (the slope is a guess, hence the calibration); a flag wait reads one line.
+  const double extra = 25.0 * (std::max<uint32_t>(workers, 2) - 2);
+  m.syncCosts = {340 + extra, 400 + extra, 380, "defaults; sk-compile --calibrate measures this machine"};
   m.inapplicable = {
       {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
       {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},

@@ -71,6 +71,15 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   v.setIf("has_barriers", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.barrierBefore; }));
   v.setIf("has_early", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.earlyStart; }));
   v.setIf("has_signals", L.anySignals());
+  // A plain op (sk_op_plain): nothing for sk_op to do but call its blocks.
+  auto plain = [&](size_t i) {
+    return L.waits[i].empty() && L.flagBaseOf[i] < 0 && L.counterOf[i] < 0 && !sk.ops[i].kernelSync &&
+           !opt.profiling;
+  };
+  bool anyPlain = false, anyGeneric = false;
+  for (size_t i = 0; i < n; ++i) (plain(i) ? anyPlain : anyGeneric) = true;
+  v.setIf("has_plain", anyPlain);
+  v.setIf("has_generic", anyGeneric);
 
   // Per op, in index order: its call thunk (the kernel with its typed
   // arguments) and its constant descriptor (blocks, start mode, waits, what it
@@ -83,6 +92,7 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
     const PlannedOp& op = sk.ops[i];
     const KernelVariant& var = plan.variants[op.variant];
     auto& of = addOpFn(v, plan, sk, L, i);
+    of.setIf("plain_op", plain(i));
     // Its waits: one constant entry per producer, read by the shared sk_op_wait.
     of.list("wait_list");
     std::string waitsPtr = "nullptr";
@@ -130,6 +140,10 @@ Expected<GeneratedSource> CpuTarget::emitStep(const FusionPlan& plan, const Supe
   // Per queue, cpu adds what its barrier wait reports when it times out.
   const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
     ov.set("barrier_what", cString("barrier before " + opLabel(op)));
+    const auto i = static_cast<size_t>(&op - sk.ops.data());
+    ov.setIf("plain", plain(i));
+    ov.set("blocks", op.blockDim);
+    ov.set("cores", sk.queues[op.queue].numCores);
   });
   v.setIf("has_preload", anyPreload);
 

@@ -261,8 +261,8 @@ void sk_queue0(sk_env* env, uint32_t c) {
   if (sk_op(env, c, &sk_op1)) return;  // scale_b
   sk_preload(reinterpret_cast<const void*>(&norm_kernel__vffeeddccbbaa), 16384);
   if (sk_op(env, c, &sk_op2)) return;  // gather_c
-  if (sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, "barrier before norm_d")) return;
   sk_preload(reinterpret_cast<const void*>(&add_kernel__v3f1c2a9b0d4e), 2048);
+  if (sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, "barrier before norm_d")) return;
   if (sk_op(env, c, &sk_op3)) return;  // norm_d
   if (sk_op(env, c, &sk_op4)) return;  // add_e
 }

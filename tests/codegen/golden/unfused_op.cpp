@@ -29,6 +29,7 @@ struct sk_env {
   uint32_t core;
   int failed;            // a wait (or kernel_sync) of this core failed: stop at the next check
   const sk_op_desc* op;  // the op this core runs now
+  sk_block_rt plain_rt;  // ctx->rt of every block of a plain op (sk_op_plain): nothing to wait for or signal
 };
 
 // An op's kernel call with its typed arguments (buffer i is buf[i]).
@@ -77,46 +78,25 @@ void sk_reset_state() {
   // sk_ksync needs nothing: its base is re-read at every launch start.
 }
 
-// One op on one core of its queue: blocks b = c, c + cores, ... of d->blocks, each with its own sk_block_rt
-// (ctx->rt). Returns non-zero when this core must stop (a wait or the op's kernel_sync failed).
-__attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d) {
-  const sk_services* s = env->s;
-  void* const* buf = env->buf;
-  const uint32_t blocks = d->blocks;
-  const bool early = d->start == SK_EARLY;
-  const bool waits = d->num_waits != 0;
-  const bool signals = d->flags || d->done;
-  // A failed wait inside the kernel (early start) or a failed kernel_sync only sets env->failed.
-  const bool check_failed = (waits && early) || d->ksync;
-  env->op = d;
-  for (uint32_t b = c; b < blocks; b += d->cores) {
-    sk_block_rt rt{};
-    rt.services = s;
-    rt.state = env;
-    rt.core = env->core;
-    // The idempotence bits start "done" for anything the kernel must not trigger (no such waits/signals):
-    // kernel_abi.c then never calls a null function pointer. Non-early-start kernels' calls are ignored anyway.
-    rt.waited = 1;
-    rt.signalled = signals ? 0 : 1;
-    rt.ignore_kernel_points = 1;
-    const sk_ctx ctx = {b, blocks, &rt};
-    sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
-    d->call(&ctx, buf);
-    if (check_failed && env->failed) return 1;
+// An op with no waits, no signals, no kernel_sync and no profiling: its blocks b = c, c + cores, ... called
+// straight from the queue (the counts are literals there). Equivalent to sk_op with an empty descriptor.
+__attribute__((aligned(512))) __attribute__((noinline)) void sk_op_plain(sk_env* env, uint32_t c, uint32_t blocks,
+    uint32_t cores, sk_call_fn call, uint32_t op) {
+  for (uint32_t b = c; b < blocks; b += cores) {
+    const sk_ctx ctx = {b, blocks, &env->plain_rt};
+    sk_progress_mark(env->s, env->core, op, b);  // launch watchdog: this block is what core runs now
+    call(&ctx, env->buf);
   }
-  return 0;
 }
 
 // op 0: add = add_kernel__v3f1c2a9b0d4e x 40 block(s)
 __attribute__((aligned(16))) void sk_call_op0(const sk_ctx* ctx, void* const* buf) {
   add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[0]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[2]), INT64_C(4096));
 }
-const sk_op_desc sk_op0 = {0, 40, 2, SK_PLAIN, sk_call_op0, 0, nullptr,
-                           /*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // Queue 0 (stream 0): cores [0, 2); c = core - 0. One line per op, in program order.
 __attribute__((aligned(512))) void sk_queue0(sk_env* env, uint32_t c) {
-  if (sk_op(env, c, &sk_op0)) return;  // add
+  sk_op_plain(env, c, 40u, 2u, sk_call_op0, 0);  // add
 }
 
 void sk_core_main(void* arg, uint32_t core) {
@@ -128,6 +108,13 @@ void sk_core_main(void* arg, uint32_t core) {
   env.core = core;
   env.failed = 0;
   env.op = nullptr;
+  env.plain_rt = sk_block_rt{};
+  env.plain_rt.services = env.s;
+  env.plain_rt.state = &env;
+  env.plain_rt.core = core;
+  env.plain_rt.waited = 1;
+  env.plain_rt.signalled = 1;
+  env.plain_rt.ignore_kernel_points = 1;
   if (core < 2) return sk_queue0(&env, core - 0);
 }
 

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "TestCache.h"
 #include "cuda/CudaScenarios.h"
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/frontend/OpList.h"
@@ -61,7 +62,10 @@ using cudatest::example;
 
 Result runList(const std::string& list, const std::string& target, const TempDir& dir, std::vector<std::string> extra) {
   Spawn s;
-  s.argv = {kCompile, list, "--target", target, "--run", "--cache-dir", (dir.path / "cache").string()};
+  // CI's shared cache when it has one (tests/TestCache.h): the option mixes of one list share its objects and
+  // its unfused reference (1,525 steps of the decode stack); else a fresh one per test.
+  const fs::path cache = sktest::sharedTestCache() ? *sktest::sharedTestCache() / ("run-" + target) : dir.path / "cache";
+  s.argv = {kCompile, list, "--target", target, "--run", "--cache-dir", cache.string()};
   for (auto& e : extra) s.argv.push_back(e);
   s.timeoutSec = 900;
   return tooltest::run(s);

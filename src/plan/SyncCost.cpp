@@ -1,0 +1,135 @@
+// The sync cost model: among the correct syncs of an op boundary, the cheapest by the machine's costs.
+//
+// Runs after selectSync and reduceEdges, before placeBarriers, on fused steps with sync-model=on, per-edge
+// syncs (early-start 1 or 2, no debug-sync-all) and known costs (MachineModel::syncCosts). The correctness
+// rules chose each edge's kind; this pass only replaces the flag and counter waits of a consumer by the
+// one kind that satisfies all of them at once, a barrier of its queue, where that is cheaper.
+//
+// Guarantees:
+// - Only stronger syncs: an edge the pass changes becomes a Barrier edge of the same queue (placeBarriers
+//   then puts the barrier before its consumer, which orders it after every block of every earlier op of
+//   the queue: more than any flag or counter wait asked for). Local and Event edges are never touched.
+// - An edge whose producer comes before the queue's latest barrier ahead of its consumer is dropped: that
+//   barrier already ordered the whole producer before the consumer's every block (each core of a queue
+//   runs its ops in program order, and nobody passes the barrier before every core reached it).
+// - A consumer gets a barrier only when (1) it did not declare early start (its waits overlap its own
+//   kernel's prologue; a barrier before the call would lose that), (2) every op of its queue since the
+//   previous barrier is one of its ancestors (the barrier then waits for nothing its edges did not
+//   already wait for, transitively: it cannot serialize independent work), and (3) the barrier costs no
+//   more than its edges: barrierNs <= the most any one core of the queue spends in the edges' waits,
+//   counterNs per counter edge and flagNs per distinct producer block on another core that the core's
+//   blocks wait for.
+// - Each changed edge keeps the kind the rules chose in Edge::modelFrom; the counts (boundaries made
+//   barriers, edges replaced, edges dropped, boundaries kept and why) go to PlanReport::syncModel.
+// - sync-model=off, early-start=0, debug-sync-all=1 or unknown costs: the step is left exactly as the
+//   correctness rules made it.
+#include <set>
+
+#include "plan/PlanInternal.h"
+
+namespace sk::plan {
+
+namespace {
+
+// Per op, the set of ops it depends on through any kept edge, transitively (ops are in topological order).
+std::vector<std::vector<uint64_t>> ancestors(const SuperKernelPlan& sk) {
+  const size_t n = sk.ops.size(), words = (n + 63) / 64;
+  std::vector<std::vector<uint64_t>> anc(n, std::vector<uint64_t>(words, 0));
+  std::vector<std::vector<uint32_t>> into(n);
+  for (const Edge& e : sk.edges) into[e.consumer].push_back(e.producer);
+  for (size_t c = 0; c < n; ++c)
+    for (uint32_t p : into[c]) {
+      anc[c][p / 64] |= uint64_t{1} << (p % 64);
+      for (size_t w = 0; w < words; ++w) anc[c][w] |= anc[p][w];
+    }
+  return anc;
+}
+
+// The most one core of queue q spends waiting on `in` (consumer c's flag and counter edges), in ns.
+double edgeWaitCost(const SuperKernelPlan& sk, const Queue& q, uint32_t c, const std::vector<Edge*>& in,
+                    const SyncCosts& costs) {
+  const PlannedOp& op = sk.ops[c];
+  double worst = 0;
+  for (uint32_t core = 0; core < q.numCores && core < op.blockDim; ++core) {
+    double cost = 0;
+    for (const Edge* e : in) {
+      if (e->sync == SyncKind::Counter) {
+        cost += costs.counterNs;
+        continue;
+      }
+      std::set<uint32_t> remote;  // producer blocks on another core that this core's blocks wait for
+      for (uint32_t b = core; b < op.blockDim; b += q.numCores) {
+        const auto& [lo, hi] = e->flagRanges[b];
+        for (uint32_t p = lo; p <= hi && lo <= hi; ++p)
+          if (coreOf(q, p) != coreOf(q, b)) remote.insert(p);
+      }
+      cost += costs.flagNs * static_cast<double>(remote.size());
+    }
+    worst = std::max(worst, cost);
+  }
+  return worst;
+}
+
+}  // namespace
+
+void costSync(SuperKernelPlan& sk, const MachineModel& machine, SyncModelReport& report) {
+  const SyncCosts& costs = machine.syncCosts;
+  if (!sk.fused || !sk.options.syncModel || sk.options.earlyStart == 0 || sk.options.debugSyncAll ||
+      !costs.known() || sk.ops.size() > kMaxBitsetOps)
+    return;
+  report.on = true;
+  const std::vector<std::vector<uint64_t>> anc = ancestors(sk);
+  std::vector<std::vector<size_t>> into(sk.ops.size());
+  for (size_t i = 0; i < sk.edges.size(); ++i) into[sk.edges[i].consumer].push_back(i);
+  std::vector<bool> drop(sk.edges.size(), false);
+
+  for (const Queue& q : sk.queues) {
+    std::vector<size_t> pos(sk.ops.size(), 0);
+    for (size_t i = 0; i < q.ops.size(); ++i) pos[q.ops[i]] = i;
+    size_t since = 0;  // position of the queue's latest barrier op (0: none yet, nothing before it)
+    for (size_t i = 0; i < q.ops.size(); ++i) {
+      const uint32_t c = q.ops[i];
+      std::vector<Edge*> in;
+      for (size_t ei : into[c]) {
+        Edge& e = sk.edges[ei];
+        if (e.sync != SyncKind::Flag && e.sync != SyncKind::Counter) continue;
+        if (since > 0 && pos[e.producer] < since) {
+          drop[ei] = true;
+          ++report.dropped;
+        } else {
+          in.push_back(&e);
+        }
+      }
+      if (in.empty()) continue;
+      if (sk.ops[c].earlyStart) {
+        ++report.keptEarlyStart;
+        continue;
+      }
+      bool tight = true;
+      for (size_t j = since; j < i && tight; ++j) tight = (anc[c][q.ops[j] / 64] >> (q.ops[j] % 64)) & 1;
+      if (!tight) {
+        ++report.keptIndependent;
+        continue;
+      }
+      if (costs.barrierNs > edgeWaitCost(sk, q, c, in, costs)) {
+        ++report.keptCheaper;
+        continue;
+      }
+      for (Edge* e : in) {
+        e->modelFrom = e->sync;
+        e->sync = SyncKind::Barrier;
+        e->flagRanges.clear();
+        ++report.toBarrier;
+      }
+      ++report.boundaries;
+      since = i;
+    }
+  }
+  std::vector<Edge> kept;
+  kept.reserve(sk.edges.size());
+  for (size_t i = 0; i < sk.edges.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(sk.edges[i]));
+  sk.edges = std::move(kept);
+}
+
+}  // namespace sk::plan
