@@ -365,8 +365,10 @@ void benchDecode() {
     // The same SuperKernel with the previous (scalar) builtin kernels.
     sk::CompiledPlan es1Old = compile(withOldKernels(list), "early-start=1");
     sk::CompiledPlan es0 = compile(list, "early-start=0");
-    fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=0: {}\n", stack, list.ops.size(),
-               syncSummary(es1), syncSummary(es0));
+    // The correctness rules' syncs alone: what the sync cost model changed is the difference to d.
+    sk::CompiledPlan off = compile(list, "early-start=1:sync-model=off");
+    fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=1, sync-model=off: {}\n- early-start=0: {}\n",
+               stack, list.ops.size(), syncSummary(es1), syncSummary(off), syncSummary(es0));
     std::optional<sk::CompiledPlan> unfused;
     if (cfg.sessionUnfused) {
       double t0 = nowNs();
@@ -383,6 +385,7 @@ void benchDecode() {
     vs.push_back({"b_pool_barrier", [r] { r->whole(skbench::kModePool); }, {}, 1});
     vs.push_back({"c_sk_es0", runSession(es0, bufs), {}, 1});
     vs.push_back({"d_sk_es1", runSession(es1, bufs), {}, 1});
+    vs.push_back({"d_sync_model_off", runSession(off, bufs), {}, 1});
     vs.push_back({"d_old_kernels", runSession(es1Old, bufs), {}, 1});
     vs.push_back({"e_ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
     sample(vs);
@@ -395,8 +398,9 @@ void benchDecode() {
       fmt::print("| {} | {} |\n", v.name, fmtS(s, 1));
     }
     Variant& d = find(vs, "d_sk_es1");
-    auto ratio = [&](const std::string& metric, const std::string& other, bool pct) {
-      Summary s = summarize(perRep(find(vs, other), d, [pct](double o, double dd) { return pct ? 100.0 * o / dd : o / dd; }));
+    auto ratio = [&](const std::string& metric, const std::string& other, bool pct, Variant* over = nullptr) {
+      Summary s = summarize(perRep(find(vs, other), over ? *over : d,
+                                   [pct](double o, double dd) { return pct ? 100.0 * o / dd : o / dd; }));
       sum.row("{},{},{:.3f},{:.3f},{:.3f}", stack, metric, s.median, s.min, s.max);
       fmt::print("| {} | {} |\n", metric, fmtS(s, 2));
     };
@@ -405,6 +409,8 @@ void benchDecode() {
     ratio("speedup d over a' (launch per op)", "a_launch_per_op", false);
     ratio("speedup d over b (pool + barrier)", "b_pool_barrier", false);
     ratio("speedup d over c (early-start=0)", "c_sk_es0", false);
+    ratio("speedup d over d_sync_model_off (the rules' syncs alone)", "d_sync_model_off", false);
+    ratio("(e) ideal as % of d_sync_model_off", "e_ideal", true, &find(vs, "d_sync_model_off"));
     ratio("speedup d over d_old_kernels (fused, previous kernels)", "d_old_kernels", false);
     ratio("(e) ideal as % of (d) (= d within x% of ideal)", "e_ideal", true);
     // Op-size statistics of the ideal (what "latency-bound" means here).

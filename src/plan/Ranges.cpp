@@ -19,6 +19,14 @@ ElemRange blockRange(const BoundArg& a, uint32_t B, uint32_t b) {
   return {lo, hi};
 }
 
+}  // namespace sk::plan
+
+namespace sk {
+uint64_t blockFirstElement(const BoundArg& a, uint32_t B, uint32_t b) { return plan::blockRange(a, B, b).lo; }
+}  // namespace sk
+
+namespace sk::plan {
+
 BlockInterval overlappingBlocks(const BoundArg& pa, uint32_t Bp, ElemRange r) {
   uint64_t lo = std::max(r.lo, pa.offset);
   uint64_t hi = std::min(r.hi, pa.offset + pa.count);

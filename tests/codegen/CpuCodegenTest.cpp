@@ -118,6 +118,17 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
   EXPECT_NE(t.find("rc = sk_wait_ge(s, w.c, uint64_t{w.blocks} * e, w.what);"), std::string::npos);
   EXPECT_NE(t.find("{SK_FLAG_RANGE, &sk_flags[0], 0, sk_fr0, \"scale_b <- add_a (flag, RAW on t1)\"},"),
             std::string::npos);
+  // Data preload before an op that waits, of the inputs no op of the step writes, from this core's first block:
+  // gather_c's idx (buffer 4, 256 i32 per block), add_e's y (buffer 1, 128 f32 per block); never t1, t2 or t3,
+  // which ops of the step write.
+  EXPECT_NE(t.find("  if (c < 4u) sk_preload_data(env->buf[4], 0u + uint64_t{c} * 1024u, 1024u);\n"
+                   "  if (sk_op(env, c, &sk_op2)) return;  // gather_c"),
+            std::string::npos);
+  EXPECT_NE(t.find("  if (c < 8u) sk_preload_data(env->buf[1], 0u + uint64_t{c} * 512u, 512u);\n"
+                   "  if (sk_op(env, c, &sk_op4)) return;  // add_e"),
+            std::string::npos);
+  for (const char* written : {"env->buf[2]", "env->buf[3]", "env->buf[5]"})
+    EXPECT_EQ(t.find(std::string("sk_preload_data(") + written), std::string::npos) << written;
   // Barrier: participants = queue cores; k-th of 1 per launch.
   EXPECT_NE(t.find("sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, \"barrier before norm_d\")"),
             std::string::npos);
@@ -206,8 +217,9 @@ TEST(CpuCodegen, LongChainStaysLinear) {
   plan.steps.push_back(std::move(sk));
   std::string t = emitOk(plan).text;
   size_t lines = static_cast<size_t>(std::count(t.begin(), t.end(), '\n'));
-  EXPECT_LT(lines, 300 + 14 * size_t{kOps}) << "lines per op grew";
-  // The queue is one sk_op line per op (plus barriers and preloads), nothing else.
+  EXPECT_LT(lines, 300 + 15 * size_t{kOps}) << "lines per op grew";
+  // The queue is one sk_op line per op (plus barriers, code preloads and the data preload of each waiting op's
+  // one input no op writes: buffer 0), nothing else.
   size_t begin = t.find("void sk_queue0(sk_env* env, uint32_t c) {");
   ASSERT_NE(begin, std::string::npos);
   size_t end = t.find("\n}\n", begin);
@@ -217,7 +229,7 @@ TEST(CpuCodegen, LongChainStaysLinear) {
   for (size_t p = queue.find("if (sk_op(env, c, "); p != std::string::npos; p = queue.find("if (sk_op(env, c, ", p + 1))
     ++opCalls;
   EXPECT_EQ(opCalls, size_t{kOps});
-  EXPECT_LT(static_cast<size_t>(std::count(queue.begin(), queue.end(), '\n')), 3 * size_t{kOps} + 5);
+  EXPECT_LT(static_cast<size_t>(std::count(queue.begin(), queue.end(), '\n')), 4 * size_t{kOps} + 5);
   // The shared block loop exists once.
   EXPECT_EQ(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"),
             t.rfind("for (uint32_t b = c; b < blocks; b += d->cores)"));
