@@ -37,6 +37,10 @@ void rtKernelSync(sk_block_rt* rt, uint32_t) {
 }  // namespace
 
 Executor::Impl::Impl(ExecutorOptions options) {
+  // spdlog's registry is created by its first use. Make that happen here, before any worker starts: a first use
+  // on a worker racing one on the caller is a static initialization inside libspdlog, which TSan cannot see
+  // guarded (the library is not instrumented) and reports as a data race (Executor.NestedLaunch..., rarely).
+  (void)spdlog::default_logger_raw();
   numWorkers = options.numWorkers != 0 ? options.numWorkers : defaultWorkerCount();
   if (numWorkers > kMaxExecutorWorkers) {
     spdlog::warn("executor: {} workers requested, using the maximum {}", numWorkers, kMaxExecutorWorkers);
