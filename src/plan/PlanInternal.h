@@ -123,6 +123,17 @@ void fillReport(FusionPlan& plan);
 // Applicability.cpp
 void reportInapplicable(PlanContext& ctx);
 
+/// A set of ops of one step (bit i: op i), for the passes that track what each op depends on.
+struct OpBits {
+  std::vector<uint64_t> w;
+  explicit OpBits(size_t n = 0) : w((n + 63) / 64) {}
+  bool test(size_t i) const { return (w[i / 64] >> (i % 64)) & 1; }
+  void set(size_t i) { w[i / 64] |= uint64_t{1} << (i % 64); }
+  void merge(const OpBits& o) {
+    for (size_t i = 0; i < w.size(); ++i) w[i] |= o.w[i];
+  }
+};
+
 /// Above this many ops in one step, the passes that keep a bitset of ops per op (reduceEdges, costSync)
 /// would cost too much: they leave the step as it is (correct, just not minimal or cheapest).
 inline constexpr size_t kMaxBitsetOps = 8192;

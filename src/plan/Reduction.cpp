@@ -24,16 +24,6 @@ namespace sk::plan {
 
 namespace {
 
-struct Bits {
-  std::vector<uint64_t> w;
-  explicit Bits(size_t n = 0) : w((n + 63) / 64) {}
-  bool test(size_t i) const { return (w[i / 64] >> (i % 64)) & 1; }
-  void set(size_t i) { w[i / 64] |= uint64_t{1} << (i % 64); }
-  void merge(const Bits& o) {
-    for (size_t i = 0; i < w.size(); ++i) w[i] |= o.w[i];
-  }
-};
-
 bool isFull(SyncKind k) { return k == SyncKind::Counter || k == SyncKind::Barrier || k == SyncKind::Event; }
 }  // namespace
 
@@ -47,7 +37,7 @@ std::vector<Edge> reduceEdges(const SuperKernelPlan& sk, std::vector<DepEdge> ed
   }
   std::vector<std::vector<size_t>> incoming(n);
   for (size_t i = 0; i < edges.size(); ++i) incoming[edges[i].edge.consumer].push_back(i);
-  std::vector<Bits> reach(n, Bits(n)), full(n, Bits(n));
+  std::vector<OpBits> reach(n, OpBits(n)), full(n, OpBits(n));
   std::vector<bool> keep(edges.size(), false);
   for (size_t c = 0; c < n; ++c) {
     auto& in = incoming[c];

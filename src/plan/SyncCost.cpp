@@ -31,16 +31,15 @@ namespace sk::plan {
 
 namespace {
 
-// Per op, the set of ops it depends on through any kept edge, transitively (ops are in topological order).
-std::vector<std::vector<uint64_t>> ancestors(const SuperKernelPlan& sk) {
-  const size_t n = sk.ops.size(), words = (n + 63) / 64;
-  std::vector<std::vector<uint64_t>> anc(n, std::vector<uint64_t>(words, 0));
-  std::vector<std::vector<uint32_t>> into(n);
+// Per op, the ops it depends on through any kept edge, transitively (ops are in topological order).
+std::vector<OpBits> ancestors(const SuperKernelPlan& sk) {
+  std::vector<OpBits> anc(sk.ops.size(), OpBits(sk.ops.size()));
+  std::vector<std::vector<uint32_t>> into(sk.ops.size());
   for (const Edge& e : sk.edges) into[e.consumer].push_back(e.producer);
-  for (size_t c = 0; c < n; ++c)
+  for (size_t c = 0; c < sk.ops.size(); ++c)
     for (uint32_t p : into[c]) {
-      anc[c][p / 64] |= uint64_t{1} << (p % 64);
-      for (size_t w = 0; w < words; ++w) anc[c][w] |= anc[p][w];
+      anc[c].set(p);
+      anc[c].merge(anc[p]);
     }
   return anc;
 }
@@ -78,7 +77,7 @@ void costSync(SuperKernelPlan& sk, const MachineModel& machine, SyncModelReport&
       !costs.known() || sk.ops.size() > kMaxBitsetOps)
     return;
   report.on = true;
-  const std::vector<std::vector<uint64_t>> anc = ancestors(sk);
+  const std::vector<OpBits> anc = ancestors(sk);
   std::vector<std::vector<size_t>> into(sk.ops.size());
   for (size_t i = 0; i < sk.edges.size(); ++i) into[sk.edges[i].consumer].push_back(i);
   std::vector<bool> drop(sk.edges.size(), false);
@@ -106,7 +105,7 @@ void costSync(SuperKernelPlan& sk, const MachineModel& machine, SyncModelReport&
         continue;
       }
       bool tight = true;
-      for (size_t j = since; j < i && tight; ++j) tight = (anc[c][q.ops[j] / 64] >> (q.ops[j] % 64)) & 1;
+      for (size_t j = since; j < i && tight; ++j) tight = anc[c].test(q.ops[j]);
       if (!tight) {
         ++report.keptIndependent;
         continue;

@@ -142,9 +142,11 @@ Expected<SyncCosts> Session::calibrateSync(std::string_view target) {
     return badInput(fmt::format("target {} has no sync calibration: its syncs are not chosen by measured costs",
                                 target));
   SK_ASSIGN_OR_RETURN(Device * dev, device(target));
-  SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev));
   const Impl& im = *impl_;
-  if (im.options.diskCache && !im.options.readOnlyCache && !im.cache->usingPrivateFallback()) {
+  const bool keep = im.options.diskCache && !im.options.readOnlyCache && !im.cache->usingPrivateFallback();
+  if (keep) SK_RETURN_IF_ERROR(prepareSyncCalibrationDir(im.cache->root()));
+  SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev));
+  if (keep) {
     SK_ASSIGN_OR_RETURN(std::filesystem::path file,
                         saveSyncCalibration(im.cache->root(), target, dev->machine().deviceCores(), costs));
     costs.source = "calibrated, " + file.string();

@@ -97,12 +97,21 @@ Expected<SyncCosts> syncCostsFor(const SyncCosts& model, const fs::path& root, s
   return c;
 }
 
+Status prepareSyncCalibrationDir(const fs::path& root) {
+  const fs::path dir = root / "calibration";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    return ioError(fmt::format("sync calibration: cannot create {}: {}", dir.string(),
+                               ec ? ec.message() : std::string("not a directory")));
+  return Status::success();
+}
+
 Expected<fs::path> saveSyncCalibration(const fs::path& root, std::string_view target, uint32_t cores,
                                        const SyncCosts& costs) {
+  SK_RETURN_IF_ERROR(prepareSyncCalibrationDir(root));
   const fs::path file = syncCalibrationFile(root, target, cores);
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  if (ec) return ioError(fmt::format("sync calibration: cannot create {}: {}", file.parent_path().string(), ec.message()));
   nlohmann::json j = {{"version", kVersion},      {"target", target},           {"cores", cores},
                       {"barrier_ns", costs.barrierNs}, {"counter_ns", costs.counterNs}, {"flag_ns", costs.flagNs},
                       {"host", hostName()},       {"measured", costs.source}};

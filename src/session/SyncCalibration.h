@@ -25,6 +25,10 @@ std::filesystem::path syncCalibrationFile(const std::filesystem::path& root, std
 Expected<SyncCosts> syncCostsFor(const SyncCosts& model, const std::filesystem::path& root, std::string_view target,
                                  uint32_t cores, std::vector<std::string>& warnings);
 
+/// Creates <root>/calibration: done before measuring, so a directory that cannot take the result fails
+/// before the measurement is spent. IoError naming the path.
+Status prepareSyncCalibrationDir(const std::filesystem::path& root);
+
 /// Writes `costs` for (target, cores) under root (atomically: a temp file renamed over the old one).
 /// Returns the file written.
 Expected<std::filesystem::path> saveSyncCalibration(const std::filesystem::path& root, std::string_view target,

@@ -91,7 +91,8 @@ TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   EXPECT_EQ(t.find("const sk_op_desc sk_op"), std::string::npos);
   EXPECT_EQ(t.find("int sk_op("), std::string::npos);
   EXPECT_NE(t.find("  sk_op_plain(env, c, 40u, 4u, sk_call_op1, 1);  // add_1\n"), std::string::npos);
-  EXPECT_NE(t.find("env.plain_rt.ignore_kernel_points = 1;"), std::string::npos);
+  EXPECT_NE(t.find("env.plain_rt = sk_block_rt{env.s, nullptr, nullptr, nullptr, &env, core, 1, 1, 1, 0, 0};"),
+            std::string::npos);
   // Only what is used: no wait/signal/kernel_sync/barrier/preload helpers.
   EXPECT_EQ(t.find("sk_op_wait"), std::string::npos);
   EXPECT_EQ(t.find("sk_op_signal"), std::string::npos);

@@ -3,9 +3,50 @@
 #include <gtest/gtest.h>
 
 #include "superkernel/superkernel.h"
+#include "target/cpu/CpuBackend.h"
 
 namespace sk {
 namespace {
+
+// The sync calibration's arithmetic and its trust limits, on timings written here: per kind, the median of the
+// per-repetition excess over the ideal, per boundary; timings a busy machine makes are an error, not costs.
+TEST(CpuBackend, SyncCalibrationTimesGiveCostsOrSayTheMachineWasBusy) {
+  SyncCalibrationTimes t;
+  t.boundaries = 1000;
+  t.workers = 2;
+  for (int r = 0; r < 9; ++r) {
+    const double ideal = 1e6 + 1000 * r;  // 0.8% spread
+    t.ideal.push_back(ideal);
+    t.barrier.push_back(ideal + 300e3 + (r == 4 ? 1e6 : 0));  // one disturbed repetition: the median ignores it
+    t.counter.push_back(ideal + 400e3);
+    t.flag.push_back(ideal + 380e3);
+  }
+  auto c = syncCostsFromTimes(t);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->barrierNs, 300);
+  EXPECT_EQ(c->counterNs, 400);
+  EXPECT_EQ(c->flagNs, 380);
+  EXPECT_EQ(c->source, "measured on 2 workers");
+
+  SyncCalibrationTimes noisy = t;  // the same work took twice as long in half the repetitions
+  for (int r = 0; r < 9; r += 2) noisy.ideal[r] *= 2;
+  auto n = syncCostsFromTimes(noisy);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().kind(), ErrorKind::Runtime);
+  EXPECT_NE(n.error().message().find("the chain without syncs varied by"), std::string::npos) << n.error().message();
+  EXPECT_NE(n.error().message().find("nothing was saved: run sk-compile --calibrate again when it is idle"),
+            std::string::npos);
+
+  SyncCalibrationTimes cheap = t;  // a flag "cheaper" than the ideal: time taken from the ideal by another job
+  for (double& f : cheap.flag) f -= 380e3 + 2e3;
+  auto k = syncCostsFromTimes(cheap);
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.error().message().find("a flag came out at -2 ns per boundary"), std::string::npos)
+      << k.error().message();
+
+  SyncCalibrationTimes none;
+  EXPECT_EQ(syncCostsFromTimes(none).error().kind(), ErrorKind::Internal);
+}
 
 TEST(CpuBackend, DeviceDescribesItsMachine) {
   auto b = findBackend("cpu");

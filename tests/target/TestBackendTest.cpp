@@ -26,6 +26,7 @@
 
 #include "common/Timing.h"
 #include "superkernel/codegen/SyncLayout.h"
+#include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
 
 namespace sk {
@@ -200,7 +201,14 @@ const bool kRegistered = [] {
   Backend b;
   b.name = "testbe";
   // A static machine description: what the planner plans for, with or without the device.
-  b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> { return MachineModel::singlePool("testbe", 1); };
+  // Its sync costs (defaults) and a calibration that "measures" fixed ones: the Session's calibration plumbing
+  // (cache, read back by every later plan) through the seam, independent of how busy this machine is.
+  b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> {
+    MachineModel m = MachineModel::singlePool("testbe", 1);
+    m.syncCosts = {1000, 2000, 3000, "testbe defaults"};
+    return m;
+  };
+  b.calibrateSync = [](Device&) -> Expected<SyncCosts> { return SyncCosts{111, 222, 333, "testbe measured"}; };
   b.makeEmitter = []() -> Expected<std::shared_ptr<const Target>> {
     return std::shared_ptr<const Target>(std::make_shared<TestEmitter>());
   };
@@ -368,6 +376,49 @@ TEST(TestBackend, CompilesAndRunsATwoOpListThroughSession) {
 // sk-compile --run's timer on a device with its own memory: the buffers are
 // uploaded once per side, never downloaded while timing, and every timed run
 // ends with Device::synchronize (so an asynchronous device's work is timed).
+// Session::calibrateSync caches what the back end measured under the cache directory; later compiles and
+// --plan-only of that directory plan with it, other directories with the back end's defaults.
+TEST(TestBackend, ItsSyncCalibrationIsCachedAndPlannedWith) {
+  char tmpl[] = "/tmp/sk-testbe-calib-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto list = parseOpList(kTwoOps, "two_ops.json", kData);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  const char* env = std::getenv("SK_SYNC_COSTS");
+  ASSERT_TRUE(env == nullptr || *env == '\0') << "SK_SYNC_COSTS would override what this test checks";
+  {
+    SessionOptions so;
+    so.workers = 2;
+    so.cacheDir = dir;
+    auto s = Session::create(so);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    auto before = (*s)->compile(*list);
+    ASSERT_TRUE(before.ok()) << before.error().message();
+    EXPECT_EQ(before->plan.machine.syncCosts.source, "testbe defaults");
+    auto c = (*s)->calibrateSync("testbe");
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    const std::filesystem::path file = dir / "calibration" / "testbe-1.json";
+    EXPECT_TRUE(std::filesystem::exists(file));
+    EXPECT_EQ(c->source, "calibrated, " + file.string());
+    auto after = (*s)->compile(*list);
+    ASSERT_TRUE(after.ok()) << after.error().message();
+    EXPECT_EQ(after->plan.machine.syncCosts, *c);
+    EXPECT_NE(after->plan.report.syncModel.costs.find("barrier 111 ns, counter 222 ns, flag 333 ns (calibrated, "),
+              std::string::npos)
+        << after->plan.report.syncModel.costs;
+  }
+  PlanOnlyConfig pc;
+  pc.cacheDir = dir;
+  auto planned = planOnly(*list, {}, pc);
+  ASSERT_TRUE(planned.ok()) << planned.error().message();
+  EXPECT_EQ(planned->plan.plan.machine.syncCosts.barrierNs, 111);
+  pc.diskCache = false;  // no cache directory: the back end's defaults
+  planned = planOnly(*list, {}, pc);
+  ASSERT_TRUE(planned.ok());
+  EXPECT_EQ(planned->plan.plan.machine.syncCosts.source, "testbe defaults");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TestBackend, TimingKeepsBuffersOnTheDeviceAndWaitsForEachRun) {
   auto list = parseOpList(kTwoOps, "two_ops.json", kData);
   ASSERT_TRUE(list.ok()) << list.error().message();

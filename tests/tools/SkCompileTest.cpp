@@ -128,7 +128,26 @@ TEST(SkCompile, BadOptionsTargetAndEnvironmentExit2) {
 TEST(SkCompile, CalibrateCachesTheCostsLaterPlansUse) {
   TempDir cache;
   const std::string dir = cache.path().string();
-  Result r = run({kCompile, "--calibrate", "--workers", "2", "--cache-dir", dir, "--json"}, {{"SK_SYNC_COSTS", std::nullopt}});
+  // What it cannot do first (these never depend on how busy the machine is).
+  Result r = run({kCompile, "--calibrate", "--target", "cuda-sim", "--cache-dir", dir});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("target cuda-sim has no sync calibration"));
+  r = run({kCompile, "--calibrate", "--workers", "1", "--cache-dir", dir});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("sync calibration needs at least 2 workers"));
+  r = run({kCompile, seedList(), "--plan-only", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::string("barrier=fast")}});
+  EXPECT_EQ(r.code, 2) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("SK_SYNC_COSTS=\"barrier=fast\""));
+  // No calibration yet: the defaults, said so.
+  r = run({kCompile, seedList(), "--plan-only", "--workers", "3", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::nullopt}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("(defaults; sk-compile --calibrate measures this machine)"));
+  r = run({kCompile, "--calibrate", "--workers", "2", "--cache-dir", dir, "--json"}, {{"SK_SYNC_COSTS", std::nullopt}});
+  // A machine too busy to measure: exit 4 saying so, and nothing saved (CpuBackend.SyncCalibrationTimes...).
+  if (r.code == 4 && r.err.find("the machine was busy") != std::string::npos) {
+    EXPECT_FALSE(fs::exists(cache.path() / "calibration" / "cpu-2.json"));
+    GTEST_SKIP() << r.err;
+  }
   ASSERT_EQ(r.code, 0) << r.all();
   json j = json::parse(r.out);
   EXPECT_EQ(j["sync_calibration"]["target"], "cpu");
@@ -141,20 +160,6 @@ TEST(SkCompile, CalibrateCachesTheCostsLaterPlansUse) {
   ASSERT_EQ(r.code, 0) << r.all();
   EXPECT_THAT(r.out, HasSubstr("Sync model: 0 boundaries made barriers"));
   EXPECT_THAT(r.out, HasSubstr("(calibrated, " + (cache.path() / "calibration" / "cpu-2.json").string() + ")"));
-  // Another worker count has no calibration: the defaults, said so.
-  r = run({kCompile, seedList(), "--plan-only", "--workers", "3", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::nullopt}});
-  ASSERT_EQ(r.code, 0) << r.all();
-  EXPECT_THAT(r.out, HasSubstr("(defaults; sk-compile --calibrate measures this machine)"));
-
-  r = run({kCompile, "--calibrate", "--target", "cuda-sim", "--cache-dir", dir});
-  EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("target cuda-sim has no sync calibration"));
-  r = run({kCompile, "--calibrate", "--workers", "1", "--cache-dir", dir});
-  EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("sync calibration needs at least 2 workers"));
-  r = run({kCompile, seedList(), "--plan-only", "--cache-dir", dir}, {{"SK_SYNC_COSTS", std::string("barrier=fast")}});
-  EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("SK_SYNC_COSTS=\"barrier=fast\""));
 }
 
 // ---- compile + report (exit 0) ---------------------------------------------

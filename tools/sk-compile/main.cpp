@@ -465,17 +465,35 @@ class Compiler {
     std::fflush(stdout);
   }
 
-  // --calibrate: the sync costs of the target's device (this machine), cached where the plans read them.
-  std::optional<Failure> calibrate() {
+  // The one Session of this run (--calibrate and the compile share it: one cache, device and toolchain lookup).
+  Expected<Session*> openSession() {
+    if (session_) return session_.get();
     SessionOptions so;
     so.workers = args_.workers;
     so.cacheDir = args_.cacheDir;
-    auto session = Session::create(so);
+    so.forceRecompile = args_.forceRecompile;
+    so.remoteCache.url = args_.remoteCache;
+    so.jobs = args_.jobs;
+    so.runTimeoutMs = args_.runTimeoutMs;
+    // A hung kernel ends the process from the watchdog thread: the report (--json included) is printed first,
+    // as for any other failure.
+    so.onRunTimeout = exitOnRunTimeout(kTool, [this](const std::string& report) {
+      printReport(Failure{Error(ErrorKind::Runtime, report), kExitRuntimeFailure});
+    });
+    so.options = args_.options;
+    so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
+    SK_ASSIGN_OR_RETURN(session_, Session::create(so));
+    return session_.get();
+  }
+
+  // --calibrate: the sync costs of the target's device (this machine), cached where the plans read them.
+  std::optional<Failure> calibrate() {
+    auto session = openSession();
     if (!session) return failure(std::move(session).error());
     const std::string target = args_.target.empty() ? std::string(hostTargetName()) : args_.target;
-    auto costs = (*session)->calibrateSync(target);
+    auto costs = (**session).calibrateSync(target);
     if (!costs) return failure(std::move(costs).error().context("--calibrate"));
-    auto device = (*session)->device(target);
+    auto device = (**session).device(target);
     if (!device) return failure(std::move(device).error());
     const MachineModel& m = (*device)->machine();
     rep_["sync_calibration"] = {{"target", target},          {"cores", m.deviceCores()},
@@ -497,6 +515,9 @@ class Compiler {
     }
     if (auto e = badTimeoutEnvironment()) return Failure{*e, kExitBadInput};
 
+    // --options gets exactly the checks the file's options get, blamed on the flag (also under --plan-only).
+    if (Status st = checkOptionString(args_.options); !st)
+      return Failure{Error(ErrorKind::BadInput, "--options: " + st.error().message()), kExitBadInput};
     if (args_.calibrate) {
       if (auto f = calibrate()) return f;
       if (args_.opList.empty()) return std::nullopt;
@@ -507,9 +528,6 @@ class Compiler {
     // as a malformed one.
     if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
     makePathsAbsolute(*list);
-    // --options gets exactly the checks the file's options get, blamed on the flag (also under --plan-only).
-    if (Status st = checkOptionString(args_.options); !st)
-      return Failure{Error(ErrorKind::BadInput, "--options: " + st.error().message()), kExitBadInput};
     // A list with runtime values is one step of a loop: each run may advance its position, so it is run and
     // timed as T tokens from its initial buffers (common/Tokens.h), never as thousands of runs of one state.
     tokens_ = args_.tokens;
@@ -546,21 +564,7 @@ class Compiler {
       return std::nullopt;
     }
 
-    SessionOptions so;
-    so.workers = args_.workers;
-    so.cacheDir = args_.cacheDir;
-    so.forceRecompile = args_.forceRecompile;
-    so.remoteCache.url = args_.remoteCache;
-    so.jobs = args_.jobs;
-    so.runTimeoutMs = args_.runTimeoutMs;
-    // A hung kernel ends the process from the watchdog thread: the report (--json included) is printed first,
-    // as for any other failure.
-    so.onRunTimeout = exitOnRunTimeout(kTool, [this](const std::string& report) {
-      printReport(Failure{Error(ErrorKind::Runtime, report), kExitRuntimeFailure});
-    });
-    so.options = args_.options;
-    so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
-    auto session = Session::create(so);
+    auto session = openSession();
     if (!session) return failure(std::move(session).error());
     Session& ss = **session;
     // The planned target's device and compiler (nvcc for cuda; the simulator's host compiler for ascend).
@@ -850,6 +854,8 @@ class Compiler {
   uint64_t compilesBefore_ = 0;  // the cache's compile counter when the session opened it
   json rep_ = json::object();
   Progress progress_;
+  // openSession(); declared after what its callbacks use (progress_, the report), so it is destroyed first.
+  std::unique_ptr<Session> session_;
   bool notedDiskFull_ = false;
 };
 

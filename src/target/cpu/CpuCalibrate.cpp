@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <vector>
 
 #include "superkernel/cpu/superkernel_rt.h"
@@ -31,6 +32,11 @@ constexpr size_t kSliceFloats = 2048;  // per op and worker: y = x * a + b over 
 constexpr size_t kMaxBytes = size_t{64} << 20;
 constexpr int kReps = 31;              // interleaved repetitions (after kWarmup)
 constexpr int kWarmup = 2;
+// Trust limits: the sync-free chain may vary by a quarter between repetitions (interquartile range over the
+// median), and no boundary between cores costs less than a cache line moving between them (tens of ns).
+constexpr double kMaxIdealSpread = 0.25;
+constexpr double kMinHandOffNs = 5;
+constexpr int kAttempts = 3;
 
 enum Kind : uint32_t { kIdeal, kBarrier, kCounter, kFlag, kKinds };
 
@@ -88,6 +94,27 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// kReps repetitions of the four chains, interleaved in a rotating order, after kWarmup.
+Expected<SyncCalibrationTimes> measure(Executor& ex, Chain& ch) {
+  SyncCalibrationTimes t;
+  t.boundaries = ch.ops;
+  t.workers = ch.workers;
+  std::vector<double>* samples[kKinds] = {&t.ideal, &t.barrier, &t.counter, &t.flag};
+  for (int r = 0; r < kWarmup + kReps; ++r) {
+    for (uint32_t j = 0; j < kKinds; ++j) {
+      ch.kind = static_cast<Kind>((j + static_cast<uint32_t>(r)) % kKinds);
+      ++ch.epoch[ch.kind];
+      const auto t0 = std::chrono::steady_clock::now();
+      Status st = ex.runCores(ch.workers, runChain, &ch);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!st) return std::move(st).error().context("sync calibration");
+      if (ch.failed) return internalError("sync calibration: a wait timed out (the executor's workers did not all run)");
+      if (r >= kWarmup) samples[ch.kind]->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 Expected<SyncCosts> calibrateCpuSync(Device& device) {
@@ -107,32 +134,49 @@ Expected<SyncCosts> calibrateCpuSync(Device& device) {
   ch.counters.assign(ch.ops, sk_counter{});
   ch.flags.assign(size_t{ch.ops} * ch.workers, sk_counter{});
 
-  std::vector<double> ns[kKinds];
-  for (int r = 0; r < kWarmup + kReps; ++r) {
-    for (uint32_t j = 0; j < kKinds; ++j) {
-      ch.kind = static_cast<Kind>((j + static_cast<uint32_t>(r)) % kKinds);
-      ++ch.epoch[ch.kind];
-      const auto t0 = std::chrono::steady_clock::now();
-      Status st = ex->runCores(ch.workers, runChain, &ch);
-      const auto t1 = std::chrono::steady_clock::now();
-      if (!st) return std::move(st).error().context("sync calibration");
-      if (ch.failed) return internalError("sync calibration: a wait timed out (the executor's workers did not all run)");
-      if (r >= kWarmup) ns[ch.kind].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    }
+  // A measurement another job disturbed is taken again (kAttempts in all) before the busy error is returned.
+  Expected<SyncCosts> costs = internalError("sync calibration: not run");
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    SK_ASSIGN_OR_RETURN(SyncCalibrationTimes t, measure(*ex, ch));
+    costs = syncCostsFromTimes(t);
+    if (costs || costs.error().kind() != ErrorKind::Runtime) break;
+    spdlog::info("{} (attempt {} of {})", costs.error().message(), attempt + 1, kAttempts);
   }
-  // Per repetition, the chain's excess over the ideal of the same repetition, per boundary.
-  auto perBoundary = [&](Kind k) {
+  return costs;
+}
+
+Expected<SyncCosts> syncCostsFromTimes(const SyncCalibrationTimes& t) {
+  const size_t reps = t.ideal.size();
+  if (reps == 0 || t.boundaries == 0 || t.barrier.size() != reps || t.counter.size() != reps || t.flag.size() != reps)
+    return internalError("sync calibration: no timings, or not one per repetition and kind");
+  auto busy = [&](const std::string& what) {
+    return Error(ErrorKind::Runtime,
+                 fmt::format("sync calibration on {} workers: {}; the machine was busy with other work, so nothing "
+                             "was saved: run sk-compile --calibrate again when it is idle",
+                             t.workers, what));
+  };
+  // The ideal's interquartile range: how much the same work varied between repetitions.
+  std::vector<double> ideal = t.ideal;
+  std::sort(ideal.begin(), ideal.end());
+  const double mid = ideal[reps / 2], iqr = ideal[reps * 3 / 4] - ideal[reps / 4];
+  if (mid <= 0 || iqr > kMaxIdealSpread * mid)
+    return busy(fmt::format("the chain without syncs varied by {:.0f}% between repetitions (at most {:.0f}% is "
+                            "usable)", 100 * iqr / std::max(mid, 1.0), 100 * kMaxIdealSpread));
+  // Per kind: the median over repetitions of its excess over the ideal of the same repetition, per boundary.
+  auto perBoundary = [&](const std::vector<double>& kind) {
     std::vector<double> d;
-    for (int r = 0; r < kReps; ++r) d.push_back((ns[k][r] - ns[kIdeal][r]) / ch.ops);
-    // A boundary never costs less than one uncontended atomic on its line: a noise-free floor of 1 ns keeps
-    // every cost positive (SyncCosts::known), whatever the other jobs on the machine did to the ideal.
-    return std::max(1.0, median(d));
+    for (size_t r = 0; r < reps; ++r) d.push_back((kind[r] - t.ideal[r]) / t.boundaries);
+    return median(d);
   };
   SyncCosts c;
-  c.barrierNs = std::round(perBoundary(kBarrier));
-  c.counterNs = std::round(perBoundary(kCounter));
-  c.flagNs = std::round(perBoundary(kFlag));
-  c.source = fmt::format("measured on {} workers", ch.workers);
+  c.barrierNs = std::round(perBoundary(t.barrier));
+  c.counterNs = std::round(perBoundary(t.counter));
+  c.flagNs = std::round(perBoundary(t.flag));
+  for (auto [name, ns] : {std::pair{"barrier", c.barrierNs}, {"counter", c.counterNs}, {"flag", c.flagNs}})
+    if (ns < kMinHandOffNs)
+      return busy(fmt::format("a {} came out at {:.0f} ns per boundary, below what a hand-off between cores "
+                              "costs ({:.0f} ns)", name, ns, kMinHandOffNs));
+  c.source = fmt::format("measured on {} workers", t.workers);
   return c;
 }
 

@@ -126,13 +126,8 @@ void sk_core_main(void* arg, uint32_t core) {
   env.core = core;
   env.failed = 0;
   env.op = nullptr;
-  env.plain_rt = sk_block_rt{};
-  env.plain_rt.services = env.s;
-  env.plain_rt.state = &env;
-  env.plain_rt.core = core;
-  env.plain_rt.waited = 1;
-  env.plain_rt.signalled = 1;
-  env.plain_rt.ignore_kernel_points = 1;
+  // services, no wait/signal/kernel_sync, state, core, waited, signalled, ignore_kernel_points, pad, sync_count
+  env.plain_rt = sk_block_rt{env.s, nullptr, nullptr, nullptr, &env, core, 1, 1, 1, 0, 0};
   if (core < 4) return sk_queue0(&env, core - 0);
 }
 
