@@ -92,14 +92,13 @@ Expected<Toolchain> findToolchain(const ToolchainRequest& request) {
   tc.path = findExecutable(tc.requested);
   tc.invocation = findExecutableUnresolved(tc.requested);
   if (tc.path.empty()) {
-    if (tc.requested.find('/') != std::string::npos) {
-      return compileError(fmt::format("compiler '{}'{} not found (not an executable file); set {} or install {}",
-                                      tc.requested, source == envVar ? " (from " + envVar + ")" : "", envVar,
-                                      fallback == "clang++" ? "clang" : fallback));
-    }
-    return compileError(fmt::format("compiler '{}'{} not found on PATH; set {} or install {}", tc.requested,
-                                    source == envVar ? " (from " + envVar + ")" : "", envVar,
-                                    fallback == "clang++" ? "clang" : fallback));
+    const std::string todo = request.hint.empty()
+                                 ? fmt::format("set {} or install {}", envVar, fallback == "clang++" ? "clang" : fallback)
+                                 : request.hint;
+    const bool path = tc.requested.find('/') != std::string::npos;
+    return compileError(fmt::format("compiler '{}'{} not found{}; {}", tc.requested,
+                                    source == envVar ? " (from " + envVar + ")" : "",
+                                    path ? " (not an executable file)" : " on PATH", todo));
   }
 
   if (request.launcher) {

@@ -114,7 +114,8 @@ Expected<KernelDecl> resolveKernel(const KernelDecl& k, std::string_view targetN
   if (it == k.sources.end()) {
     std::string have;
     for (const auto& [t, s] : k.sources) have += (have.empty() ? "" : ", ") + t;
-    return badInput("kernel " + quote(k.name) + " has no source for target " + std::string(target) +
+    // The target asked for, and the key that serves it (ascend-sim compiles the "ascend" sources).
+    return badInput("kernel " + quote(k.name) + " has no source for target " + std::string(targetName) +
                     " (it has: " + have + "); declare one with \"sources\": {\"" + std::string(target) +
                     "\": \"<file>\"}");
   }

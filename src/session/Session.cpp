@@ -73,6 +73,7 @@ struct Session::Impl {
     tr.target = b->name;
     tr.defaultCompiler = std::string(st->recipe->defaultCompiler());
     tr.compilerEnvVar = std::string(st->recipe->compilerEnvVar());
+    tr.hint = st->recipe->compilerHint();
     if (b->host) tr.compiler = options.compiler;  // the `compiler` option names the host target's
     auto tc = findToolchain(tr);
     if (!tc) return std::move(tc).error().context("target " + b->name);

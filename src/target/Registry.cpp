@@ -24,7 +24,7 @@ struct Registry {
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
   // The built-in back ends: one registration each.
   Registry() {
-    for (Backend b : {cpuBackend(), ascendBackend(), cudaBackend(), cudaSimBackend()}) {
+    for (Backend b : {cpuBackend(), ascendBackend(), ascendSimBackend(), cudaBackend(), cudaSimBackend()}) {
       std::string name = b.name;
       backends.emplace(name, std::make_unique<Backend>(std::move(b)));
     }

@@ -19,7 +19,7 @@ using sk::ascend::LaunchDescriptor;
 
 TEST(AscendBackend, MachineModel) {
   const sk::MachineModel m = sk::ascend::ascendMachineModel(8);
-  EXPECT_EQ(m.target, "ascend");
+  EXPECT_EQ(m.target, "ascend-sim");
   ASSERT_EQ(m.pools.size(), 2u);
   EXPECT_EQ(m.pools[0], (sk::CorePool{sk::CoreType::Cube, 8}));
   EXPECT_EQ(m.pools[1], (sk::CorePool{sk::CoreType::Vector, 16}));
@@ -34,9 +34,9 @@ TEST(AscendBackend, MachineModel) {
 TEST(AscendBackend, DeviceCoresAreAiCores) {
   sk::DeviceOptions o;
   o.cores = 3;
-  auto d = sk::makeAscendDevice(o);
+  auto d = sk::makeAscendSimDevice(o);
   ASSERT_TRUE(d.ok()) << d.error().message();
-  EXPECT_EQ((*d)->target(), "ascend");
+  EXPECT_EQ((*d)->target(), "ascend-sim");
   EXPECT_EQ((*d)->machine().pools[0].count, 3u);
   EXPECT_EQ((*d)->machine().pools[1].count, 6u);
   EXPECT_TRUE((*d)->hostMemory());
@@ -132,7 +132,7 @@ TEST(AscendBackend, HostileNamesCannotPlantALaunchDescriptorOrSpliceCode) {
   }
   auto plan = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto emitter = sk::makeAscendEmitter();
+  auto emitter = sk::makeAscendEmitter("ascend-sim", true);
   ASSERT_TRUE(emitter.ok());
   auto src = (*emitter)->emit(*plan, 0);
   ASSERT_TRUE(src.ok()) << src.error().message();
@@ -161,7 +161,7 @@ TEST(AscendBackend, EmitterRefusesUnspecialisedVariants) {
   // Planned for a machine without staticArguments: one variant would have to serve two scalar sets.
   auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto emitter = sk::makeAscendEmitter();
+  auto emitter = sk::makeAscendEmitter("ascend-sim", true);
   ASSERT_TRUE(emitter.ok());
   auto src = (*emitter)->emit(*plan, 0);
   ASSERT_FALSE(src.ok());

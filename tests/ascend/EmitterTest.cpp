@@ -16,10 +16,10 @@
 #include "AscendTestSteps.h"
 #include "GoldenFile.h"
 #include "WorkDir.h"
+#include "ascend/SimBuild.h"
 #include "superkernel/ascend/Simulator.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendEmitter.h"
-#include "target/ascend/SimBuild.h"
 #include "target/ascend/SideLaunches.h"
 
 namespace fs = std::filesystem;
@@ -76,9 +76,9 @@ void passRuntimeValues(const AscendStep& s, Buffers& bufs, sk::ascend_sim::Launc
 // Build and launch one step (fused with its source, or unfused) on `bufs`.
 sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, const fs::path& work,
                    std::vector<uint8_t>* profile = nullptr, void* notify = nullptr) {
-  auto cfg = sk::ascend::defaultSimBuildConfig(work);
+  auto cfg = sktest::ascend::defaultSimBuildConfig(work);
   if (!cfg) return cfg.error();
-  auto art = sk::ascend::buildForSimulator(s, src, *cfg);
+  auto art = sktest::ascend::buildForSimulator(s, src, *cfg);
   if (!art) return art.error();
   auto mod = sk::ascend_sim::Module::load(art->sharedObject.string());
   if (!mod) return mod.error();
@@ -117,11 +117,11 @@ Buffers reference(const AscendStep& s) {
   // Every op's object in one shared object, then one launch per op.
   std::vector<AscendStep> steps;
   for (size_t i = 0; i < s.ops.size(); ++i) steps.push_back(unfused(s, i));
-  std::vector<sk::ascend::SimBuildItem> items;
+  std::vector<sktest::ascend::SimBuildItem> items;
   for (const AscendStep& u : steps) items.push_back({&u, nullptr});
-  auto cfg = sk::ascend::defaultSimBuildConfig(workDir("reference"));
+  auto cfg = sktest::ascend::defaultSimBuildConfig(workDir("reference"));
   EXPECT_TRUE(cfg.ok());
-  auto lib = sk::ascend::buildForSimulator(items, *cfg, "reference");
+  auto lib = sktest::ascend::buildForSimulator(items, *cfg, "reference");
   EXPECT_TRUE(lib.ok()) << lib.error().message();
   auto mod = sk::ascend_sim::Module::load(lib->sharedObject.string());
   EXPECT_TRUE(mod.ok());

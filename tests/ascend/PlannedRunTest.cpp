@@ -67,7 +67,7 @@ TEST(AscendPlannedRun, WrongBufferCountIsBadInput) {
   auto session = sktest::ascend::ascendSession(8);  // the layer's 16-block gemvs fit the 16 vector cores: one step
   ASSERT_TRUE(session);
   sk::CompileRequest req;
-  req.target = "ascend";
+  req.target = "ascend-sim";
   auto plan = session->compile(list, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   const sk::CompiledStep& step = plan->steps.at(0);
@@ -90,7 +90,7 @@ TEST(AscendPlannedRun, ProfiledRunTracesEveryOpOnItsCores) {
   auto session = sktest::ascend::ascendSession(8);
   ASSERT_TRUE(session);
   sk::CompileRequest req;
-  req.target = "ascend";
+  req.target = "ascend-sim";
   req.options = "profiling=1:split-mode=1";
   auto plan = session->compile(list, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
@@ -122,7 +122,7 @@ TEST(AscendPlannedRun, ProfiledRunTracesEveryOpOnItsCores) {
   EXPECT_GT(waits, 0u);
 
   sk::CompileRequest plain;
-  plain.target = "ascend";
+  plain.target = "ascend-sim";
   auto unprofiled = session->compile(list, plain);
   ASSERT_TRUE(unprofiled.ok());
   auto notProfiled = session->runProfiled(*unprofiled, *bufs);

@@ -245,7 +245,7 @@ TEST(AscendRecipe, KernelJsonRoundTripsAndIsChecked) {
 // The simulator's split copies are llvm-objcopy's: its path and version are part of every object's key (so of
 // every SuperKernel's), found once on PATH.
 TEST(AscendRecipe, TheSimulatorsObjcopyIsInTheKey) {
-  auto key = sk::makeAscendRecipe()->postProcessKey(sk::Toolchain{});
+  auto key = sk::makeAscendSimRecipe()->postProcessKey(sk::Toolchain{});
   ASSERT_TRUE(key.ok()) << key.error().message();
   const fs::path tool = sk::findExecutableUnresolved("llvm-objcopy");
   if (tool.empty()) {

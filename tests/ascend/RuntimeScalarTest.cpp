@@ -79,9 +79,9 @@ TEST(AscendRuntimeScalars, DecodeLoopEightTokensFusedEqualsUnfusedAndMatchesCpu)
   auto ascend = ascendSession();
   auto cpu = cpuSession();
   ASSERT_TRUE(ascend && cpu);
-  auto fused = compileFor(*ascend, *list, "ascend", true);
+  auto fused = compileFor(*ascend, *list, "ascend-sim", true);
   ASSERT_TRUE(fused.ok()) << fused.error().message();
-  auto unfused = compileFor(*ascend, *list, "ascend", false);
+  auto unfused = compileFor(*ascend, *list, "ascend-sim", false);
   ASSERT_TRUE(unfused.ok()) << unfused.error().message();
   auto cplan = compileFor(*cpu, *list, "cpu", true);
   ASSERT_TRUE(cplan.ok()) << cplan.error().message();
@@ -130,7 +130,7 @@ std::string ropeList(const std::string& init, int ropes = 1) {
                "theta": 10000.0}}}}, )",
                        r, r, r);
   }
-  return fmt::format(R"({{"format": "superkernel.oplist", "version": 1, "target": "ascend",
+  return fmt::format(R"({{"format": "superkernel.oplist", "version": 1, "target": "ascend-sim",
   "kernels": {{"rope_f32": {{"builtin": "rope_f32"}}, "increment_i64": {{"builtin": "increment_i64"}}}},
   "buffers": {{{}}},
   "ops": [{}{{"name": "bump", "kernel": "increment_i64", "block_dim": 1, "scope": "s",
@@ -152,9 +152,9 @@ TEST(AscendRuntimeScalars, ObjectsDoNotDependOnTheValue) {
   ASSERT_TRUE(session);
   for (bool fuse : {true, false}) {
     SCOPED_TRACE(fuse ? "fused" : "unfused");
-    auto a = compileFor(*session, zeros, "ascend", fuse);
+    auto a = compileFor(*session, zeros, "ascend-sim", fuse);
     ASSERT_TRUE(a.ok()) << a.error().message();
-    auto b = compileFor(*session, ones, "ascend", fuse);
+    auto b = compileFor(*session, ones, "ascend-sim", fuse);
     ASSERT_TRUE(b.ok()) << b.error().message();
     EXPECT_EQ(b->stats.superKernelMisses, 0u);
     EXPECT_EQ(b->stats.objectMisses, 0u);
@@ -186,7 +186,7 @@ TEST(AscendRuntimeScalars, TooManyRuntimeValuesInOneStep) {
   const sk::OpList list = parse(ropeList("zeros", 17));
   auto session = ascendSession();
   ASSERT_TRUE(session);
-  auto fused = compileFor(*session, list, "ascend", true);
+  auto fused = compileFor(*session, list, "ascend-sim", true);
   ASSERT_FALSE(fused.ok());
   EXPECT_EQ(fused.error().kind(), sk::ErrorKind::BadInput) << fused.error().message();
   EXPECT_NE(fused.error().message().find("17 distinct runtime values"), std::string::npos) << fused.error().message();

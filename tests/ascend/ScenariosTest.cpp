@@ -30,7 +30,7 @@ sk::OpList ascendScenarios() {
   EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message());
   if (!l.ok()) return {};
   sk::OpList list = std::move(*l);
-  list.target = "ascend";  // the kernels' plain sources below are the ascend ports
+  list.target = "ascend-sim";  // the kernels' plain sources below are the ascend ports
   const fs::path ports = fs::path(SK_SOURCE_ROOT) / "tests" / "ascend" / "data" / "kernels";
   for (sk::KernelDecl& k : list.kernels) {
     k.sourcePath = ports / fs::path(k.source).filename();
@@ -72,7 +72,7 @@ TEST(AscendScenarios, KernelSyncNeedsFeedSyncAllAndSaysSo) {
   auto session = sktest::ascend::ascendSession(2);
   ASSERT_TRUE(session);
   sk::CompileRequest req;
-  req.target = "ascend";
+  req.target = "ascend-sim";
   auto plan = session->compile(list, req);
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().kind(), sk::ErrorKind::BadInput);

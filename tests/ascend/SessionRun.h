@@ -52,7 +52,7 @@ inline sk::Status compileAndRun(sk::Session& session, const sk::OpList& list, co
   sk::CompileRequest req;
   req.options = options;
   req.fuse = fuse;
-  req.target = "ascend";
+  req.target = "ascend-sim";
   auto plan = session.compile(list, req);
   if (!plan) return plan.error();
   if (counts) {

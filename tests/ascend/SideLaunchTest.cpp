@@ -47,7 +47,7 @@ TEST(AscendSideLaunches, ProfiledRunRecordsTheGmWaits) {
   auto session = sktest::ascend::ascendSession(8);
   ASSERT_TRUE(session);
   sk::CompileRequest req;
-  req.target = "ascend";
+  req.target = "ascend-sim";
   req.options = "profiling=1";
   auto plan = session->compile(*l, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();

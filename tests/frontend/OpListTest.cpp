@@ -246,7 +246,7 @@ TEST(OpList, TopLevelErrors) {
   EXPECT_ERROR(j, "missing key \"format\" (expected \"superkernel.oplist\")");
   j = base();
   j["target"] = "tpu";
-  EXPECT_ERROR(j, "target: unknown target \"tpu\" (accepted: ascend, cpu, cuda, cuda-sim)");
+  EXPECT_ERROR(j, "target: unknown target \"tpu\" (accepted: ascend, ascend-sim, cpu, cuda, cuda-sim)");
   j = base();
   j["options"] = "early-start=9";
   EXPECT_ERROR(j, "options: option \"early-start\": invalid value \"9\" (accepted: 0, 1, 2)");

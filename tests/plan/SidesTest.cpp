@@ -26,7 +26,7 @@ OpList sideList() {
 // Two pools like an ascend device with `aiCores` AI Cores, with or without side launches.
 PlanConfig config(bool sideLaunches, uint32_t aiCores = 8) {
   MachineModel m;
-  m.target = "ascend";
+  m.target = "ascend-sim";
   m.pools = {CorePool{CoreType::Cube, aiCores}, CorePool{CoreType::Vector, 2 * aiCores}};
   m.unitNoun = "AI Cores";
   m.staticArguments = true;

@@ -362,10 +362,10 @@ TEST(EndToEnd, GraphRunsUnscopedLaunchesNowAndScopedOnesFused) {
 // error naming it and "sources", before any compiler runs.
 TEST(EndToEnd, PlainSourceForAnotherTargetIsBadInput) {
   Session& s = sessionFor(2);
-  auto cp = s.compile(list("scenarios"), {.options = "", .fuse = true, .target = "ascend"});
+  auto cp = s.compile(list("scenarios"), {.options = "", .fuse = true, .target = "ascend-sim"});
   ASSERT_FALSE(cp.ok());
   EXPECT_EQ(cp.error().kind(), ErrorKind::BadInput);
-  EXPECT_NE(cp.error().message().find("has no source for target ascend (it has: cpu); declare one with "
+  EXPECT_NE(cp.error().message().find("has no source for target ascend-sim (it has: cpu); declare one with "
                                       "\"sources\": {\"ascend\": \"<file>\"}"),
             std::string::npos)
       << msg(cp.error());

@@ -102,7 +102,7 @@ TEST(CpuBackend, UnknownTargetNamesTheSupportedOnes) {
   auto u = findBackend("fpga");
   ASSERT_FALSE(u.ok());
   EXPECT_EQ(u.error().kind(), ErrorKind::BadInput);
-  EXPECT_NE(u.error().message().find("unknown target 'fpga' (supported: ascend, cpu, cuda"), std::string::npos)
+  EXPECT_NE(u.error().message().find("unknown target 'fpga' (supported: ascend, ascend-sim, cpu, cuda"), std::string::npos)
       << u.error().message();
 }
 

@@ -1,5 +1,6 @@
-// sk-compile --target ascend: the ascend back end through the Session with no
-// tool change. Each run compiles the fused plan and the unfused reference
+// sk-compile --target ascend-sim: the ascend back end's simulator through the
+// Session with no tool change; and --target ascend (bisheng + CANN) where there
+// is no CANN: plans, and one error naming what is missing. Each run compiles the fused plan and the unfused reference
 // (one simulated launch per op), runs both in the simulator from identical
 // initial data and compares every buffer bit for bit (exit 1 on a
 // difference). Fixtures: tests/tools/data/ascend_seed.json (a seed-like add
@@ -31,7 +32,7 @@ std::string decodeLayer() { return (sourceRoot() / "examples/decode_layer/decode
 void expectIdentical(const TempDir& cache, const std::string& list, const std::string& options) {
   SCOPED_TRACE(list + " --options " + options);
   Spawn s;
-  s.argv = {kCompile, list, "--target", "ascend", "--run", "--repeat", "1", "--cache-dir", cache.path().string()};
+  s.argv = {kCompile, list, "--target", "ascend-sim", "--run", "--repeat", "1", "--cache-dir", cache.path().string()};
   if (!options.empty()) s.argv.insert(s.argv.end(), {"--options", options});
   s.env = ascendEnv();
   Result r = run(s);
@@ -55,6 +56,32 @@ TEST(AscendCli, SeedChainFusedEqualsUnfused) {
   EXPECT_THAT(r.all(), HasSubstr("0 mismatch, 0 replay failed"));
 }
 
+// The device target without CANN: planning needs nothing (and plans the part's cores, not the simulator's),
+// compiling is one error (exit 3) naming bisheng, where it was looked for and the simulator target.
+TEST(AscendCli, TheDeviceTargetWithoutCannPlansAndSaysWhatIsMissing) {
+  if (!findExecutable("bisheng").empty()) GTEST_SKIP() << "bisheng is on PATH here";
+  const std::map<std::string, std::optional<std::string>> noCann = {
+      {"SK_BISHENG", std::nullopt}, {"ASCEND_HOME_PATH", std::nullopt}, {"SK_ASCENDCL", std::nullopt}};
+  const std::string list = (sourceRoot() / "examples/ascend_add/ascend_add.json").string();
+  Spawn plan;
+  plan.argv = {kCompile, list, "--target", "ascend", "--plan-only"};
+  plan.env = noCann;
+  Result p = run(plan);
+  ASSERT_EQ(p.code, 0) << p.all();
+  EXPECT_THAT(p.out, HasSubstr("target ascend (arch native)"));
+  EXPECT_THAT(p.out, Not(HasSubstr("ascend-sim")));
+  TempDir cache;
+  Spawn compile;
+  compile.argv = {kCompile, list, "--target", "ascend", "--cache-dir", cache.path().string()};
+  compile.env = noCann;
+  Result c = run(compile);
+  EXPECT_EQ(c.code, 3) << c.all();
+  EXPECT_THAT(c.err, HasSubstr("target ascend: compiler 'bisheng' not found on PATH"));
+  EXPECT_THAT(c.err, HasSubstr("(ASCEND_HOME_PATH is not set)"));
+  EXPECT_THAT(c.err, HasSubstr("set SK_BISHENG to its path, or ASCEND_HOME_PATH to the CANN toolkit"));
+  EXPECT_THAT(c.err, HasSubstr("--target ascend-sim"));
+}
+
 TEST(AscendCli, DebugCoreNumPastTheAiCoresIsBadInput) {
   TempDir cache;
   Result r = run({kCompile, dataFile("ascend_seed.json"), "--cache-dir", cache.path().string(), "--options",
@@ -76,7 +103,7 @@ TEST(AscendCli, DecodeLayerFusedEqualsUnfused) {
 }
 
 TEST(AscendCli, AnOpListNamingAscendCompiles) {
-  // "target": "ascend" in the list itself, no --target: no longer "not supported yet".
+  // "target": "ascend-sim" in the list itself, no --target: no longer "not supported yet".
   TempDir cache;
   Spawn s;
   s.argv = {kCompile, dataFile("ascend_seed.json"), "--cache-dir", cache.path().string(), "--emit-source",
@@ -97,7 +124,7 @@ TEST(AscendCli, AnOpListNamingAscendCompiles) {
 // SuperKernel on 8 vector cores: its SyncAll is a barrier over all of them.
 std::string kernelSyncList(bool declareCalls) {
   const std::string src = (sourceRoot() / "tests/ascend/data/kernels/sync_sum.cpp").string();
-  return std::string(R"({"format": "superkernel.oplist", "version": 1, "target": "ascend", "arch": "native",
+  return std::string(R"({"format": "superkernel.oplist", "version": 1, "target": "ascend-sim", "arch": "native",
   "kernels": {"add": {"builtin": "add_f32"},
     "ss": {"source": ")") + src + R"(", "entry": "fx_sync_sum", "core_type": "vector", "kernel_sync": true, )" +
          (declareCalls ? R"("sync_all_calls": 2, )" : "") + R"("params": [
@@ -147,7 +174,7 @@ TEST(AscendCli, KernelSyncWithoutFeedSyncAllIsAClearError) {
 // failure inside the other target's compiler (exit 3).
 TEST(AscendCli, ACpuSourceForAnotherTargetIsBadInput) {
   TempDir cache;
-  for (const char* target : {"ascend", "cuda"}) {
+  for (const char* target : {"ascend", "ascend-sim", "cuda"}) {
     SCOPED_TRACE(target);
     Result r = run({kCompile, dataFile("mismatch.json"), "--target", target, "--cache-dir", cache.path().string()});
     EXPECT_EQ(r.code, 2) << r.all();
@@ -166,7 +193,7 @@ TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {
   TempDir dir;
   {
     std::ofstream(dir / "list.json")
-        << R"({"format": "superkernel.oplist", "version": 1, "target": "ascend", "arch": "native",
+        << R"({"format": "superkernel.oplist", "version": 1, "target": "ascend-sim", "arch": "native",
   "kernels": {"bad": {"source": "bad.cpp", "entry": "bad", "core_type": "vector", "params": [
     {"name": "x", "kind": "buffer", "dtype": "f32", "access": "readwrite", "partition": "block"}]}},
   "buffers": {"x": {"dtype": "f32", "shape": [64]}},

@@ -173,9 +173,9 @@ std::map<std::string, Row> skCompileRows() {
   t["sk-compile --target"] = {[](const Env&) {
                                 return std::vector<std::string>{
                                     (sourceRoot() / "examples/decode_layer/decode_layer.json").string(), "--plan-only",
-                                    "--target", "ascend"};
+                                    "--target", "ascend-sim"};
                               },
-                              0, "target ascend"};
+                              0, "target ascend-sim"};
   t["sk-compile --workers"] = {[](const Env&) { return std::vector<std::string>{kSeed, "--plan-only", "--workers", "3"}; },
                                0, "target cpu (arch native), 3 workers"};
   t["sk-compile --run-timeout"] = {[](const Env& e) {

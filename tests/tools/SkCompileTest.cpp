@@ -116,7 +116,7 @@ TEST(SkCompile, BadOptionsTargetAndEnvironmentExit2) {
 
   r = run({kCompile, seedList(), "--cache-dir", dir, "--target", "nonsense"});
   EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("unknown target 'nonsense' (supported: ascend, cpu, cuda, cuda-sim)"));
+  EXPECT_THAT(r.err, HasSubstr("unknown target 'nonsense' (supported: ascend, ascend-sim, cpu, cuda, cuda-sim)"));
 
   r = run({kCompile, seedList(), "--cache-dir", dir}, {{"SK_NUM_WORKERS", std::string("zero")}});
   EXPECT_EQ(r.code, 2) << r.all();

@@ -908,7 +908,7 @@ int realMain(int argc, char** argv) {
       ->type_name("URL");
   app.add_option("--jobs", a.jobs, "parallel compiler processes (default: hardware threads)")
       ->check(CLI::Range(1u, 1024u));
-  app.add_option("--target", a.target, "target override (cpu, ascend: the Ascend C simulator, cuda: nvcc, needs a GPU to run, cuda-sim: the cuda code run by the cuda simulator)")->type_name("T");
+  app.add_option("--target", a.target, "target override (cpu; ascend: bisheng + CANN, needs the CANN toolkit and an Ascend device to run; ascend-sim: the Ascend C simulator; cuda: nvcc, needs a GPU to run; cuda-sim: the cuda code run by the cuda simulator)")->type_name("T");
   app.add_option("--workers", a.workers, "executor worker threads (default: $SK_NUM_WORKERS, else hardware threads)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--run-timeout", a.runTimeoutMs,

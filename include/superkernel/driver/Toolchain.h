@@ -47,6 +47,8 @@ struct ToolchainRequest {
   /// BuildRecipe's); empty: the cpu target's ("clang++", "SK_CXX").
   std::string defaultCompiler;
   std::string compilerEnvVar;
+  /// BuildRecipe::compilerHint: replaces "install <compiler>" in the not-found error.
+  std::string hint;
   /// Launcher words. nullopt: $SK_COMPILER_LAUNCHER (split on spaces); an
   /// empty vector: no launcher even if the variable is set.
   std::optional<std::vector<std::string>> launcher;

@@ -93,6 +93,9 @@ class BuildRecipe {
   /// that overrides it ("SK_CXX").
   virtual std::string_view defaultCompiler() const = 0;
   virtual std::string_view compilerEnvVar() const = 0;
+  /// What a "compiler not found" error says to do instead of "install <compiler>" (where the target's
+  /// toolkit is looked for, what to set); empty: that default.
+  virtual std::string compilerHint() const { return {}; }
   /// What `arch` means for keys: e.g. "native" plus the host CPU's model and
   /// flags, so two machines never share a -march=native object.
   virtual std::string archKey(const std::string& arch) const { return arch; }

@@ -15,12 +15,26 @@ Backend ascendBackend() {
   Backend b;
   b.name = "ascend";
   b.kernelAttributes = ascendKernelAttributes();  // sync_all_calls
+  // The part the arch names, never the device found (MachineQuery): a plan is the same with or without one.
+  b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
+    return ascend::ascendDeviceMachineModel(q.cores ? q.cores : ascend::deviceAiCoresForArch(q.arch));
+  };
+  b.makeEmitter = [] { return makeAscendEmitter("ascend", false); };
+  b.makeRecipe = [] { return makeAscendDeviceRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeAscendCannDevice(o); };
+  return b;
+}
+
+Backend ascendSimBackend() {
+  Backend b;
+  b.name = "ascend-sim";
+  b.kernels = "ascend";
   b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
     return ascend::ascendMachineModel(q.cores ? q.cores : ascend::aiCoresFromEnv());
   };
-  b.makeEmitter = [] { return makeAscendEmitter(); };
-  b.makeRecipe = [] { return makeAscendRecipe(); };
-  b.makeDevice = [](const DeviceOptions& o) { return makeAscendDevice(o); };
+  b.makeEmitter = [] { return makeAscendEmitter("ascend-sim", true); };
+  b.makeRecipe = [] { return makeAscendSimRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeAscendSimDevice(o); };
   return b;
 }
 

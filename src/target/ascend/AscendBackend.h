@@ -72,12 +72,25 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
 
 namespace sk {
 
-/// Backend{"ascend", ...}.
+/// Backend{"ascend", ...}: a real device. bisheng builds the objects and the
+/// SuperKernel (AscendDeviceRecipe.cpp), CANN's runtime runs them
+/// (AscendCannDevice.cpp, libascendcl by dlopen).
 Backend ascendBackend();
+/// Backend{"ascend-sim", ...}: the same Ascend C sources built by the host
+/// compiler and run by the simulator (runtime/ascend/sim).
+Backend ascendSimBackend();
 
-Expected<std::shared_ptr<const Target>> makeAscendEmitter();
-std::shared_ptr<const BuildRecipe> makeAscendRecipe();
+/// The emitter of both (one Ascend C source); `target` names it in manifests. `descriptorInSource`: the
+/// launch descriptor is also printed into the source (the simulator reads it back from the loaded object;
+/// the device build keeps it in the artifact's bundle instead, so no host data lands in device code).
+Expected<std::shared_ptr<const Target>> makeAscendEmitter(std::string target, bool descriptorInSource);
+std::shared_ptr<const BuildRecipe> makeAscendSimRecipe();
 /// The simulator device: options.cores AI Cores (0: SK_ASCEND_AI_CORES, else 8).
-Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options);
+Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options);
+/// bisheng and CANN's binutils, found when the recipe is made (AscendRecipe.h findAscendTools); when they
+/// are missing, the Session's toolchain lookup says so with compilerHint().
+std::shared_ptr<const BuildRecipe> makeAscendDeviceRecipe();
+/// The CANN device (never fails to be created: without CANN, load, run and buffers say what is missing).
+Expected<std::unique_ptr<Device>> makeAscendCannDevice(const DeviceOptions& options);
 
 }  // namespace sk

@@ -134,7 +134,7 @@ class AscendDevice final : public Device {
     }
   }
 
-  std::string_view target() const override { return "ascend"; }
+  std::string_view target() const override { return machine_.target; }
   const MachineModel& machine() const override { return machine_; }
 
   Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
@@ -292,7 +292,7 @@ class AscendDevice final : public Device {
 
 }  // namespace
 
-Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options) {
+Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options) {
   return std::unique_ptr<Device>(std::make_unique<AscendDevice>(options));
 }
 

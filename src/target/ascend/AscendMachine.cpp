@@ -3,13 +3,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace sk::ascend {
 
 MachineModel ascendMachineModel(uint32_t aiCores) {
   aiCores = std::max<uint32_t>(1, aiCores);
   MachineModel m;
-  m.target = "ascend";
+  m.target = "ascend-sim";
   m.pools = {CorePool{CoreType::Cube, aiCores}, CorePool{CoreType::Vector, 2 * aiCores}};
   // The reference generator's default: four code copies per sub-kernel, so
   // cores fetching the same sub-kernel spread over four instruction lines.
@@ -27,6 +28,22 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   m.coreNoun = "cores";
   m.unitNoun = "AI Cores";
   return m;
+}
+
+MachineModel ascendDeviceMachineModel(uint32_t aiCores) {
+  MachineModel m = ascendMachineModel(aiCores);
+  m.target = "ascend";
+  m.runtimeScalars = false;
+  m.sideLaunches = false;
+  return m;
+}
+
+uint32_t deviceAiCoresForArch(std::string_view arch) {
+  static constexpr std::pair<std::string_view, uint32_t> kParts[] = {
+      {"ascend910b1", 24}, {"ascend910b2", 24}, {"ascend910_93", 24}, {"ascend910b3", 20}, {"ascend910b4", 20}};
+  for (const auto& [name, cores] : kParts)
+    if (arch == name) return cores;
+  return kDeviceAiCores;
 }
 
 uint32_t aiCoresFromEnv() {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "superkernel/codegen/Target.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/frontend/OpList.h"
+#include "superkernel/support/Sha256.h"
 
 namespace sk::ascend {
 namespace fs = std::filesystem;
@@ -263,7 +265,7 @@ Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vect
         return badInput(fmt::format(
             "{} argument {}: a runtime value (\"from\") cannot be built for an ascend device yet: the bisheng "
             "recipe compiles sub-kernel scalars in as -DSK_<NAME> literals and has no read of the launch's "
-            "runtime slots; the ascend simulator (sk-compile --target ascend) supports it",
+            "runtime slots; the ascend simulator (target ascend-sim) supports it",
             what, p.name));
       }
       // A slot or dtype the simulator has no macro for: objects are compiled before the step is emitted, and
@@ -388,6 +390,63 @@ Expected<KernelMeta> parseKernelMetaJson(std::string_view text) {
   }
   if (!isHex64(m.sha256)) return badInput("kernel JSON: \"sha256\" is not 64 lowercase hex digits");
   return m;
+}
+
+std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix) {
+  for (KernelType t : {KernelType::AivOnly, KernelType::AicOnly, KernelType::MixAiv1_0, KernelType::MixAic1_0,
+                       KernelType::MixAic1_1, KernelType::MixAic1_2}) {
+    if (std::string_view(kernelTypeName(t)) == "KERNEL_TYPE_" + std::string(suffix)) return t;
+  }
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::string_view kBundleMagic = "SK-ASCEND-KERNEL 1 ";
+}  // namespace
+
+std::string formatDeviceBundle(const DeviceBundle& b) {
+  nlohmann::json j;
+  j["kernel"] = nlohmann::json::parse(kernelMetaJson(b.meta));
+  j["launch"] = b.launch;
+  const std::string json = j.dump();
+  return fmt::format("{}{} {}\n", kBundleMagic, json.size(), b.elf.size()) + json + b.elf;
+}
+
+Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
+  auto bad = [](std::string_view what) {
+    return badInput(fmt::format("ascend device artifact: {} (not one this version wrote; remove the cache entry)", what));
+  };
+  if (bytes.substr(0, kBundleMagic.size()) != kBundleMagic) return bad("no SK-ASCEND-KERNEL 1 header");
+  const size_t eol = bytes.find('\n');
+  if (eol == std::string_view::npos || eol > 64) return bad("header line not terminated");
+  const std::string_view sizes = bytes.substr(kBundleMagic.size(), eol - kBundleMagic.size());
+  const size_t space = sizes.find(' ');
+  uint64_t jsonBytes = 0, elfBytes = 0;
+  auto num = [](std::string_view s, uint64_t* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  };
+  if (space == std::string_view::npos || !num(sizes.substr(0, space), &jsonBytes) ||
+      !num(sizes.substr(space + 1), &elfBytes)) {
+    return bad("header sizes are not two numbers");
+  }
+  const std::string_view rest = bytes.substr(eol + 1);
+  if (jsonBytes > rest.size() || elfBytes != rest.size() - jsonBytes) {
+    return bad(fmt::format("sizes {} + {} do not add up to the {} bytes present", jsonBytes, elfBytes, rest.size()));
+  }
+  nlohmann::json j = nlohmann::json::parse(rest.substr(0, jsonBytes), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("kernel") || !j["kernel"].is_object() ||
+      !j.contains("launch") || !j["launch"].is_string()) {
+    return bad("its JSON is not {\"kernel\": {...}, \"launch\": \"...\"}");
+  }
+  DeviceBundle b;
+  auto meta = parseKernelMetaJson(j["kernel"].dump());
+  if (!meta) return bad(meta.error().message());
+  b.meta = std::move(*meta);
+  b.launch = j["launch"].get<std::string>();
+  b.elf = std::string(rest.substr(jsonBytes));
+  if (sha256Hex(b.elf) != b.meta.sha256) return bad("the kernel ELF's SHA-256 is not its kernel JSON's");
+  return b;
 }
 
 }  // namespace sk::ascend

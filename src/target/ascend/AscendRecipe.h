@@ -161,4 +161,23 @@ std::string kernelMetaJson(const KernelMeta& meta);
 /// Parse and check it (a device refuses an artifact whose JSON disagrees with its bytes).
 Expected<KernelMeta> parseKernelMetaJson(std::string_view text);
 
+/// The KernelType whose name is "KERNEL_TYPE_" + `suffix` (a launch
+/// descriptor's type, "MIX_AIC_1_2"); nullopt for another.
+std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix);
+
+/// A device SuperKernel as the cache keeps it (target ascend, one file): the
+/// relocatable kernel ELF, its kernel JSON and the launch descriptor, so an
+/// artifact from any tier carries what the device needs to launch it. Layout:
+///   "SK-ASCEND-KERNEL 1 <json bytes> <elf bytes>\n" <json> <elf>
+/// where the JSON is {"kernel": <kernelMetaJson>, "launch": "<descriptor>"}.
+struct DeviceBundle {
+  KernelMeta meta;
+  std::string launch;  // formatLaunchDescriptor text
+  std::string elf;
+};
+std::string formatDeviceBundle(const DeviceBundle& bundle);
+/// Parse and check: the header's sizes, the JSON, the descriptor, and the
+/// ELF's SHA-256 against the kernel JSON's. BadInput naming what disagrees.
+Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes);
+
 }  // namespace sk::ascend

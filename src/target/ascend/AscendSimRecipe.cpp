@@ -34,7 +34,6 @@
 #include "superkernel/support/Paths.h"
 #include "target/ascend/AscendBackend.h"
 #include "target/ascend/AscendRecipe.h"
-#include "target/ascend/SimBuild.h"
 #include "target/LinkFiles.h"
 
 namespace sk {
@@ -79,7 +78,7 @@ std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
 
 class AscendSimRecipe final : public BuildRecipe {
  public:
-  std::string_view target() const override { return "ascend"; }
+  std::string_view target() const override { return "ascend-sim"; }
   std::string_view defaultCompiler() const override { return "clang++"; }
   std::string_view compilerEnvVar() const override { return "SK_ASCEND_CXX"; }
   // Simulated objects are host code built without -march: the arch of the op list does not change them.
@@ -173,6 +172,6 @@ class AscendSimRecipe final : public BuildRecipe {
 
 }  // namespace
 
-std::shared_ptr<const BuildRecipe> makeAscendRecipe() { return std::make_shared<AscendSimRecipe>(); }
+std::shared_ptr<const BuildRecipe> makeAscendSimRecipe() { return std::make_shared<AscendSimRecipe>(); }
 
 }  // namespace sk

@@ -49,7 +49,9 @@ Expected<std::string> descriptorLine(const ascend::LaunchDescriptor& d) {
 
 class AscendTarget final : public Target {
  public:
-  std::string_view name() const override { return "ascend"; }
+  AscendTarget(std::string target, bool descriptorInSource)
+      : target_(std::move(target)), descriptorInSource_(descriptorInSource) {}
+  std::string_view name() const override { return target_; }
 
   Expected<GeneratedSource> emit(const FusionPlan& plan, size_t stepIndex) const override {
     if (stepIndex >= plan.steps.size()) return internalError("ascend emit: step out of range");
@@ -94,7 +96,7 @@ class AscendTarget final : public Target {
       d.notifyWords = src.notifyWords;
       d.sides = src.sides;
       SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
-      g.text = std::move(src.text) + line;
+      g.text = std::move(src.text) + (descriptorInSource_ ? line : "");
       g.launch = ascend::formatLaunchDescriptor(d);
     } else {
       const ascend::AscendOp& op = step.ops.at(0);
@@ -106,22 +108,26 @@ class AscendTarget final : public Target {
           "#include \"kernel_operator.h\"\n",
           d.entry, d.type, d.blockDim);
       SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
-      g.text += line;
+      if (descriptorInSource_) g.text += line;
       g.launch = ascend::formatLaunchDescriptor(d);
     }
     SyncLayout layout;  // the manifest's shared part: which variants the source uses
     layout.variants = g.variants;
-    g.manifest = stepManifest(plan, sk, "ascend", layout);
+    g.manifest = stepManifest(plan, sk, target_, layout);
     return g;
   }
 
   std::vector<std::filesystem::path> templateFiles() const override { return {}; }
+
+ private:
+  std::string target_;  // ascend (bisheng) or ascend-sim: one emitter, one Ascend C source for both
+  bool descriptorInSource_;
 };
 
 }  // namespace
 
-Expected<std::shared_ptr<const Target>> makeAscendEmitter() {
-  return std::shared_ptr<const Target>(std::make_shared<AscendTarget>());
+Expected<std::shared_ptr<const Target>> makeAscendEmitter(std::string target, bool descriptorInSource) {
+  return std::shared_ptr<const Target>(std::make_shared<AscendTarget>(std::move(target), descriptorInSource));
 }
 
 }  // namespace sk

@@ -1,3 +1,8 @@
+// Test scaffolding, not a build path of the library: the emitter's tests
+// (EmitterTest.cpp) build hand-made AscendSteps that no plan made, so they
+// cannot go through the driver and the cache; everything the library builds
+// goes through the ascend-sim recipe (src/target/ascend/AscendSimRecipe.cpp).
+//
 // Building an ascend step for the simulator (DESIGN section 9): the same
 // Ascend C the device build compiles, compiled by the host compiler against
 // runtime/ascend/sim/include, split-mode copies made with llvm-objcopy
@@ -15,7 +20,12 @@
 #include "target/ascend/AscendEmitter.h"
 #include "target/ascend/AscendStep.h"
 
-namespace sk::ascend {
+namespace sktest::ascend {
+
+using sk::Expected;
+using sk::Status;
+using sk::ascend::AscendSource;
+using sk::ascend::AscendStep;
 
 /// Runs one tool of a simulator build (compiler, llvm-objcopy) with argv and
 /// `timeout`; a failure is a Compile error carrying the tool, how it ended,
@@ -59,4 +69,4 @@ struct SimLibrary {
 Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, const SimBuildConfig& config,
                                        const std::string& libraryName);
 
-}  // namespace sk::ascend
+}  // namespace sktest::ascend

@@ -1,5 +1,5 @@
 // Building an ascend step for the simulator (see SimBuild.h).
-#include "target/ascend/SimBuild.h"
+#include "ascend/SimBuild.h"
 
 #include <fmt/format.h>
 
@@ -16,8 +16,10 @@
 
 #include "superkernel/driver/Process.h"
 
-namespace sk::ascend {
+namespace sktest::ascend {
 namespace fs = std::filesystem;
+using namespace sk;
+using namespace sk::ascend;
 
 namespace {
 
@@ -168,4 +170,4 @@ Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSour
   return SimArtifact{lib->sharedObject, lib->entries.at(0)};
 }
 
-}  // namespace sk::ascend
+}  // namespace sktest::ascend
