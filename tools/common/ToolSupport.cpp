@@ -22,7 +22,9 @@ std::string hintFor(const Error& error) {
     return "install the launcher (ccache: apt-get install ccache) or unset SK_COMPILER_LAUNCHER to run the compiler "
            "directly";
   }
-  if (error.kind() == ErrorKind::Compile && has("not found") && has("compiler")) {
+  // The host compiler's (SK_CXX): another target's compiler error already says what to install or set
+  // (nvcc's variable, CANN's; BuildRecipe::compilerHint), and clang would not help there.
+  if (error.kind() == ErrorKind::Compile && has("not found") && has("compiler") && has("SK_CXX")) {
     return "install clang (e.g. apt-get install clang) or point SK_CXX at a C++ compiler, e.g. SK_CXX=g++";
   }
   if (error.kind() == ErrorKind::Compile && has("timed out")) {
