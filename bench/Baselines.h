@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/plan/Plan.h"
 #include "superkernel/session/Session.h"

@@ -5,7 +5,7 @@ install(DIRECTORY include/superkernel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Generated code is compiled at run time against these (per target:
 # templates/<target>/, kernels/<target>/, runtime/<target>/); found at run
 # time relative to the installed binaries (support/Paths.h). Each back end
-# installs its own runtime files and runtime headers (src/target/<name>/target.cmake).
+# installs its own runtime files and runtime headers (src/backends/<name>/backend.cmake).
 install(DIRECTORY templates/ DESTINATION ${SK_DATA_SUBDIR}/templates)
 install(DIRECTORY kernels/ DESTINATION ${SK_DATA_SUBDIR}/kernels)
 

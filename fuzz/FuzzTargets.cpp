@@ -1,14 +1,14 @@
 // The target catalog (superkernel/target/Targets.h) for the op-list fuzzer. The fuzzer compiles only the
 // frontend and support sources, so that they carry coverage instrumentation (CMakeLists.txt); the library's
 // answer comes from the back-end registry, which would pull every back end in. This stands in for it with the
-// built-in targets as they register (src/target/*/*Backend.cpp): their names, kernels folders, the host, and
+// built-in targets as they register (src/backends/*/*Backend.cpp): their names, kernels folders, the host, and
 // their kernel keys from the back ends' own definitions, so the fuzzer parses and validates what the library
 // does. Not compiled into the library.
 #include <algorithm>
 
 #include "superkernel/target/Targets.h"
-#include "target/ascend/AscendKernelKeys.h"
-#include "target/cuda/CudaKernelKeys.h"
+#include "backends/ascend/AscendKernelKeys.h"
+#include "backends/cuda/CudaKernelKeys.h"
 
 namespace sk {
 namespace {

@@ -11,7 +11,7 @@
 #include "superkernel/cache/Cache.h"
 #include "superkernel/cache/Key.h"
 #include "superkernel/cache/Trust.h"
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/codegen/Template.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/driver/Process.h"

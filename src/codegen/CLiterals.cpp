@@ -1,4 +1,4 @@
-// The pieces every C-family emitter prints alike (codegen/Target.h): a dtype's
+// The pieces every C-family emitter prints alike (codegen/Emitter.h): a dtype's
 // C type, a scalar's exact C++ literal, an identifier made from a name, and
 // the preload-code rule. Shared code: the cpu, cuda and ascend back ends call
 // these, so none of them reaches into another's emitter.
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <limits>
 
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 
 namespace sk {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "support/Escape.h"
 
 namespace sk {

@@ -18,7 +18,7 @@
 namespace sk {
 
 struct ResolvedTarget {
-  std::shared_ptr<const Target> emitter;
+  std::shared_ptr<const Emitter> emitter;
   Device* device = nullptr;  // kept in CompiledPlan::device (null: planning only)
 };
 using TargetResolver = std::function<Expected<ResolvedTarget>(const std::string& target)>;

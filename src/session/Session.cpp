@@ -41,7 +41,7 @@ Expected<Options> mergeOptions(const std::vector<std::string_view>& optionString
 // emitter and recipe, the toolchain, the device, and one driver per arch.
 struct TargetState {
   std::string name;
-  std::shared_ptr<const Target> emitter;
+  std::shared_ptr<const Emitter> emitter;
   std::shared_ptr<const BuildRecipe> recipe;
   Toolchain toolchain;
   std::unique_ptr<Device> device;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "target/ascend/AscendStep.h"
+#include "backends/ascend/AscendStep.h"
 
 namespace sktest::ascend {
 

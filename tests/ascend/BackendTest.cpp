@@ -8,8 +8,8 @@
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
-#include "target/ascend/AscendBackend.h"
-#include "target/ascend/AscendMachine.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendMachine.h"
 
 namespace fs = std::filesystem;
 

@@ -18,8 +18,8 @@
 #include "superkernel/session/Session.h"
 #include "superkernel/support/Sha256.h"
 #include "superkernel/target/Backend.h"
-#include "target/ascend/AclRuntime.h"
-#include "target/ascend/AscendRecipe.h"
+#include "backends/ascend/AclRuntime.h"
+#include "backends/ascend/AscendRecipe.h"
 
 namespace {
 namespace fs = std::filesystem;

@@ -18,9 +18,9 @@
 #include "WorkDir.h"
 #include "ascend/SimBuild.h"
 #include "superkernel/ascend/Simulator.h"
-#include "target/ascend/AscendBackend.h"
-#include "target/ascend/AscendEmitter.h"
-#include "target/ascend/SideLaunches.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendEmitter.h"
+#include "backends/ascend/SideLaunches.h"
 
 namespace fs = std::filesystem;
 using namespace sktest::ascend;

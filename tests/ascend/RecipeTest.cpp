@@ -1,4 +1,4 @@
-// The ascend build recipe (src/target/ascend/AscendRecipe): tool discovery
+// The ascend build recipe (src/backends/ascend/AscendRecipe): tool discovery
 // with fake CANN layouts, the exact argv of each build step, the kernel JSON,
 // the simulator build run for real with the host compiler, and the device
 // build run for real when a CANN toolkit is present (skipped otherwise).
@@ -13,8 +13,8 @@
 
 #include "superkernel/ascend/Simulator.h"
 #include "superkernel/driver/Process.h"
-#include "target/ascend/AscendBackend.h"
-#include "target/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendRecipe.h"
 
 namespace fs = std::filesystem;
 using namespace sk::ascend;

@@ -15,8 +15,8 @@
 #include "SessionRun.h"
 #include "superkernel/ascend/Simulator.h"
 #include "superkernel/frontend/OpList.h"
-#include "target/ascend/AscendBackend.h"
-#include "target/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendRecipe.h"
 
 namespace {
 

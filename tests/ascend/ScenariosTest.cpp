@@ -18,7 +18,7 @@
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
-#include "target/ascend/AscendStep.h"
+#include "backends/ascend/AscendStep.h"
 #include "SessionRun.h"
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // Test scaffolding, not a build path of the library: the emitter's tests
 // (EmitterTest.cpp) build hand-made AscendSteps that no plan made, so they
 // cannot go through the driver and the cache; everything the library builds
-// goes through the ascend-sim recipe (src/target/ascend/AscendSimRecipe.cpp).
+// goes through the ascend-sim recipe (src/backends/ascend/AscendSimRecipe.cpp).
 //
 // Building an ascend step for the simulator (DESIGN section 9): the same
 // Ascend C the device build compiles, compiled by the host compiler against
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "superkernel/support/Error.h"
-#include "target/ascend/AscendEmitter.h"
-#include "target/ascend/AscendStep.h"
+#include "backends/ascend/AscendEmitter.h"
+#include "backends/ascend/AscendStep.h"
 
 namespace sktest::ascend {
 

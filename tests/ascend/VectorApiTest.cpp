@@ -17,7 +17,7 @@
 #include "superkernel/ascend/Simulator.h"
 #include "SimLaunch.h"
 #include "superkernel/driver/Process.h"
-#include "target/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendRecipe.h"
 #include "WorkDir.h"
 
 extern "C" {

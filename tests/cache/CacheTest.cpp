@@ -14,7 +14,7 @@
 
 #include "cache/TestUtil.h"
 #include "superkernel/driver/Process.h"
-#include "target/cpu/LoadedLibrary.h"
+#include "backends/cpu/LoadedLibrary.h"
 
 namespace sk {
 namespace {

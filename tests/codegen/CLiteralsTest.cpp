@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 
 namespace sk {
 namespace c_literals_test {

@@ -19,7 +19,7 @@
 
 #include "codegen/TestPlans.h"
 #include "GoldenFile.h"
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
 #include "superkernel/target/Targets.h"
@@ -32,8 +32,8 @@ using namespace sk::testplans;
 
 fs::path goldenDir() { return fs::path(SK_SOURCE_ROOT) / "tests" / "codegen" / "golden"; }
 
-std::shared_ptr<const Target> cpu() {
-  auto t = makeTarget("cpu");
+std::shared_ptr<const Emitter> cpu() {
+  auto t = makeEmitter("cpu");
   EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message());
   return t.ok() ? *t : nullptr;
 }
@@ -371,11 +371,11 @@ TEST(CpuCodegen, TargetRegistry) {
   ASSERT_EQ(t->templateFiles().size(), 1u);
   EXPECT_TRUE(fs::exists(t->templateFiles()[0]));
   for (const char* name : {"ascend", "ascend-sim", "cuda"}) {  // registered back ends (cuda-sim shares cuda's)
-    auto other = makeTarget(name);
+    auto other = makeEmitter(name);
     ASSERT_TRUE(other.ok()) << other.error().message();
     EXPECT_EQ((*other)->name(), name);
   }
-  auto r = makeTarget("fpga");
+  auto r = makeEmitter("fpga");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message().find("unknown target 'fpga'"), std::string::npos);
   EXPECT_EQ(targetNames(), (std::vector<std::string>{"ascend", "ascend-sim", "cpu", "cuda", "cuda-sim"}));
@@ -389,7 +389,7 @@ TEST(CpuCodegen, BrokenTemplateIsAClearError) {
     out << "ok\n{{#queues}}\nno close\n";
   }
   ::setenv("SK_TEMPLATES_DIR", dir.c_str(), 1);
-  auto r = makeTarget("cpu");
+  auto r = makeEmitter("cpu");
   ::unsetenv("SK_TEMPLATES_DIR");
   fs::remove_all(dir);
   ASSERT_FALSE(r.ok());

@@ -1,9 +1,9 @@
 // The pieces the cpu and cuda emitters share (codegen/StepValues.h,
-// codegen/TemplateTarget.h). The goldens of both back ends pin the text they
+// codegen/TemplateEmitter.h). The goldens of both back ends pin the text they
 // produce together; these pin the parameters that make the two differ (the
 // core test's suffix, the buffer array's name) and the shared error paths.
 #include "superkernel/codegen/StepValues.h"
-#include "superkernel/codegen/TemplateTarget.h"
+#include "superkernel/codegen/TemplateEmitter.h"
 
 #include <gtest/gtest.h>
 
@@ -73,10 +73,10 @@ TEST(StepValues, UnfusedStepIsLabelledByItsKernel) {
   EXPECT_EQ(stepOpLabel(plan, plan.steps[0], plan.steps[0].ops[0]), "add");
 }
 
-// A TemplateTarget whose emitStep fails, to see the shared checks and context.
-class FailingTarget final : public TemplateTarget {
+// A TemplateEmitter whose emitStep fails, to see the shared checks and context.
+class FailingEmitter final : public TemplateEmitter {
  public:
-  FailingTarget() : TemplateTarget("test", *Template::parse("x", "t.tmpl"), "t.tmpl") {}
+  FailingEmitter() : TemplateEmitter("test", *Template::parse("x", "t.tmpl"), "t.tmpl") {}
 
  private:
   Expected<GeneratedSource> emitStep(const FusionPlan&, const SuperKernelPlan&) const override {
@@ -84,9 +84,9 @@ class FailingTarget final : public TemplateTarget {
   }
 };
 
-TEST(TemplateTarget, ChecksTheStepAndNamesTargetAndStepInErrors) {
+TEST(TemplateEmitter, ChecksTheStepAndNamesTargetAndStepInErrors) {
   const FusionPlan plan = testplans::seedPlan();
-  FailingTarget t;
+  FailingEmitter t;
   EXPECT_EQ(t.name(), "test");
   EXPECT_EQ(t.templateFiles(), (std::vector<std::filesystem::path>{"t.tmpl"}));
   auto out = t.emit(plan, plan.steps.size());
@@ -99,7 +99,7 @@ TEST(TemplateTarget, ChecksTheStepAndNamesTargetAndStepInErrors) {
   EXPECT_EQ(failed.error().message(), "while generating test code for SuperKernel " + plan.steps[0].name + ": no luck");
 }
 
-TEST(TemplateTarget, UnreadableTemplateFileIsAnIoErrorNamingIt) {
+TEST(TemplateEmitter, UnreadableTemplateFileIsAnIoErrorNamingIt) {
   auto t = readTemplateFile("/nonexistent/superkernel.tmpl");
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().kind(), ErrorKind::Io);

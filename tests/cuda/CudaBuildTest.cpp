@@ -8,7 +8,7 @@
 #include "TestCache.h"
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/driver/Process.h"
-#include "target/cuda/CudaRuntime.h"
+#include "backends/cuda/CudaRuntime.h"
 #include "tools/ToolTestUtil.h"
 
 namespace sk {

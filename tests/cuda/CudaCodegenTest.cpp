@@ -10,7 +10,7 @@
 
 #include "codegen/TestPlans.h"
 #include "cuda/CudaTestUtil.h"
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
 
@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 using namespace sk::testplans;
 using cudatest::checkGolden;
 
-std::shared_ptr<const Target> cuda() {
-  auto t = makeTarget("cuda");
+std::shared_ptr<const Emitter> cuda() {
+  auto t = makeEmitter("cuda");
   EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message());
   return t.ok() ? *t : nullptr;
 }

@@ -11,7 +11,7 @@
 #include "CompilerPresent.h"
 #include "cache/TestUtil.h"
 #include "superkernel/target/cpu/Cpu.h"
-#include "target/cpu/LoadedLibrary.h"
+#include "backends/cpu/LoadedLibrary.h"
 #include "superkernel/cpu/superkernel_rt.h"
 #include "superkernel/support/Paths.h"
 

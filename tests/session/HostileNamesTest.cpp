@@ -285,7 +285,7 @@ Lexed lex(const std::string& text) {
 Expected<std::vector<std::string>> emitAll(const OpList& list) {
   SK_ASSIGN_OR_RETURN(Options o, parseOptions(list.options));
   SK_ASSIGN_OR_RETURN(FusionPlan plan, planOpList(list, o, PlanConfig{MachineModel::singlePool("cpu", 4, "executor", "workers"), true}));
-  SK_ASSIGN_OR_RETURN(auto target, makeTarget("cpu"));
+  SK_ASSIGN_OR_RETURN(auto target, makeEmitter("cpu"));
   std::vector<std::string> out;
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     SK_ASSIGN_OR_RETURN(GeneratedSource src, target->emit(plan, s));

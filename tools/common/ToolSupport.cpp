@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <new>
 
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 
 namespace sk::tools {
 

@@ -57,7 +57,7 @@
 // callers do with it is mostly pass it on (store, print, compare, upload),
 // and the few that read fields (sk-cache, tests) already have a JSON
 // parser: an opaque value type would be a second JSON API to document and
-// keep. GeneratedSource::manifest (codegen/Target.h) is text for the same
+// keep. GeneratedSource::manifest (codegen/Emitter.h) is text for the same
 // reason. Text the library returns is compact, with object keys sorted.
 #pragma once
 

@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "superkernel/cache/Cache.h"
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Driver.h"
 #include "superkernel/frontend/Graph.h"
 #include "superkernel/frontend/OpList.h"
@@ -118,7 +118,7 @@ struct CompiledPlan {
   FusionPlan plan;                          // with codeBytes filled in
   std::vector<CompiledStep> steps;          // execution order
   CompileStats stats;
-  std::shared_ptr<const Target> target;     // the emitter
+  std::shared_ptr<const Emitter> target;     // the emitter
   Device* device = nullptr;                 // owned by the Session that compiled it
 };
 

@@ -1,11 +1,11 @@
-// Back ends (DESIGN section 9): a target is one folder, src/target/<name>/,
+// Back ends (DESIGN section 9): a target is one folder, src/backends/<name>/,
 // that plugs four things into known seams. The plan, the driver's spawning /
 // dedup / keys, the cache and the session are shared and never name a
 // target.
 //
 //   MachineModel  what the planner reads: core pools, per-target defaults,
 //                 options that do not apply, sync limits
-//   Target        the emitter (codegen/Target.h): prints what the shared sync
+//   Emitter       the emitter (codegen/Emitter.h): prints what the shared sync
 //                 layout (codegen/SyncLayout.h) decided, from templates/<name>/
 //   BuildRecipe   how the driver builds: compiler and its variable, object
 //                 and link argv, object post-processing, artifact name,
@@ -30,7 +30,7 @@
 
 #include "superkernel/cache/Cache.h"
 #include "superkernel/cache/Key.h"
-#include "superkernel/codegen/Target.h"
+#include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/driver/Toolchain.h"
 #include "superkernel/target/Targets.h"
@@ -245,7 +245,7 @@ struct Backend {
   /// than it has fails there, saying so.
   std::function<Expected<MachineModel>(const MachineQuery&)> machineModel;
   /// The emitter (reads templates/<name>/ now: errors name the file and line).
-  std::function<Expected<std::shared_ptr<const Target>>()> makeEmitter;
+  std::function<Expected<std::shared_ptr<const Emitter>>()> makeEmitter;
   std::function<std::shared_ptr<const BuildRecipe>()> makeRecipe;
   std::function<Expected<std::unique_ptr<Device>>(const DeviceOptions&)> makeDevice;
   /// Optional: measures what the sync cost model compares (SyncCosts) on `device`, the machine present.

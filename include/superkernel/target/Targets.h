@@ -1,4 +1,4 @@
-// Which targets exist, answered by the back-end registry (src/target/Registry.cpp) and nowhere else.
+// Which targets exist, answered by the back-end registry (src/backends/Registry.cpp) and nowhere else.
 // Code below the back ends (the op-list parser and validator, the tools) asks here instead of keeping
 // its own list of names: a back end registered later (a test back end, a plugin) is known at once, and
 // adding a built-in one edits no shared file.

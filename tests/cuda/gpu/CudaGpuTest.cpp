@@ -26,7 +26,7 @@
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/session/BufferSet.h"
-#include "target/cuda/CudaRuntime.h"
+#include "backends/cuda/CudaRuntime.h"
 #include "tools/ToolTestUtil.h"
 
 namespace sk {

@@ -1,0 +1,96 @@
+// Private: the ascend back end on the seam (target/Backend.h), assembled by
+// the registry. Emitter (AscendSeamEmitter.cpp: makeAscendStep + emitAscend),
+// build recipe for the simulator (AscendSimRecipe.cpp), device running the
+// simulator (AscendDevice.cpp), machine model (AscendMachine.h).
+//
+// What ties them together is the launch descriptor, "entry=... type=MIX_AIC_1_2
+// block_dim=8 ...": the emitter passes it beside the source
+// (GeneratedSource::launch), which the recipe's link reads (which objects to
+// split-copy) and the SuperKernel key hashes, and prints it into the source as
+//   extern "C" const char sk_ascend_launch[] = "...";
+// which the device reads back from the loaded artifact (what to launch: entry,
+// task type, block dim, how buffers map to parameters, where the runtime
+// scalars' slots point), so an artifact from the cache carries its own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "superkernel/target/Backend.h"
+
+namespace sk::ascend {
+
+/// A side launch's GM words in a SuperKernel's sk_notify buffer (64 bytes
+/// apart, zeroed before the launch): the device starts side launch k once
+/// words [first, first + count) are all set (the SuperKernel's cores set
+/// them after the ops it needs) and sets word `done` when it completed (1;
+/// 2: it failed), which the cores of the ops that need it poll.
+struct SideWords {
+  uint32_t done = 0, first = 0, count = 0;
+};
+constexpr uint32_t kNotifyWordBytes = 64;
+
+struct LaunchDescriptor {
+  std::string entry;            // the global symbol launched
+  std::string type;             // task type without KERNEL_TYPE_: "MIX_AIC_1_2", "AIV_ONLY", ...
+  uint32_t blockDim = 1;
+  uint32_t buffers = 0;         // run()'s buffer count (the step's buffers, manifest order)
+  uint64_t profileBytes = 0;    // fused with profiling=1: an extra GM buffer appended by the device
+  int split = 1;                // split-mode copies of every object (fused)
+  bool bufferTable = false;     // fused: the entry takes one GM table of the buffers' addresses (table=1)
+  /// Fused with side launches: words of the sk_notify buffer (an extra GM
+  /// argument after the buffers, before the profile buffer) and each side
+  /// launch's words, in the plan's order.
+  uint32_t notifyWords = 0;
+  std::vector<SideWords> sides;
+  std::vector<std::string> objects;  // object symbols, in GeneratedSource::variants order
+  /// Unfused: the sub-kernel's parameters as (buffer index, byte offset); empty: buffers in order.
+  std::vector<std::pair<uint32_t, uint64_t>> args;
+  /// Runtime scalars' sources by slot, as (buffer index, byte offset): the device passes each launch their
+  /// addresses (ascend_sim::LaunchSpec::runtimeValues), fused or not; at most kMaxRuntimeValues.
+  std::vector<std::pair<uint32_t, uint64_t>> runtime;
+};
+
+/// The GM arguments of a fused SuperKernel's entry: the `n` buffers one by
+/// one, or (bufferTable) the address of `table`, filled with theirs; then
+/// `notify` and `profile`, each when it is not null. `table` must outlive
+/// the launch.
+std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
+                                        std::vector<uint64_t>& table, void* notify, void* profile);
+
+/// The symbol holding the descriptor in generated code.
+constexpr const char* kLaunchSymbol = "sk_ascend_launch";
+
+std::string formatLaunchDescriptor(const LaunchDescriptor& d);
+Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
+
+}  // namespace sk::ascend
+
+namespace sk {
+
+/// Backend{"ascend", ...}: a real device. bisheng builds the objects and the
+/// SuperKernel (AscendDeviceRecipe.cpp), CANN's runtime runs them
+/// (AscendCannDevice.cpp, libascendcl by dlopen).
+Backend ascendBackend();
+/// Backend{"ascend-sim", ...}: the same Ascend C sources built by the host
+/// compiler and run by the simulator (runtime/ascend/sim).
+Backend ascendSimBackend();
+
+/// The emitter of both (one Ascend C source); `target` names it in manifests. `descriptorInSource`: the
+/// launch descriptor is also printed into the source (the simulator reads it back from the loaded object;
+/// the device build keeps it in the artifact's bundle instead, so no host data lands in device code).
+Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target, bool descriptorInSource);
+std::shared_ptr<const BuildRecipe> makeAscendSimRecipe();
+/// The simulator device: options.cores AI Cores (0: SK_ASCEND_AI_CORES, else 8).
+Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options);
+/// bisheng and CANN's binutils, found when the recipe is made (AscendRecipe.h findAscendTools); when they
+/// are missing, the Session's toolchain lookup says so with compilerHint().
+std::shared_ptr<const BuildRecipe> makeAscendDeviceRecipe();
+/// The CANN device (never fails to be created: without CANN, load, run and buffers say what is missing).
+Expected<std::unique_ptr<Device>> makeAscendCannDevice(const DeviceOptions& options);
+
+}  // namespace sk

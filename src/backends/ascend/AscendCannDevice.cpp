@@ -1,0 +1,217 @@
+// The ascend device on CANN (target ascend, DESIGN section 9): an artifact is
+// an ascend::DeviceBundle (the relocatable kernel ELF the bisheng recipe
+// linked, its kernel JSON, the launch descriptor); load() checks it and
+// keeps the ELF, which the first run() registers with the runtime
+// (aclrtBinaryLoadFromData, then aclrtBinaryGetFunction for the
+// descriptor's entry: a machine without a device still compiles and caches
+// SuperKernels, like cuda's); run() packs the entry's
+// GM arguments as the descriptor says (the buffers one by one, or one GM
+// table of their addresses; an unfused launch's (buffer, byte offset)
+// pairs; a profile buffer when it has one) into device memory and launches
+// them with the descriptor's block dim (aclrtLaunchKernel), then waits for
+// the stream, so the argument memory can be freed and a failure is this
+// run's. Buffers are device memory (aclrtMalloc / aclrtMemcpy).
+//
+// What the simulator has and this device does not (its machine model says
+// so, so the planner never asks): runtime-scalar slots, launches beside a
+// SuperKernel, profiling records read back.
+//
+// Unverified: there is no CANN toolkit or Ascend device where this project is
+// built and tested; what is tested here is that it is created without CANN
+// and that each use then names what is missing (tests/ascend/CannDeviceTest.cpp).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "backends/ascend/AclRuntime.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendMachine.h"
+#include "backends/ascend/AscendRecipe.h"
+
+namespace sk {
+
+namespace {
+
+class CannKernel final : public LoadedKernel {
+ public:
+  CannKernel(std::string key, std::string elf, ascend::LaunchDescriptor d)
+      : key_(std::move(key)), elf_(std::move(elf)), desc_(std::move(d)) {}
+  ~CannKernel() override {
+    if (bin_) (void)api_->binaryUnLoad(bin_);
+  }
+  CannKernel(const CannKernel&) = delete;
+  CannKernel& operator=(const CannKernel&) = delete;
+  const ascend::LaunchDescriptor& descriptor() const { return desc_; }
+
+  /// The entry's function handle, registering the ELF with the runtime at the first call (so a machine
+  /// without a device compiles and caches, and the first run says the device is missing).
+  Expected<void*> function(const ascend::AclApi* api) const {
+    std::lock_guard lock(mu_);
+    if (func_) return func_;
+    void* bin = nullptr;
+    if (ascend::AclError e = api->binaryLoadFromData(elf_.data(), elf_.size(), nullptr, &bin); e)
+      return runtimeError(api->describe("aclrtBinaryLoadFromData", e)).context("SuperKernel " + key_);
+    void* func = nullptr;
+    if (ascend::AclError e = api->binaryGetFunction(bin, desc_.entry.c_str(), &func); e) {
+      (void)api->binaryUnLoad(bin);
+      return runtimeError(api->describe(fmt::format("aclrtBinaryGetFunction({})", desc_.entry).c_str(), e))
+          .context("SuperKernel " + key_);
+    }
+    api_ = api;
+    bin_ = bin;
+    func_ = func;
+    return func_;
+  }
+
+ private:
+  std::string key_;
+  std::string elf_;
+  ascend::LaunchDescriptor desc_;
+  mutable std::mutex mu_;
+  mutable const ascend::AclApi* api_ = nullptr;
+  mutable void* bin_ = nullptr;
+  mutable void* func_ = nullptr;
+};
+
+// Device memory freed when it goes out of scope.
+class DeviceScratch {
+ public:
+  DeviceScratch(const ascend::AclApi* api) : api_(api) {}
+  ~DeviceScratch() {
+    for (void* p : blocks_) (void)api_->free(p);
+  }
+  Expected<void*> upload(const void* src, size_t bytes, const char* what) {
+    SK_ASSIGN_OR_RETURN(void* p, allocate(bytes, what));
+    if (ascend::AclError e = api_->memcpy(p, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
+      return runtimeError(api_->describe(fmt::format("aclrtMemcpy ({})", what).c_str(), e));
+    return p;
+  }
+  Expected<void*> allocate(size_t bytes, const char* what) {
+    void* p = nullptr;
+    if (ascend::AclError e = api_->malloc(&p, std::max<size_t>(bytes, 1), ascend::kAclMemMallocHugeFirst); e)
+      return runtimeError(api_->describe(fmt::format("aclrtMalloc ({}, {} bytes)", what, bytes).c_str(), e));
+    blocks_.push_back(p);
+    return p;
+  }
+
+ private:
+  const ascend::AclApi* api_;
+  std::vector<void*> blocks_;
+};
+
+class AscendCannDevice final : public Device {
+ public:
+  explicit AscendCannDevice(const DeviceOptions& o)
+      : machine_(ascend::ascendDeviceMachineModel(o.cores ? o.cores : ascend::kDeviceAiCores)) {}
+
+  std::string_view target() const override { return machine_.target; }
+  const MachineModel& machine() const override { return machine_; }
+
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    if (!a.bytes) return internalError("ascend load: an artifact without bytes");
+    // The artifact is checked before any runtime is needed: a bad one is the cache's problem, named as such.
+    auto bundle = ascend::parseDeviceBundle(*a.bytes);
+    if (!bundle) return std::move(bundle).error().context("SuperKernel " + a.key);
+    auto d = ascend::parseLaunchDescriptor(bundle->launch);
+    if (!d) return std::move(d).error().context("SuperKernel " + a.key);
+    if (d->entry != bundle->meta.kernelName || d->blockDim != bundle->meta.blockDim) {
+      return badInput(fmt::format("SuperKernel {}: its launch descriptor ({} on {} cores) and kernel JSON ({} on {}) "
+                                  "disagree; remove the cache entry",
+                                  a.key, d->entry, d->blockDim, bundle->meta.kernelName, bundle->meta.blockDim));
+    }
+    if (!d->runtime.empty() || d->notifyWords) {
+      return badInput(fmt::format("SuperKernel {}: it reads runtime-scalar slots or runs launches beside it, which "
+                                  "the CANN device does not provide (a plan for ascend-sim?)",
+                                  a.key));
+    }
+    std::lock_guard lock(mu_);
+    if (auto it = loaded_.find(a.key); it != loaded_.end())
+      if (auto k = it->second.lock()) return std::shared_ptr<const LoadedKernel>(k);
+    auto k = std::make_shared<const CannKernel>(a.key, std::move(bundle->elf), std::move(*d));
+    loaded_[a.key] = k;
+    return std::shared_ptr<const LoadedKernel>(k);
+  }
+
+  void* defaultStream() override { return nullptr; }  // CANN's default stream
+
+  Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+             uint32_t numBuffers) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    const auto& k = static_cast<const CannKernel&>(kernel);
+    const ascend::LaunchDescriptor& d = k.descriptor();
+    if (numBuffers != d.buffers) {
+      return internalError(fmt::format("ascend run: {} buffers for an entry that takes {}", numBuffers, d.buffers));
+    }
+    (void)cores;  // the launch's block dim is the plan's cores, compiled into the descriptor
+    SK_ASSIGN_OR_RETURN(void* function, k.function(api));
+    DeviceScratch scratch(api);
+    std::vector<uint64_t> args;
+    if (!d.args.empty()) {
+      for (const auto& [b, off] : d.args) args.push_back(reinterpret_cast<uintptr_t>(buffers[b]) + off);
+    } else if (d.bufferTable) {
+      std::vector<uint64_t> table(numBuffers);
+      std::transform(buffers, buffers + numBuffers, table.begin(),
+                     [](void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); });
+      SK_ASSIGN_OR_RETURN(void* t, scratch.upload(table.data(), table.size() * sizeof(uint64_t), "buffer table"));
+      args.push_back(reinterpret_cast<uintptr_t>(t));
+    } else {
+      for (uint32_t b = 0; b < numBuffers; ++b) args.push_back(reinterpret_cast<uintptr_t>(buffers[b]));
+    }
+    if (d.profileBytes) {
+      SK_ASSIGN_OR_RETURN(void* p, scratch.allocate(d.profileBytes, "profile records"));
+      args.push_back(reinterpret_cast<uintptr_t>(p));
+    }
+    SK_ASSIGN_OR_RETURN(void* argsDev, scratch.upload(args.data(), args.size() * sizeof(uint64_t), "kernel arguments"));
+    if (ascend::AclError e = api->launchKernel(function, d.blockDim, argsDev, args.size() * sizeof(uint64_t), stream); e)
+      return runtimeError(api->describe(fmt::format("aclrtLaunchKernel({}, block dim {})", d.entry, d.blockDim).c_str(), e));
+    // The arguments live in `scratch` until the launch is done; a failure on the device reports here.
+    if (ascend::AclError e = api->synchronizeStream(stream); e)
+      return runtimeError(api->describe(fmt::format("aclrtSynchronizeStream (after {})", d.entry).c_str(), e));
+    return Status::success();
+  }
+
+  bool hostMemory() const override { return false; }
+
+  Expected<void*> allocate(size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    void* p = nullptr;
+    if (ascend::AclError e = api->malloc(&p, std::max<size_t>(bytes, 1), ascend::kAclMemMallocHugeFirst); e)
+      return runtimeError(fmt::format("cannot allocate {} bytes of device memory: {}", bytes,
+                                      api->describe("aclrtMalloc", e)));
+    return p;
+  }
+  void release(void* buffer) override {
+    auto api = ascend::aclRuntime();
+    if (api && buffer) (void)(*api)->free(buffer);
+  }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    if (!bytes) return Status::success();
+    if (ascend::AclError e = api->memcpy(dst, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
+      return runtimeError(api->describe("aclrtMemcpy (upload)", e));
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    if (!bytes) return Status::success();
+    if (ascend::AclError e = api->memcpy(dst, bytes, src, bytes, ascend::kAclMemcpyDeviceToHost); e)
+      return runtimeError(api->describe("aclrtMemcpy (download)", e));
+    return Status::success();
+  }
+
+ private:
+  MachineModel machine_;
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const CannKernel>> loaded_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Device>> makeAscendCannDevice(const DeviceOptions& options) {
+  return std::unique_ptr<Device>(std::make_unique<AscendCannDevice>(options));
+}
+
+}  // namespace sk

@@ -1,0 +1,62 @@
+// The ascend machine model (see AscendMachine.h).
+#include "backends/ascend/AscendMachine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+namespace sk::ascend {
+
+MachineModel ascendMachineModel(uint32_t aiCores) {
+  aiCores = std::max<uint32_t>(1, aiCores);
+  MachineModel m;
+  m.target = "ascend-sim";
+  m.pools = {CorePool{CoreType::Cube, aiCores}, CorePool{CoreType::Vector, 2 * aiCores}};
+  // The reference generator's default: four code copies per sub-kernel, so
+  // cores fetching the same sub-kernel spread over four instruction lines.
+  m.defaultSplitMode = 4;
+  m.staticArguments = true;
+  // Runtime scalars: an object reads slot k of its launch (SK_ASCEND_RUNTIME_<T>_<k>, kernel_operator.h), the
+  // device passes the slots' addresses with every launch (launch descriptor runtime=): the simulator only.
+  m.runtimeScalars = true;
+  // Launches of other streams (tiling elsewhere, weight prefetch) run beside a SuperKernel, ordered by GM
+  // notify/wait words (AscendEmitter.h, Device::runBeside), instead of splitting it.
+  m.sideLaunches = true;
+  // A sub-kernel's block index is its core's (GetBlockIdx): one block per core inside a SuperKernel.
+  m.oneBlockPerCore = true;
+  m.coreOwner = "ascend device";
+  m.coreNoun = "cores";
+  m.unitNoun = "AI Cores";
+  return m;
+}
+
+MachineModel ascendDeviceMachineModel(uint32_t aiCores) {
+  MachineModel m = ascendMachineModel(aiCores);
+  m.target = "ascend";
+  m.runtimeScalars = false;
+  m.sideLaunches = false;
+  return m;
+}
+
+uint32_t deviceAiCoresForArch(std::string_view arch) {
+  static constexpr std::pair<std::string_view, uint32_t> kParts[] = {
+      {"ascend910b1", 24}, {"ascend910b2", 24}, {"ascend910_93", 24}, {"ascend910b3", 20}, {"ascend910b4", 20}};
+  for (const auto& [name, cores] : kParts)
+    if (arch == name) return cores;
+  return kDeviceAiCores;
+}
+
+uint32_t aiCoresFromEnv() {
+  if (const char* v = std::getenv("SK_ASCEND_AI_CORES"); v && *v) {
+    const long n = std::strtol(v, nullptr, 10);
+    if (n >= 1 && n <= 1024) return static_cast<uint32_t>(n);
+  }
+  return kSimulatorAiCores;
+}
+
+int defaultSplitMode() {
+  static const int mode = ascendMachineModel().defaultSplitMode;
+  return mode;
+}
+
+}  // namespace sk::ascend

@@ -1,0 +1,177 @@
+// The ascend build recipe for the simulator (DESIGN section 9): the generated
+// Ascend C and every sub-kernel compiled by the host C++ compiler against
+// runtime/ascend/sim/include (the argv of AscendRecipe.h's simCompileArgv, the
+// device build's macros included), split-mode copies made with llvm-objcopy
+// --redefine-sym as for the device, one shared object the simulator device
+// loads.
+//
+// Objects. One per specialised variant (= one AscendObject): the variant's
+// macros, its scalars as -DSK_<NAME>=<literal> (a runtime scalar as
+// -DSK_<NAME>=SK_ASCEND_RUNTIME_<T>_<slot>, a read of the launch's slot: the
+// value is never in the object), its entry renamed to the variant's symbol,
+// and inside a SuperKernel its block count and early-start macros
+// (ascend::variantCompileStep). All of them are objectFlags, so they are in the object's key: two
+// ops with different scalars or block counts never share an object.
+//
+// Split copies are made at link time, not in postProcessObject: the copies
+// depend on the step's split-mode, which postProcessObject does not see (and
+// the object itself does not depend on it); the link gets the options, and the
+// launch descriptor beside the source (LinkRequest::launch) names the object
+// symbols to copy. llvm-objcopy
+// runs under the driver's deadlines (RecipeTools::runTool), and its path and
+// version are in every object's key (postProcessKey), so the SuperKernels it
+// copied are keyed by it too.
+//
+// The device build (bisheng, ld.lld -r, localize, kernel JSON) stays argv
+// only (AscendRecipe.h), tested by comparison: there is no CANN toolkit here.
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "support/BuildFiles.h"
+#include "superkernel/codegen/Emitter.h"
+#include "superkernel/driver/Process.h"
+#include "superkernel/support/Paths.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendRecipe.h"
+#include "backends/LinkFiles.h"
+
+namespace sk {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The llvm-objcopy on PATH, looked up once: its path and `--version` output, or that there is none (a
+// split-mode=1 build needs none; a split copy then fails naming it).
+struct SimObjcopy {
+  fs::path path;
+  std::string identity;
+};
+
+const SimObjcopy& simObjcopy() {
+  static const SimObjcopy tool = [] {
+    SimObjcopy t;
+    t.path = findExecutableUnresolved("llvm-objcopy");
+    if (t.path.empty()) {
+      t.identity = "llvm-objcopy: none on PATH";
+      return t;
+    }
+    ProcessOptions po;
+    po.timeout = std::chrono::seconds(30);
+    auto r = runProcess({t.path.string(), "--version"}, po);
+    std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
+    while (!version.empty() && version.back() == '\n') version.pop_back();
+    t.identity = fmt::format("llvm-objcopy {}\n{}", t.path.string(), version);
+    return t;
+  }();
+  return tool;
+}
+
+fs::path simInclude() { return dataRuntimeDir() / "ascend" / "sim" / "include"; }
+fs::path kernelHeader() { return dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"; }
+
+// argv of simCompileArgv without the compiler and the trailing "-c <src> -o <obj>".
+std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
+  std::vector<std::string> argv = ascend::simCompileArgv("cxx", simInclude(), cs);
+  return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
+}
+
+class AscendSimRecipe final : public BuildRecipe {
+ public:
+  std::string_view target() const override { return "ascend-sim"; }
+  std::string_view defaultCompiler() const override { return "clang++"; }
+  std::string_view compilerEnvVar() const override { return "SK_ASCEND_CXX"; }
+  // Simulated objects are host code built without -march: the arch of the op list does not change them.
+  std::string archKey(const std::string&) const override { return "simulator"; }
+
+  Expected<std::string> runtimeDigest() const override {
+    KeyBuilder kb;
+    kb.add("what", "ascend-simulator-runtime");
+    Status st = kb.addTree("sim-include", simInclude());
+    if (st) st = kb.addFile("sk_ascend_kernel.h", kernelHeader());
+    if (!st) return Error(st.error()).context("hashing the ascend simulator's headers");
+    return kb.finish();
+  }
+
+  std::vector<std::string> objectFlags(const KernelVariant& v, const Options& o, const std::string&) const override {
+    auto cs = ascend::variantCompileStep(v, o.compileOptions, ascend::ObjectBuild::Simulator, "variant " + v.symbol);
+    // Only an inconsistent variant (a runtime scalar that is no scalar parameter) fails here: a bug upstream,
+    // built with an argument the compiler rejects rather than without the scalar.
+    if (!cs) return {"-x", "c++", "--sk-ascend-unbuildable-object", "-DSK_ASCEND_OBJECT_ERROR"};
+    return compileFlags(*cs);
+  }
+
+  std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
+                                      const fs::path& output) const override {
+    std::vector<std::string> tail = flags;
+    tail.insert(tail.end(), {"-c", v.decl.sourcePath.string(), "-o", output.string()});
+    return tail;
+  }
+
+  Expected<std::string> postProcessKey(const Toolchain&) const override { return simObjcopy().identity; }
+
+  std::string linkKey(const Options& o, const std::string&) const override {
+    return "ascend-simulator-link\n" + joinFlags(superKernelFlags(o)) + "\nlink\n" +
+           joinFlags(ascend::simLinkArgv("cxx", {}, "out")) + "\nsplit copies: llvm-objcopy --redefine-sym\n";
+  }
+
+  std::string artifactName() const override { return "superkernel_sim.so"; }
+
+  Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
+    // The emitter's descriptor, given beside the source (GeneratedSource::launch): which objects to split-copy.
+    if (req.launch.empty()) {
+      return internalError("ascend link: no launch descriptor beside the source (GeneratedSource::launch, set by the "
+                           "ascend emitter)");
+    }
+    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::parseLaunchDescriptor(req.launch));
+    if (d.objects.size() != req.objects.size()) {
+      return internalError(fmt::format("ascend link: the source names {} object(s), {} given", d.objects.size(),
+                                       req.objects.size()));
+    }
+    const fs::path dir = linkScratchDir(req);
+    const fs::path src = dir / "superkernel.cpp";
+    SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
+    const fs::path skObj = dir / "superkernel.o";
+    std::vector<std::string> args = superKernelFlags(*req.options);
+    args.insert(args.end(), {"-c", src.string(), "-o", skObj.string()});
+    SK_ASSIGN_OR_RETURN(auto compiled, tools.runCompiler(args, "compiling the ascend SuperKernel for the simulator"));
+    std::vector<fs::path> objects{skObj};
+    for (size_t i = 0; i < req.objects.size(); ++i) {
+      SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
+      objects.push_back(p);
+      for (int k = 1; k < d.split; ++k) {
+        const fs::path& objcopy = simObjcopy().path;
+        if (objcopy.empty()) {
+          return compileError(fmt::format("llvm-objcopy not found on PATH: split-mode={} makes {} copies of each "
+                                          "sub-kernel with it (install llvm, or use split-mode=1)",
+                                          d.split, d.split - 1));
+        }
+        const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
+        SK_RETURN_IF_ERROR(tools.runTool(ascend::splitCopyArgv(objcopy, p, copy, d.objects[i], k),
+                                         fmt::format("split-mode copy {} of {}", k, d.objects[i])));
+        objects.push_back(copy);
+      }
+    }
+    std::vector<std::string> linkArgs = ascend::simLinkArgv("cxx", objects, req.outputFile);
+    linkArgs.erase(linkArgs.begin());
+    SK_ASSIGN_OR_RETURN(auto linked, tools.runCompiler(linkArgs, "linking the ascend SuperKernel for the simulator"));
+    LinkOutput out;
+    out.command = tools.command(linkArgs);
+    out.diagnostics = compiled.err + linked.err;
+    return out;
+  }
+
+ private:
+  // The generated source's compile: the simulator's flags plus compile-options (no sub-kernel macros).
+  static std::vector<std::string> superKernelFlags(const Options& o) {
+    ascend::CompileStep cs;
+    cs.extra = o.compileOptions;
+    return compileFlags(cs);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const BuildRecipe> makeAscendSimRecipe() { return std::make_shared<AscendSimRecipe>(); }
+
+}  // namespace sk

@@ -1,0 +1,199 @@
+// The cpu emitter: fills templates/cpu/superkernel.cpp.tmpl from one step of
+// a FusionPlan. All decisions (sync kinds, queues, barriers, preloads) are
+// the planner's, and the slots and deduplicated waits are the shared sync
+// layout's (codegen/SyncLayout.h, which also checks the step's shape); this
+// file only prints them with the cpu runtime's primitives.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "superkernel/codegen/StepValues.h"
+#include "superkernel/codegen/SyncLayout.h"
+#include "superkernel/codegen/Template.h"
+#include "superkernel/codegen/TemplateEmitter.h"
+#include "backends/cpu/CpuBackend.h"
+#include "superkernel/support/Paths.h"
+#include "support/Escape.h"
+
+namespace sk {
+namespace {
+
+// Bytes of each step-constant input an op that waits prefetches before its wait (32 cache lines): enough to
+// cover the first loads of a small block, small enough to cost nothing when the data is already cached.
+constexpr uint64_t kDataPreloadBytes = 2048;
+
+// Names from the op list reach the source only through these two (support/Escape.h).
+std::string cString(std::string_view s) { return escapeCString(s); }
+std::string commentText(std::string_view s) { return escapeComment(s); }
+
+// Step index checks, error context and the template file are TemplateEmitter's
+// (codegen/TemplateEmitter.h); this class prints the cpu runtime's source.
+class CpuTemplateEmitter final : public TemplateEmitter {
+ public:
+  CpuTemplateEmitter(Template tmpl, std::filesystem::path file) : TemplateEmitter("cpu", std::move(tmpl), std::move(file)) {}
+
+ private:
+  Expected<GeneratedSource> emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const override;
+};
+
+Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, const SuperKernelPlan& sk) const {
+  SK_ASSIGN_OR_RETURN(SyncLayout L, layoutSync(plan, sk));
+  const size_t n = sk.ops.size();
+  const Options& opt = sk.options;
+  // Labels: an unfused step's text names its kernel, not its op (codegen/StepValues.h).
+  auto opLabel = [&](const PlannedOp& op) { return stepOpLabel(plan, sk, op); };
+
+  // What cpu and cuda print alike (codegen/StepValues.h), then the cpu runtime's own values.
+  TemplateValues v;
+  setStepCounts(v, plan, sk);
+  v.set("func_attr", opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "");
+  // The driver compiles this file with -falign-functions=<func-align>; an explicit attribute keeps the
+  // per-op call thunks at the usual 16 (clang applies -falign-functions only to functions without one).
+  v.set("thunk_attr", opt.funcAlign > 16 ? "__attribute__((aligned(16))) " : "");
+  v.setIf("profiling", opt.profiling);
+  v.setIf("has_done", L.numCounters > 0).set("num_done", L.numCounters);
+  v.setIf("has_flags", L.numFlags > 0).set("num_flags", L.numFlags);
+  v.setIf("has_ksync", L.numKernelSyncs > 0).set("num_ksync", L.numKernelSyncs);
+
+  v.list("flag_tables");
+  for (size_t t = 0; t < L.flagTables.size(); ++t) {
+    const FlagTable& ft = L.flagTables[t];
+    auto& tv = v.add("flag_tables");
+    tv.set("id", static_cast<uint64_t>(t));
+    tv.set("size", sk.ops[ft.consumer].blockDim);
+    tv.set("comment", commentText(fmt::format("{} <- {}", sk.ops[ft.consumer].name, sk.ops[ft.producer].name)));
+    tv.set("entries", formatFlagRanges(*ft.ranges));
+  }
+
+  addKernelDecls(v, plan, L);
+
+  v.setIf("has_waits", L.anyWaits());
+  v.setIf("has_barriers", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.barrierBefore; }));
+  v.setIf("has_early", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.earlyStart; }));
+  v.setIf("has_signals", L.anySignals());
+  // A plain op (sk_op_plain): nothing for sk_op to do but call its blocks.
+  auto plain = [&](size_t i) {
+    return L.waits[i].empty() && L.flagBaseOf[i] < 0 && L.counterOf[i] < 0 && !sk.ops[i].kernelSync &&
+           !opt.profiling;
+  };
+  bool anyPlain = false, anyGeneric = false;
+  for (size_t i = 0; i < n; ++i) (plain(i) ? anyPlain : anyGeneric) = true;
+  v.setIf("has_plain", anyPlain);
+  v.setIf("has_generic", anyGeneric);
+
+  // Per op, in index order: its call thunk (the kernel with its typed
+  // arguments) and its constant descriptor (blocks, start mode, waits, what it
+  // signals). The shared sk_op / sk_op_wait / sk_op_signal / sk_op_ksync read
+  // the descriptor, so per op there is one tiny function and some data, and
+  // the queues are one sk_op line per op: compile time stays linear and small.
+  v.list("op_fns");
+  v.list("ksync_fns");
+  for (size_t i = 0; i < n; ++i) {
+    const PlannedOp& op = sk.ops[i];
+    const KernelVariant& var = plan.variants[op.variant];
+    auto& of = addOpFn(v, plan, sk, L, i);
+    of.setIf("plain_op", plain(i));
+    // Its waits: one constant entry per producer, read by the shared sk_op_wait.
+    of.list("wait_list");
+    std::string waitsPtr = "nullptr";
+    if (!L.waits[i].empty()) {
+      auto& wl = of.add("wait_list");
+      wl.list("waits");
+      for (const SyncWait& wt : L.waits[i]) {
+        std::string what = cString(op.name + " <- " + describeWait(sk, *wt.edge));
+        std::string entry;
+        switch (wt.kind) {
+          case SyncWait::Kind::Counter:
+            entry = fmt::format("{{SK_COUNTER, &sk_done[{}], {}, nullptr, \"{}\"}}", wt.counter, wt.blocks, what);
+            break;
+          case SyncWait::Kind::FlagOne:
+            entry = fmt::format("{{SK_FLAG, &sk_flags[{}], 0, nullptr, \"{}\"}}", wt.flagBase, what);
+            break;
+          case SyncWait::Kind::FlagTable:
+            entry = fmt::format("{{SK_FLAG_RANGE, &sk_flags[{}], 0, sk_fr{}, \"{}\"}}", wt.flagBase, wt.table, what);
+            break;
+        }
+        wl.add("waits").set("entry", entry);
+      }
+      waitsPtr = fmt::format("sk_waits_op{}", i);
+    }
+    std::string head = fmt::format("{{{}, {}, {}, {}, sk_call_op{}, {}, {},", i, op.blockDim,
+                                   sk.queues[op.queue].numCores, op.earlyStart ? "SK_EARLY" : "SK_PLAIN", i,
+                                   L.waits[i].size(), waitsPtr);
+    std::string tail = fmt::format(
+        "/*flags*/ {}, /*done*/ {}, /*kernel_sync*/ {}}}",
+        L.flagBaseOf[i] >= 0 ? fmt::format("&sk_flags[{}]", L.flagBaseOf[i]) : "nullptr",
+        L.counterOf[i] >= 0 ? fmt::format("&sk_done[{}]", L.counterOf[i]) : "nullptr",
+        op.kernelSync ? fmt::format("&sk_ksync[{0}], &sk_ksync_base[{0}], \"{1}\"", L.kernelSyncOf[i],
+                                    cString(opLabel(op) + ": sk_kernel_sync"))
+                      : "nullptr, nullptr, nullptr");
+    // The descriptor's second line lines up under its first field.
+    const size_t indent = fmt::format("const sk_op_desc sk_op{} = {{", i).size();
+    of.set("desc", head + "\n" + std::string(indent, ' ') + tail);
+    if (op.kernelSync) v.add("ksync_fns").set("ksync", L.kernelSyncOf[i]);
+    auto usesBuf = addCallArgs(of, var, op, "buf");
+    if (!usesBuf) return std::move(usesBuf).error();
+    // An op without buffer arguments leaves the parameter unnamed (-Wunused-parameter).
+    of.set("buf_param", *usesBuf ? "buf" : "/*buf*/");
+  }
+
+  // Buffers some op of this step writes: a read of any other buffer (weights) cannot depend on a wait.
+  std::vector<bool> written(sk.buffers.size(), false);
+  for (const PlannedOp& op : sk.ops)
+    for (const BoundArg& a : op.args)
+      if (a.kind == ParamKind::Buffer && !a.runtime && a.access != Access::Read && a.buffer >= 0)
+        written[static_cast<size_t>(a.buffer)] = true;
+  bool anyDataPreload = false;
+
+  // Per queue, cpu adds what its barrier wait reports when it times out.
+  const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
+    ov.set("barrier_what", cString("barrier before " + opLabel(op)));
+    const auto i = static_cast<size_t>(&op - sk.ops.data());
+    // Data preload: an op that waits (a barrier before it or edges) first prefetches the start of this core's
+    // first block of each input no op of the step writes, so those loads overlap the wait.
+    ov.list("data_preload");
+    if (sk.fused && (op.barrierBefore || !L.waits[i].empty())) {
+      for (const BoundArg& a : op.args) {
+        if (a.kind != ParamKind::Buffer || a.runtime || a.access != Access::Read || a.buffer < 0 ||
+            written[static_cast<size_t>(a.buffer)] || a.count == 0)
+          continue;
+        const uint64_t esize = dtypeSize(a.dtype);
+        const uint64_t first = blockFirstElement(a, op.blockDim, 0);
+        const uint64_t stride = op.blockDim > 1 ? blockFirstElement(a, op.blockDim, 1) - first : 0;
+        const uint64_t slice = a.partition == Partition::Block && op.blockDim > 1 ? a.count / op.blockDim : a.count;
+        const uint64_t bytes = std::min<uint64_t>(slice * esize, kDataPreloadBytes);
+        if (bytes == 0) continue;
+        auto& dp = ov.add("data_preload");
+        dp.set("buf", static_cast<uint64_t>(a.buffer));
+        dp.set("offset", stride == 0 ? fmt::format("{}u", first * esize)
+                                     : fmt::format("{}u + uint64_t{{c}} * {}u", first * esize, stride * esize));
+        dp.set("bytes", bytes);
+        dp.set("blocks", op.blockDim);
+        anyDataPreload = true;
+      }
+    }
+    ov.setIf("plain", plain(i));
+    ov.set("blocks", op.blockDim);
+    ov.set("cores", sk.queues[op.queue].numCores);
+  });
+  v.setIf("has_preload", anyPreload);
+  v.setIf("has_data_preload", anyDataPreload);
+
+  return renderStep(plan, sk, L, v, ".cpp", "c++");
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const Emitter>> makeCpuEmitter() {
+  SK_RETURN_IF_ERROR(checkDataDir());
+  std::filesystem::path file = dataTemplatesDir() / "cpu" / "superkernel.cpp.tmpl";
+  auto tmpl = readTemplateFile(file);
+  if (!tmpl) return std::move(tmpl).error();
+  return std::shared_ptr<const Emitter>(std::make_shared<CpuTemplateEmitter>(std::move(*tmpl), file));
+}
+
+}  // namespace sk

@@ -1,0 +1,37 @@
+// The cuda back end, assembled: emitter (CudaEmitter.cpp), build recipe
+// (CudaRecipe.cpp, nvcc) and device (CudaDevice.cpp, libcudart by dlopen).
+// cuda-sim: the same emitter and kernels, built by the host compiler
+// (CudaSimRecipe.cpp) and run by the simulator (CudaSimDevice.cpp).
+#include "backends/cuda/CudaBackend.h"
+#include "backends/cuda/CudaKernelKeys.h"
+
+namespace sk {
+
+Backend cudaBackend() {
+  Backend b;
+  b.name = "cuda";
+  b.kernelAttributes = cudaKernelAttributes();  // threads, shared_bytes
+  b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
+    return cudaMachineModel("cuda", cudaCtasForArch(q.arch));
+  };
+  b.makeEmitter = [] { return makeCudaEmitter(); };
+  b.makeRecipe = [] { return makeCudaRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeCudaDevice(o); };
+  return b;
+}
+
+Backend cudaSimBackend() {
+  Backend b;
+  b.name = "cuda-sim";
+  b.kernels = "cuda";
+  b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> {
+    SK_ASSIGN_OR_RETURN(uint32_t sms, cudaSimSms());
+    return cudaMachineModel("cuda-sim", sms);
+  };
+  b.makeEmitter = [] { return makeCudaEmitter(); };
+  b.makeRecipe = [] { return makeCudaSimRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeCudaSimDevice(o); };
+  return b;
+}
+
+}  // namespace sk

@@ -1,0 +1,149 @@
+// The cuda device: generated shared objects (host code + device-linked
+// fatbinary, nvcc) loaded from verified bytes (memfd + dlopen, as on cpu) and
+// run() calling their `run` with device pointers on a cudaStream_t.
+//
+// No CUDA at build time: libcudart is dlopen'ed (CudaRuntime.h). Creating the
+// device never fails for want of a GPU; load, run and buffers answer "no CUDA
+// device: ...".
+//
+// Machine model. Plans use the back end's static one (cudaCtasForArch: one
+// CTA per SM of the GPU the arch names, never the GPU found). The device's
+// own machine() is what it has: one CTA per SM of the current device, or the
+// documented default (kCudaDefaultCtas) without one. A persistent grid of one
+// CTA per SM is co-resident whenever one CTA fits an SM; the module checks
+// occupancy at its first launch and refuses a grid that is not.
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include <spdlog/spdlog.h>
+
+#include "superkernel/support/Log.h"
+#include "backends/cuda/CudaBackend.h"
+#include "backends/cuda/CudaDeviceBase.h"
+#include "backends/cuda/CudaModule.h"
+#include "backends/cuda/CudaRuntime.h"
+
+namespace sk {
+namespace {
+
+// One CTA per SM of the current device, or the documented default without one.
+uint32_t deviceCtas() {
+  uint32_t ctas = kCudaDefaultCtas;
+  auto api = cudaRuntimeWithDevice();
+  if (api) {
+    int dev = 0, sms = 0;
+    if ((*api)->getDevice(&dev) == 0 && (*api)->deviceGetAttribute(&sms, kCudaAttrMultiProcessorCount, dev) == 0 &&
+        sms > 0)
+      ctas = static_cast<uint32_t>(sms);
+  } else {
+    spdlog::debug("cuda device: {}; planning for the default {} CTAs", api.error().message(), ctas);
+  }
+  return ctas;
+}
+
+class CudaDevice final : public CudaDeviceBase {
+ public:
+  explicit CudaDevice(const DeviceOptions&) : CudaDeviceBase("cuda", cudaMachineModel("cuda", deviceCtas())) {}
+
+
+  Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
+    // No device needed: loading registers the module's fatbinary with the
+    // runtime (lazily, CUDA's module loading); plans compile on GPU-less
+    // machines and run() is where "no CUDA device" is answered. The module's
+    // DT_NEEDED libcudart must resolve, so the runtime is loaded first.
+    if (auto api = cudaRuntime(); !api) return std::move(api).error();
+    return modules_.load(a);
+  }
+
+
+  Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+             uint32_t numBuffers) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    const auto& module = static_cast<const CudaModule&>(kernel);
+    const std::optional<uint32_t> launch = trace_.nextLaunch();  // nullopt unless profiling: no clock read then
+    const uint64_t issued = launch ? steadyClockNs() : 0;
+    SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
+    if (rc > 0) return runtimeError(api->describe("SuperKernel launch", rc));
+    if (launch && module.profileSlots()) {  // the records are complete once the launch is: wait for it
+      if (int err = api->streamSynchronize(stream); err != 0)
+        return runtimeError(api->describe("cudaStreamSynchronize (a profiled SuperKernel launch)", err));
+      int readErr = 0;
+      SK_RETURN_IF_ERROR(collectCudaProfile(module, *launch, issued, trace_, &readErr));
+      if (readErr) return runtimeError(api->describe("sk_read_profile (cudaMemcpyFromSymbol)", readErr));
+    }
+    return Status::success();
+  }
+
+
+  Status synchronize(void* stream) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    if (int err = api->streamSynchronize(stream); err != 0)
+      return runtimeError(api->describe("cudaStreamSynchronize (a failed SuperKernel launch shows here too)", err));
+    return Status::success();
+  }
+
+  bool hostMemory() const override { return false; }
+
+  Expected<void*> allocate(size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    void* p = nullptr;
+    if (int err = api->malloc(&p, std::max<size_t>(bytes, 1)); err != 0)
+      return runtimeError(fmt::format("cannot allocate {} bytes of device memory: {}", bytes,
+                                      api->describe("cudaMalloc", err)));
+    return p;
+  }
+  void release(void* buffer) override {
+    auto api = cudaRuntime();
+    if (api && buffer) (void)(*api)->free(buffer);
+  }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    if (!bytes) return Status::success();
+    if (int err = api->memcpy(dst, src, bytes, kCudaMemcpyHostToDevice); err != 0)
+      return runtimeError(api->describe("cudaMemcpy (upload)", err));
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    if (!bytes) return Status::success();
+    // Synchronous on the legacy default stream: it also reports a failed launch.
+    if (int err = api->memcpy(dst, src, bytes, kCudaMemcpyDeviceToHost); err != 0)
+      return runtimeError(api->describe("cudaMemcpy (download; a failed SuperKernel launch shows here too)", err));
+    return Status::success();
+  }
+};
+
+}  // namespace
+
+uint32_t cudaCtasForArch(std::string_view arch) {
+  // Only archs one datacenter part defines: sm_86 or sm_89 name GPUs from 28 to 142 SMs.
+  static constexpr std::pair<std::string_view, uint32_t> kSms[] = {
+      {"sm_70", 80}, {"sm_80", 108}, {"sm_90", 132}, {"sm_90a", 132}, {"sm_100", 148}, {"sm_100a", 148}};
+  for (const auto& [name, sms] : kSms)
+    if (arch == name || (arch.rfind("compute_", 0) == 0 && arch.substr(8) == name.substr(3))) return sms;
+  return kCudaDefaultCtas;
+}
+
+MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
+  MachineModel m = MachineModel::singlePool(target, ctas, "GPU", "resident CTAs");
+  m.defaultSplitMode = 1;
+  m.inapplicable = {
+      {"split-mode", "the cuda back end runs one code copy per sub-kernel"},
+      {"feed-sync-all", "sk_kernel_sync on cuda is a barrier among the op's own blocks"},
+      {"preload-code", "GPUs give no user control over instruction prefetch; the plan's preloads are comments"},
+      {"func-align", "nvcc places device functions itself"},
+  };
+  return m;
+}
+
+Expected<std::unique_ptr<Device>> makeCudaDevice(const DeviceOptions& options) {
+  return std::unique_ptr<Device>(std::make_unique<CudaDevice>(options));
+}
+
+}  // namespace sk

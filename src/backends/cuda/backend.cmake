@@ -1,0 +1,10 @@
+# The cuda and cuda-sim back ends' part of the build (src/CMakeLists.txt
+# includes every src/backends/<name>/backend.cmake). cuda-sim's device runs the
+# cuda simulator (runtime/cuda/sim), whose host side is compiled into the
+# library; generated code compiles at run time against runtime/cuda/include
+# (nvcc) or runtime/cuda/sim/include (the simulator), installed as data.
+list(APPEND SK_LIB_SOURCES ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/src/CudaSim.cpp)
+list(APPEND SK_LIB_PRIVATE_INCLUDES ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/include)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cuda/include/ DESTINATION ${SK_DATA_SUBDIR}/runtime/cuda/include)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/include/
+        DESTINATION ${SK_DATA_SUBDIR}/runtime/cuda/sim/include)
