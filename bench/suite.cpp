@@ -71,6 +71,10 @@ struct Config {
 };
 Config cfg;
 
+// The option that builds a fused step without its data preload (templates/cpu: SK_NO_DATA_PRELOAD empties
+// sk_preload_data), for the side-by-side columns of sections 2, 11 and 12.
+constexpr const char* kNoDataPreload = "compile-options=-DSK_NO_DATA_PRELOAD";
+
 [[noreturn]] void die(const std::string& msg) {
   fmt::print(stderr, "sk_bench_suite: {}\n", msg);
   std::exit(1);
@@ -369,6 +373,9 @@ void benchDecode() {
     sk::CompiledPlan es0 = compile(list, "early-start=0");
     // The correctness rules' syncs alone: what the sync cost model changed is the difference to d.
     sk::CompiledPlan off = compile(list, "early-start=1:sync-model=off");
+    // The same SuperKernel without its data preload (the template's SK_NO_DATA_PRELOAD: the prefetch calls
+    // stay, empty), so what prefetching the weights before a wait buys is measured side by side.
+    sk::CompiledPlan noData = compile(list, std::string("early-start=1:") + kNoDataPreload);
     fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=1, sync-model=off: {}\n- early-start=0: {}\n",
                stack, list.ops.size(), syncSummary(es1), syncSummary(off), syncSummary(es0));
     std::optional<sk::CompiledPlan> unfused;
@@ -388,6 +395,7 @@ void benchDecode() {
     vs.push_back({"c_sk_es0", runSession(es0, bufs), {}, 1});
     vs.push_back({"d_sk_es1", runSession(es1, bufs), {}, 1});
     vs.push_back({"d_sync_model_off", runSession(off, bufs), {}, 1});
+    vs.push_back({"d_no_data_preload", runSession(noData, bufs), {}, 1});
     vs.push_back({"d_old_kernels", runSession(es1Old, bufs), {}, 1});
     vs.push_back({"e_ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
     sample(vs);
@@ -413,6 +421,8 @@ void benchDecode() {
     ratio("speedup d over c (early-start=0)", "c_sk_es0", false);
     ratio("speedup d over d_sync_model_off (the rules' syncs alone)", "d_sync_model_off", false);
     ratio("(e) ideal as % of d_sync_model_off", "e_ideal", true, &find(vs, "d_sync_model_off"));
+    ratio("speedup d over d_no_data_preload (what prefetching the weights before a wait buys)", "d_no_data_preload",
+          false);
     ratio("speedup d over d_old_kernels (fused, previous kernels)", "d_old_kernels", false);
     ratio("(e) ideal as % of (d) (= d within x% of ideal)", "e_ideal", true);
     // Op-size statistics of the ideal (what "latency-bound" means here).
@@ -889,14 +899,16 @@ struct SyncRow {
   std::string sync;  // the plan's edges
   size_t ops = 0;
   std::string syncOff;  // the plan's edges with sync-model=off (the correctness rules' choice alone)
-  Summary sk, skOff, skNoPreload, skBarrier, pool, launch, ideal;  // µs per node
+  Summary sk, skOff, skNoPreload, skNoData, skBarrier, pool, launch, ideal;  // µs per node
   Summary skBoundary, poolBoundary;                                // µs per boundary above the ideal
   Summary poolOverSk, poolOverSkOff, poolOverSkBarrier;            // barrier-per-op time / fused time
+  Summary noDataOverSk;                                            // fused without data preload / fused
 };
 SyncRow runSyncRow(const sk::OpList& list) {
   sk::CompiledPlan cp = compile(list, "");
   sk::CompiledPlan off = compile(list, "sync-model=off");
   sk::CompiledPlan np = compile(list, "preload-code=none");
+  sk::CompiledPlan nd = compile(list, kNoDataPreload);
   sk::CompiledPlan es0 = compile(list, "early-start=0");
   sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
   auto base = baselines(cp, bufs);
@@ -905,6 +917,7 @@ SyncRow runSyncRow(const sk::OpList& list) {
   vs.push_back({"sk", runSession(cp, bufs), {}, 1});
   vs.push_back({"sk_off", runSession(off, bufs), {}, 1});
   vs.push_back({"sk_nopreload", runSession(np, bufs), {}, 1});
+  vs.push_back({"sk_nodata", runSession(nd, bufs), {}, 1});
   vs.push_back({"sk_es0", runSession(es0, bufs), {}, 1});
   vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
   vs.push_back({"launch", [r] { r->launchPerOp(); }, {}, 1});
@@ -926,6 +939,8 @@ SyncRow runSyncRow(const sk::OpList& list) {
   row.poolOverSk = summarize(perRep(po, skv, ratio));
   row.poolOverSkOff = summarize(perRep(po, find(vs, "sk_off"), ratio));
   row.poolOverSkBarrier = summarize(perRep(po, sb, ratio));
+  row.skNoData = perNode(find(vs, "sk_nodata"));
+  row.noDataOverSk = summarize(perRep(find(vs, "sk_nodata"), skv, ratio));
   return row;
 }
 
@@ -938,23 +953,26 @@ struct SyncTable {
                         "launch_min,launch_max,ideal_node_us,ideal_min,ideal_max,sk_boundary_us,sk_boundary_min,"
                         "sk_boundary_max,pool_boundary_us,pool_boundary_min,pool_boundary_max,pool_over_sk,"
                         "pool_over_sk_min,pool_over_sk_max,pool_over_sk_off,pool_over_sk_off_min,pool_over_sk_off_max,"
-                        "pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max") {}
+                        "pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max,sk_nodata_node_us,sk_nodata_min,"
+                        "sk_nodata_max,nodata_over_sk,nodata_over_sk_min,nodata_over_sk_max") {}
   static void header(const std::string& key) {
     fmt::print("| {} | fused SuperKernel | fused, sync-model=off | fused, preload-code=none | fused, early-start=0 | "
                "barrier per op | launch per op | ideal (no sync) | fused per boundary | barrier per boundary | "
-               "barrier / fused | barrier / fused sync-model=off | barrier / fused early-start=0 |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+               "barrier / fused | barrier / fused sync-model=off | barrier / fused early-start=0 | "
+               "fused, no data preload | no data preload / fused |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
                key);
   }
   void row(const std::string& key, const std::string& label, const SyncRow& r) {
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label, fmtS(r.sk, 3),
-               fmtS(r.skOff, 3), fmtS(r.skNoPreload, 3), fmtS(r.skBarrier, 3), fmtS(r.pool, 3), fmtS(r.launch, 3),
-               fmtS(r.ideal, 3), fmtS(r.skBoundary, 3), fmtS(r.poolBoundary, 3), fmtS(r.poolOverSk, 3),
-               fmtS(r.poolOverSkOff, 3), fmtS(r.poolOverSkBarrier, 3));
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label,
+               fmtS(r.sk, 3), fmtS(r.skOff, 3), fmtS(r.skNoPreload, 3), fmtS(r.skBarrier, 3), fmtS(r.pool, 3),
+               fmtS(r.launch, 3), fmtS(r.ideal, 3), fmtS(r.skBoundary, 3), fmtS(r.poolBoundary, 3),
+               fmtS(r.poolOverSk, 3), fmtS(r.poolOverSkOff, 3), fmtS(r.poolOverSkBarrier, 3), fmtS(r.skNoData, 3),
+               fmtS(r.noDataOverSk, 3));
     auto c = [](const Summary& v) { return fmt::format("{:.4f},{:.4f},{:.4f}", v.median, v.min, v.max); };
-    csv.row("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skOff), c(r.skNoPreload),
+    csv.row("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skOff), c(r.skNoPreload),
             c(r.skBarrier), c(r.pool), c(r.launch), c(r.ideal), c(r.skBoundary), c(r.poolBoundary), c(r.poolOverSk),
-            c(r.poolOverSkOff), c(r.poolOverSkBarrier));
+            c(r.poolOverSkOff), c(r.poolOverSkBarrier), c(r.skNoData), c(r.noDataOverSk));
   }
 };
 

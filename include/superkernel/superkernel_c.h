@@ -139,6 +139,22 @@ SK_C_API sk_status sk_cache_gc(sk_session* session, uint64_t max_bytes);
 /* The cache directory in use. */
 SK_C_API const char* sk_cache_dir(sk_session* session);
 
+/* What the sync cost model compares (the plan's sync-model option), in ns per
+ * op boundary on one worker. */
+typedef struct sk_sync_costs {
+  double barrier_ns;  /* a full barrier among the queue's cores */
+  double counter_ns;  /* a wait on one producer's completion counter */
+  double flag_ns;     /* a wait on one producer block's flag */
+} sk_sync_costs;
+/* Measure this machine's sync costs for `target` (NULL: "cpu") on the
+ * session's workers, about half a second, and cache them in the session's
+ * cache directory, where every later plan for that target and worker count
+ * reads them (sk-compile --calibrate does the same). `out` may be NULL.
+ * SK_ERR_BAD_INPUT: a target without a calibration, or a session of one
+ * worker; SK_ERR_RUNTIME: timings another job disturbed, 3 times (nothing
+ * was saved: run it again on a quieter machine). */
+SK_C_API sk_status sk_calibrate_sync(sk_session* session, const char* target, sk_sync_costs* out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,6 +95,20 @@ class Session:
         check(lib().sk_cache_stats_get(self._handle(), ctypes.byref(st)))
         return {name: int(getattr(st, name)) for name, _ in _capi.CacheStats._fields_}
 
+    def calibrate_sync(self, target: str = "cpu") -> Dict[str, float]:
+        """Measures this machine's sync costs for ``target`` on the session's
+        workers (about half a second) and caches them in the session's cache
+        directory, where every later plan for that target and worker count
+        reads them (``sync-model``). Returns ``barrier_ns``, ``counter_ns`` and
+        ``flag_ns``. Raises BadInputError for a target without a calibration
+        or a one-worker session, RuntimeFailure when another job disturbed the
+        timings (nothing was saved)."""
+        if target is None:
+            raise InvalidArgumentError("target must be a str, not NoneType")
+        costs = _capi.SyncCosts()
+        check(lib().sk_calibrate_sync(self._handle(), _opt_str("target", target), ctypes.byref(costs)))
+        return {name: float(getattr(costs, name)) for name, _ in _capi.SyncCosts._fields_}
+
     def compile(self, oplist: Union[str, Mapping], *, sources: Optional[Mapping[str, str]] = None,
                 base_dir: Optional[str] = None, options: Optional[str] = None, fuse: bool = True) -> "Plan":
         """Plans, generates, compiles (cached) and loads an op list given as

@@ -84,6 +84,10 @@ class CacheStats(ctypes.Structure):
                                                "untrusted", "evicted", "entries", "bytes", "max_bytes")]
 
 
+class SyncCosts(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_double) for n in ("barrier_ns", "counter_ns", "flag_ns")]
+
+
 def _library_path() -> str:
     """$SK_C_LIBRARY, else the path recorded when the package was built or
     installed (relative to this file for an installed, relocatable prefix)."""
@@ -143,6 +147,7 @@ def _declare(l: ctypes.CDLL) -> None:
         "sk_run": (S, [P, P, ctypes.POINTER(P), sz]),
         "sk_cache_stats_get": (S, [P, ctypes.POINTER(CacheStats)]),
         "sk_cache_dir": (s, [P]),
+        "sk_calibrate_sync": (S, [P, s, ctypes.POINTER(SyncCosts)]),
     }
     for name, (res, args) in protos.items():
         f = getattr(l, name)

@@ -276,4 +276,14 @@ sk_status sk_cache_gc(sk_session* s, uint64_t maxBytes) {
 
 const char* sk_cache_dir(sk_session* s) { return s ? s->cacheDir.c_str() : nullptr; }
 
+sk_status sk_calibrate_sync(sk_session* s, const char* target, sk_sync_costs* out) {
+  return guarded([&] {
+    if (!s) return invalid("sk_calibrate_sync: session is NULL");
+    auto costs = s->session->calibrateSync(target ? target : "cpu");
+    if (!costs) return fail(costs.error());
+    if (out) *out = sk_sync_costs{costs->barrierNs, costs->counterNs, costs->flagNs};
+    return ok();
+  });
+}
+
 }  // extern "C"

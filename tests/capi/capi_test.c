@@ -101,6 +101,12 @@ int main(int argc, char** argv) {
   CHECK(st.entries >= 1 && st.bytes > 0 && st.max_bytes > 0);
 
   /* Errors: each a status and a message, never a crash. */
+  /* The sync calibration (it runs for real in tests/python/test_package.py): a target without one, no session. */
+  sk_sync_costs costs;
+  CHECK(sk_calibrate_sync(s, "cuda", &costs) == SK_ERR_BAD_INPUT);
+  CHECK(strstr(sk_last_error(), "cuda") != NULL);
+  CHECK(sk_calibrate_sync(NULL, NULL, &costs) == SK_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(sk_last_error(), "sk_calibrate_sync: session is NULL") != NULL);
   /* The messages say what is wrong, not just something with a digit in it. */
   CHECK(sk_run(s, p, bufs, 2) == SK_ERR_INVALID_ARGUMENT);
   CHECK(strstr(sk_last_error(), "sk_run: 2 buffers given, the op list has 3") != NULL);

@@ -107,6 +107,44 @@ class PackageTest(unittest.TestCase):
         with self.assertRaises(superkernel.InvalidArgumentError):
             closed.cache_stats()
 
+    def test_calibrate_sync_is_cached_where_later_plans_read_it(self):
+        # Its own cache: the calibration file is per cache directory, target and worker count.
+        scratch = ScratchCache("calibrate")
+        s = superkernel.Session(cache_dir=scratch.path, workers=2)
+        try:
+            try:
+                costs = s.calibrate_sync()
+            except superkernel.RuntimeFailure as e:
+                self.assertIn("busy", str(e))
+                self.skipTest("the machine was too busy to calibrate: " + str(e))
+            self.assertEqual(sorted(costs), ["barrier_ns", "counter_ns", "flag_ns"])
+            for name, ns in costs.items():
+                self.assertGreater(ns, 0.0, name)
+            self.assertTrue(os.path.isfile(os.path.join(scratch.path, "calibration", "cpu-2.json")))
+            report = s.compile(oplist(), sources={"add1.cpp": ADD}).report
+            self.assertIn("calibrated", report)
+        finally:
+            s.close()
+            scratch.close()
+
+    def test_calibrate_sync_errors(self):
+        with self.assertRaises(superkernel.BadInputError) as cm:
+            self.session.calibrate_sync("cuda")
+        self.assertIn("cuda", str(cm.exception))
+        with self.assertRaises(superkernel.BadInputError):
+            self.session.calibrate_sync("no-such-target")
+        with self.assertRaises(superkernel.InvalidArgumentError):
+            self.session.calibrate_sync(5)
+        with self.assertRaises(superkernel.InvalidArgumentError):
+            self.session.calibrate_sync("cpu\0x")
+        one = superkernel.Session(cache_dir=self.cache.path, workers=1)
+        try:
+            with self.assertRaises(superkernel.BadInputError) as cm:
+                one.calibrate_sync()
+            self.assertIn("worker", str(cm.exception))
+        finally:
+            one.close()
+
     def test_a_missing_library_is_one_clear_error(self):
         env = dict(os.environ, SK_C_LIBRARY="/nonexistent/libsuperkernel_c.so")
         code = ("import superkernel\ntry:\n    superkernel.version()\nexcept superkernel.IoError as e:\n"
