@@ -71,9 +71,8 @@ struct Config {
 };
 Config cfg;
 
-// The option that builds a fused step without its data preload (templates/cpu: SK_NO_DATA_PRELOAD empties
-// sk_preload_data), for the side-by-side columns of sections 2, 11 and 12.
-constexpr const char* kNoDataPreload = "compile-options=-DSK_NO_DATA_PRELOAD";
+// The fused step without its data preload, for the side-by-side columns of sections 2, 11 and 12.
+constexpr const char* kNoDataPreload = "preload-data=none";
 
 [[noreturn]] void die(const std::string& msg) {
   fmt::print(stderr, "sk_bench_suite: {}\n", msg);
@@ -373,8 +372,8 @@ void benchDecode() {
     sk::CompiledPlan es0 = compile(list, "early-start=0");
     // The correctness rules' syncs alone: what the sync cost model changed is the difference to d.
     sk::CompiledPlan off = compile(list, "early-start=1:sync-model=off");
-    // The same SuperKernel without its data preload (the template's SK_NO_DATA_PRELOAD: the prefetch calls
-    // stay, empty), so what prefetching the weights before a wait buys is measured side by side.
+    // The same SuperKernel without its data preload, so what prefetching the weights before a wait buys is
+    // measured side by side.
     sk::CompiledPlan noData = compile(list, std::string("early-start=1:") + kNoDataPreload);
     fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=1, sync-model=off: {}\n- early-start=0: {}\n",
                stack, list.ops.size(), syncSummary(es1), syncSummary(off), syncSummary(es0));

@@ -130,6 +130,14 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
             std::string::npos);
   for (const char* written : {"env->buf[2]", "env->buf[3]", "env->buf[5]"})
     EXPECT_EQ(t.find(std::string("sk_preload_data(") + written), std::string::npos) << written;
+  // preload-data=none: no data preload anywhere (and no helper for it); the rest unchanged.
+  {
+    FusionPlan none = syncKindsPlan();
+    for (SuperKernelPlan& step : none.steps) step.options.preloadData = PreloadData::None;
+    const std::string u = emitOk(none).text;
+    EXPECT_EQ(u.find("sk_preload_data"), std::string::npos);
+    EXPECT_NE(u.find("rc = sk_wait_ge(s, w.c, uint64_t{w.blocks} * e, w.what);"), std::string::npos);
+  }
   // Barrier: participants = queue cores; k-th of 1 per launch.
   EXPECT_NE(t.find("sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, \"barrier before norm_d\")"),
             std::string::npos);

@@ -27,7 +27,7 @@ TEST(Options, RegistryHasEveryDesignKey) {
   for (const auto& i : optionRegistry()) keys.insert(i.key);
   EXPECT_EQ(keys, (std::set<std::string>{"early-start", "preload-code", "stream-fusion", "split-mode", "func-align",
                                          "feed-sync-all", "debug-sync-all", "profiling", "compile-options",
-                                         "strict-scope-check", "debug-core-num", "sync-model"}));
+                                         "strict-scope-check", "debug-core-num", "sync-model", "preload-data"}));
 }
 
 TEST(Options, Defaults) {
@@ -115,7 +115,9 @@ TEST(Options, CanonicalRoundTrips) {
   Options o;
   EXPECT_EQ(o.canonical(),
             "debug-core-num=0:debug-sync-all=0:early-start=1:feed-sync-all=0:func-align=512:preload-code=per-func:"
-            "profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
+            "preload-data=first-block:profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
+  EXPECT_EQ(ok("preload-data=none").preloadData, PreloadData::None);
+  EXPECT_NE(fail("preload-data=all").find("accepted: none, first-block"), std::string::npos);
   EXPECT_EQ(ok(o.canonical()), o);
   Options p = ok("early-start=2:preload-code=max:stream-fusion=1:split-mode=4:func-align=0:feed-sync-all=1:"
                  "debug-sync-all=1:profiling=1:compile-options=-O3,-Wl\\,-z\\,now:strict-scope-check=abort:"

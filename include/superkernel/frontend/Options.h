@@ -16,6 +16,9 @@
 namespace sk {
 
 enum class PreloadCode : uint8_t { None, PerFunc, Max };
+/// What an op that waits prefetches of its inputs before the wait (cpu): nothing, or the start of its
+/// core's first block of each input no op of the step writes (its weights).
+enum class PreloadData : uint8_t { None, FirstBlock };
 enum class StrictScope : uint8_t { Bypass, Abort };
 
 struct Options {
@@ -31,6 +34,7 @@ struct Options {
   StrictScope strictScopeCheck = StrictScope::Bypass;
   int debugCoreNum = 0;                    // 0: executor's worker count
   bool syncModel = true;                   // false: syncs chosen by the correctness rules alone
+  PreloadData preloadData = PreloadData::FirstBlock;
 
   /// split-mode, or `targetDefault` (the machine model's defaultSplitMode) when unset.
   int effectiveSplitMode(int targetDefault) const;

@@ -26,6 +26,8 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   m.oneBlockPerCore = true;
   m.coreOwner = "ascend device";
   m.coreNoun = "cores";
+  // Sub-kernels copy GM to UB themselves (DataCopy): the SuperKernel has no cache to warm before a wait.
+  m.inapplicable = {{"preload-data", "ascend sub-kernels copy their inputs into UB themselves"}};
   m.unitNoun = "AI Cores";
   return m;
 }

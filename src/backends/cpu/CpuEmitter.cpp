@@ -156,7 +156,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
     // Data preload: an op that waits (a barrier before it or edges) first prefetches the start of this core's
     // first block of each input no op of the step writes, so those loads overlap the wait.
     ov.list("data_preload");
-    if (sk.fused && (op.barrierBefore || !L.waits[i].empty())) {
+    if (sk.fused && sk.options.preloadData == PreloadData::FirstBlock && (op.barrierBefore || !L.waits[i].empty())) {
       for (const BoundArg& a : op.args) {
         if (a.kind != ParamKind::Buffer || a.runtime || a.access != Access::Read || a.buffer < 0 ||
             written[static_cast<size_t>(a.buffer)] || a.count == 0)

@@ -137,6 +137,7 @@ MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
       {"split-mode", "the cuda back end runs one code copy per sub-kernel"},
       {"feed-sync-all", "sk_kernel_sync on cuda is a barrier among the op's own blocks"},
       {"preload-code", "GPUs give no user control over instruction prefetch; the plan's preloads are comments"},
+      {"preload-data", "the cuda emitter prefetches no inputs before a wait"},
       {"func-align", "nvcc places device functions itself"},
   };
   return m;

@@ -204,14 +204,9 @@ __attribute__((noinline)) void sk_preload(const void* code, size_t bytes) {
 
 // Data preload: before an op waits, the start of this core's first block of each input no op of the step
 // writes (weights), so those loads overlap the wait instead of following it. A prefetch never faults.
-// -DSK_NO_DATA_PRELOAD (compile-options) empties it: the benchmark's side by side with and without.
 __attribute__((noinline)) void sk_preload_data(const void* base, uint64_t offset, uint64_t bytes) {
-#ifndef SK_NO_DATA_PRELOAD
   const char* p = static_cast<const char*>(base) + offset;
   for (uint64_t off = 0; off < bytes; off += SK_CACHELINE) __builtin_prefetch(p + off, 0, 3);
-#else
-  (void)base, (void)offset, (void)bytes;
-#endif
 }
 
 // scale_b <- add_a: producer blocks [first, last] per consumer block

@@ -172,14 +172,9 @@ __attribute__((aligned(512))) __attribute__((noinline)) void sk_op_plain(sk_env*
 
 // Data preload: before an op waits, the start of this core's first block of each input no op of the step
 // writes (weights), so those loads overlap the wait instead of following it. A prefetch never faults.
-// -DSK_NO_DATA_PRELOAD (compile-options) empties it: the benchmark's side by side with and without.
 __attribute__((noinline)) void sk_preload_data(const void* base, uint64_t offset, uint64_t bytes) {
-#ifndef SK_NO_DATA_PRELOAD
   const char* p = static_cast<const char*>(base) + offset;
   for (uint64_t off = 0; off < bytes; off += SK_CACHELINE) __builtin_prefetch(p + off, 0, 3);
-#else
-  (void)base, (void)offset, (void)bytes;
-#endif
 }
 
 // op 0: s0_first = add_kernel__v3f1c2a9b0d4e x 4 block(s)
