@@ -14,6 +14,7 @@
 
 #include "superkernel/session/KernelSource.h"
 #include "superkernel/superkernel.h"
+#include "superkernel/target/Targets.h"
 
 struct sk_session {
   std::unique_ptr<sk::Session> session;
@@ -279,7 +280,9 @@ const char* sk_cache_dir(sk_session* s) { return s ? s->cacheDir.c_str() : nullp
 sk_status sk_calibrate_sync(sk_session* s, const char* target, sk_sync_costs* out) {
   return guarded([&] {
     if (!s) return invalid("sk_calibrate_sync: session is NULL");
-    auto costs = s->session->calibrateSync(target ? target : "cpu");
+    // NULL: the host's target (cpu), whose executor the session's workers are.
+    const std::string name = target ? std::string(target) : sk::hostTargetName();
+    auto costs = s->session->calibrateSync(name);
     if (!costs) return fail(costs.error());
     if (out) *out = sk_sync_costs{costs->barrierNs, costs->counterNs, costs->flagNs};
     return ok();

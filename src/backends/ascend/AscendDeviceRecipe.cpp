@@ -24,9 +24,9 @@
 // with the same macros (tests/ascend/DeviceRecipeTest.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
-#include <set>
 
 #include "support/BuildFiles.h"
 #include "superkernel/driver/Process.h"
