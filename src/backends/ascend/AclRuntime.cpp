@@ -97,8 +97,14 @@ Expected<const AclApi*> aclRuntimeOnThisThread() {
   static std::once_flag once;
   static std::string initError;
   std::call_once(once, [&] {
-    if (AclError e = api->init(nullptr); e != kAclSuccess && e != kAclRepeatInitialize)
+    uint32_t count = 0;
+    if (AclError e = api->init(nullptr); e != kAclSuccess && e != kAclRepeatInitialize) {
       initError = api->describe("aclInit", e);
+    } else if (AclError c = api->getDeviceCount(&count); c != kAclSuccess) {
+      initError = api->describe("aclrtGetDeviceCount", c);
+    } else if (count == 0) {
+      initError = "aclrtGetDeviceCount found no Ascend device (the CANN toolkit is installed, the driver sees none)";
+    }
   });
   if (!initError.empty()) return runtimeError("no Ascend device: " + initError + " (runtime " + api->path + ")");
   thread_local std::string threadError;

@@ -49,7 +49,7 @@ struct AclApi {
 /// tried and what to set when none loads or one lacks a call.
 Expected<const AclApi*> aclRuntime();
 
-/// aclRuntime(), initialised (aclInit once per process) with device
+/// aclRuntime(), initialised (aclInit once per process; no device found is an error) with device
 /// $SK_ASCEND_DEVICE_ID (default 0) set on the calling thread (CANN's device
 /// is per thread; once per thread).
 Expected<const AclApi*> aclRuntimeOnThisThread();
