@@ -235,6 +235,41 @@ TEST(AscendDevice, TheCannDeviceWithoutCannNamesWhatIsMissing) {
   auto k = (*dev)->load(a);
   ASSERT_FALSE(k.ok());
   EXPECT_THAT(k.error().message(), HasSubstr("no SK-ASCEND-KERNEL 1 header"));
+  // A well-formed bundle whose parts disagree, or that needs what this device does not provide, is refused
+  // with the reason; a good one loads without any runtime (registered at the first run).
+  auto bundle = [](const std::string& entry, const std::string& launch) {
+    sk::ascend::DeviceBundle b;
+    b.elf = "elf bytes";
+    b.meta.kernelName = entry;
+    b.meta.binFileName = "kernel";
+    b.meta.blockDim = 4;
+    b.meta.sha256 = sk::sha256Hex(b.elf);
+    b.launch = launch;
+    return std::make_shared<const std::string>(sk::ascend::formatDeviceBundle(b));
+  };
+  const std::string good = "entry=sk_x type=AIV_ONLY block_dim=4 buffers=2 profile_bytes=0 split=1";
+  struct Case {
+    std::string entry, launch, expect;
+  } cases[] = {
+      {"sk_other", good, "disagree"},
+      {"sk_x", good + " runtime=0:8", "runtime-scalar slots"},
+      {"sk_x", "entry=sk_x type=AIV_ONLY block_dim=4 buffers=2 split=1 notify_words=2 sides=1:0:1", "beside it"},
+  };
+  for (const Case& c : cases) {
+    a.bytes = bundle(c.entry, c.launch);
+    auto r = (*dev)->load(a);
+    ASSERT_FALSE(r.ok()) << c.expect;
+    EXPECT_EQ(r.error().kind(), sk::ErrorKind::BadInput);
+    EXPECT_THAT(r.error().message(), HasSubstr(c.expect));
+  }
+  a.bytes = bundle("sk_x", good);
+  auto loaded = (*dev)->load(a);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message();
+  // Running it is where the missing runtime shows.
+  void* bufs[2] = {nullptr, nullptr};
+  sk::Status st = (*dev)->run(**loaded, 4, (*dev)->defaultStream(), bufs, 2);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.error().message(), HasSubstr("no Ascend device"));
 }
 
 }  // namespace

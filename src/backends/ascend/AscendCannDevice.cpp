@@ -7,7 +7,8 @@
 // SuperKernels, like cuda's); run() packs the entry's
 // GM arguments as the descriptor says (the buffers one by one, or one GM
 // table of their addresses; an unfused launch's (buffer, byte offset)
-// pairs; a profile buffer when it has one) into device memory and launches
+// pairs; a profile buffer when it has one) into device memory the device
+// keeps and reuses (nothing is allocated per run once warm) and launches
 // them with the descriptor's block dim (aclrtLaunchKernel), then waits for
 // the stream, so the argument memory can be freed and a failure is this
 // run's. Buffers are device memory (aclrtMalloc / aclrtMemcpy).
@@ -76,36 +77,49 @@ class CannKernel final : public LoadedKernel {
   mutable void* func_ = nullptr;
 };
 
-// Device memory freed when it goes out of scope.
-class DeviceScratch {
+// One piece of device memory a launch needs besides the buffers (the argument area, a buffer table, the
+// profile records): kept by the device and reused by every run, grown when a launch needs more, so the
+// run path allocates nothing once warm. Guarded by the device's run mutex; run() waits for its launch before
+// returning, so the next run may overwrite it.
+class LaunchScratch {
  public:
-  DeviceScratch(const ascend::AclApi* api) : api_(api) {}
-  ~DeviceScratch() {
-    for (void* p : blocks_) (void)api_->free(p);
+  void release(const ascend::AclApi* api) {
+    if (ptr_) (void)api->free(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
   }
-  Expected<void*> upload(const void* src, size_t bytes, const char* what) {
-    SK_ASSIGN_OR_RETURN(void* p, allocate(bytes, what));
-    if (ascend::AclError e = api_->memcpy(p, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
-      return runtimeError(api_->describe(fmt::format("aclrtMemcpy ({})", what).c_str(), e));
-    return p;
+  Expected<void*> reserve(const ascend::AclApi* api, size_t bytes, const char* what) {
+    if (bytes <= bytes_) return ptr_;
+    release(api);
+    if (ascend::AclError e = api->malloc(&ptr_, bytes, ascend::kAclMemMallocHugeFirst); e) {
+      ptr_ = nullptr;
+      return runtimeError(api->describe(fmt::format("aclrtMalloc ({}, {} bytes)", what, bytes).c_str(), e));
+    }
+    bytes_ = bytes;
+    return ptr_;
   }
-  Expected<void*> allocate(size_t bytes, const char* what) {
-    void* p = nullptr;
-    if (ascend::AclError e = api_->malloc(&p, std::max<size_t>(bytes, 1), ascend::kAclMemMallocHugeFirst); e)
-      return runtimeError(api_->describe(fmt::format("aclrtMalloc ({}, {} bytes)", what, bytes).c_str(), e));
-    blocks_.push_back(p);
+  Expected<void*> upload(const ascend::AclApi* api, const void* src, size_t bytes, const char* what) {
+    SK_ASSIGN_OR_RETURN(void* p, reserve(api, bytes, what));
+    if (ascend::AclError e = api->memcpy(p, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
+      return runtimeError(api->describe(fmt::format("aclrtMemcpy ({})", what).c_str(), e));
     return p;
   }
 
  private:
-  const ascend::AclApi* api_;
-  std::vector<void*> blocks_;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
 };
 
 class AscendCannDevice final : public Device {
  public:
   explicit AscendCannDevice(const DeviceOptions& o)
       : machine_(ascend::ascendDeviceMachineModel(o.cores ? o.cores : ascend::kDeviceAiCores)) {}
+
+  ~AscendCannDevice() override {
+    if (auto api = ascend::aclRuntime(); api) {
+      for (LaunchScratch* s : {&argsDev_, &tableDev_, &profileDev_}) s->release(*api);
+    }
+  }
 
   std::string_view target() const override { return machine_.target; }
   const MachineModel& machine() const override { return machine_; }
@@ -147,27 +161,28 @@ class AscendCannDevice final : public Device {
     }
     (void)cores;  // the launch's block dim is the plan's cores, compiled into the descriptor
     SK_ASSIGN_OR_RETURN(void* function, k.function(api));
-    DeviceScratch scratch(api);
-    std::vector<uint64_t> args;
+    std::lock_guard lock(runMu_);
+    args_.clear();
     if (!d.args.empty()) {
-      for (const auto& [b, off] : d.args) args.push_back(reinterpret_cast<uintptr_t>(buffers[b]) + off);
+      for (const auto& [b, off] : d.args) args_.push_back(reinterpret_cast<uintptr_t>(buffers[b]) + off);
     } else if (d.bufferTable) {
-      std::vector<uint64_t> table(numBuffers);
-      std::transform(buffers, buffers + numBuffers, table.begin(),
+      table_.resize(numBuffers);
+      std::transform(buffers, buffers + numBuffers, table_.begin(),
                      [](void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); });
-      SK_ASSIGN_OR_RETURN(void* t, scratch.upload(table.data(), table.size() * sizeof(uint64_t), "buffer table"));
-      args.push_back(reinterpret_cast<uintptr_t>(t));
+      SK_ASSIGN_OR_RETURN(void* t, tableDev_.upload(api, table_.data(), table_.size() * sizeof(uint64_t), "buffer table"));
+      args_.push_back(reinterpret_cast<uintptr_t>(t));
     } else {
-      for (uint32_t b = 0; b < numBuffers; ++b) args.push_back(reinterpret_cast<uintptr_t>(buffers[b]));
+      for (uint32_t b = 0; b < numBuffers; ++b) args_.push_back(reinterpret_cast<uintptr_t>(buffers[b]));
     }
     if (d.profileBytes) {
-      SK_ASSIGN_OR_RETURN(void* p, scratch.allocate(d.profileBytes, "profile records"));
-      args.push_back(reinterpret_cast<uintptr_t>(p));
+      SK_ASSIGN_OR_RETURN(void* p, profileDev_.reserve(api, d.profileBytes, "profile records"));
+      args_.push_back(reinterpret_cast<uintptr_t>(p));
     }
-    SK_ASSIGN_OR_RETURN(void* argsDev, scratch.upload(args.data(), args.size() * sizeof(uint64_t), "kernel arguments"));
-    if (ascend::AclError e = api->launchKernel(function, d.blockDim, argsDev, args.size() * sizeof(uint64_t), stream); e)
+    const size_t argBytes = args_.size() * sizeof(uint64_t);
+    SK_ASSIGN_OR_RETURN(void* argsDev, argsDev_.upload(api, args_.data(), argBytes, "kernel arguments"));
+    if (ascend::AclError e = api->launchKernel(function, d.blockDim, argsDev, argBytes, stream); e)
       return runtimeError(api->describe(fmt::format("aclrtLaunchKernel({}, block dim {})", d.entry, d.blockDim).c_str(), e));
-    // The arguments live in `scratch` until the launch is done; a failure on the device reports here.
+    // The scratch is reused by the next run: wait for this launch (a failure on the device reports here).
     if (ascend::AclError e = api->synchronizeStream(stream); e)
       return runtimeError(api->describe(fmt::format("aclrtSynchronizeStream (after {})", d.entry).c_str(), e));
     return Status::success();
@@ -205,6 +220,9 @@ class AscendCannDevice final : public Device {
  private:
   MachineModel machine_;
   std::mutex mu_;
+  std::mutex runMu_;  // the launch scratch below
+  std::vector<uint64_t> args_, table_;
+  LaunchScratch argsDev_, tableDev_, profileDev_;
   std::map<std::string, std::weak_ptr<const CannKernel>> loaded_;
 };
 

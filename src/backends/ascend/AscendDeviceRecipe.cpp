@@ -52,16 +52,6 @@ std::vector<fs::path> cannIncludeDirs(const ascend::EnvLookup& env) {
           h / "compiler" / "tikcpp" / "tikcfw" / "interface", h / "include"};
 }
 
-// A tool's identity for the keys: its path and what --version prints.
-std::string toolIdentity(const fs::path& tool) {
-  ProcessOptions po;
-  po.timeout = std::chrono::seconds(30);
-  auto r = runProcess({tool.string(), "--version"}, po);
-  std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
-  while (!version.empty() && version.back() == '\n') version.pop_back();
-  return fmt::format("{}\n{}", tool.string(), version);
-}
-
 class AscendDeviceRecipe final : public BuildRecipe {
  public:
   explicit AscendDeviceRecipe(const ascend::EnvLookup& env) : includes_(cannIncludeDirs(env)) {
@@ -110,7 +100,7 @@ class AscendDeviceRecipe final : public BuildRecipe {
   Expected<std::string> postProcessKey(const Toolchain&) const override {
     SK_ASSIGN_OR_RETURN(const ascend::AscendTools* t, tools());
     std::call_once(identityOnce_, [&] {
-      identity_ = "ld.lld " + toolIdentity(t->ldLld) + "\nllvm-objcopy " + toolIdentity(t->objcopy);
+      identity_ = ascend::toolIdentity("ld.lld", t->ldLld) + "\n" + ascend::toolIdentity("llvm-objcopy", t->objcopy);
     });
     return identity_;
   }

@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -138,6 +139,15 @@ Expected<AscendTools> findAscendTools(const EnvLookup& env) {
   SK_RETURN_IF_ERROR(tool("ld.lld", &t.ldLld));
   SK_RETURN_IF_ERROR(tool("llvm-objcopy", &t.objcopy));
   return t;
+}
+
+std::string toolIdentity(std::string_view name, const fs::path& tool) {
+  ProcessOptions po;
+  po.timeout = std::chrono::seconds(30);
+  auto r = runProcess({tool.string(), "--version"}, po);
+  std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
+  while (!version.empty() && version.back() == '\n') version.pop_back();
+  return fmt::format("{} {}\n{}", name, tool.string(), version);
 }
 
 namespace {
@@ -341,9 +351,7 @@ bool isHex64(const std::string& s) {
   return true;
 }
 
-}  // namespace
-
-std::string kernelMetaJson(const KernelMeta& m) {
+nlohmann::json kernelMetaObject(const KernelMeta& m) {
   nlohmann::json j;
   j["binFileName"] = m.binFileName;
   j["binFileSuffix"] = ".o";
@@ -353,12 +361,11 @@ std::string kernelMetaJson(const KernelMeta& m) {
   j["kernelType"] = kernelTypeName(m.kernelType);
   j["taskRation"] = ratioOf(m.kernelType);
   j["sha256"] = m.sha256;
-  return j.dump(2) + "\n";
+  return j;
 }
 
-Expected<KernelMeta> parseKernelMetaJson(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return badInput("kernel JSON: not a JSON object");
+Expected<KernelMeta> kernelMetaFrom(const nlohmann::json& j) {
+  if (!j.is_object()) return badInput("kernel JSON: not a JSON object");
   auto str = [&](const char* key) -> Expected<std::string> {
     if (!j.contains(key) || !j[key].is_string()) return badInput(fmt::format("kernel JSON: \"{}\" missing or not a string", key));
     return j[key].get<std::string>();
@@ -392,6 +399,16 @@ Expected<KernelMeta> parseKernelMetaJson(std::string_view text) {
   return m;
 }
 
+}  // namespace
+
+std::string kernelMetaJson(const KernelMeta& m) { return kernelMetaObject(m).dump(2) + "\n"; }
+
+Expected<KernelMeta> parseKernelMetaJson(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return badInput("kernel JSON: not a JSON object");
+  return kernelMetaFrom(j);
+}
+
 std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix) {
   for (KernelType t : {KernelType::AivOnly, KernelType::AicOnly, KernelType::MixAiv1_0, KernelType::MixAic1_0,
                        KernelType::MixAic1_1, KernelType::MixAic1_2}) {
@@ -406,7 +423,7 @@ constexpr std::string_view kBundleMagic = "SK-ASCEND-KERNEL 1 ";
 
 std::string formatDeviceBundle(const DeviceBundle& b) {
   nlohmann::json j;
-  j["kernel"] = nlohmann::json::parse(kernelMetaJson(b.meta));
+  j["kernel"] = kernelMetaObject(b.meta);
   j["launch"] = b.launch;
   const std::string json = j.dump();
   return fmt::format("{}{} {}\n", kBundleMagic, json.size(), b.elf.size()) + json + b.elf;
@@ -440,7 +457,7 @@ Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
     return bad("its JSON is not {\"kernel\": {...}, \"launch\": \"...\"}");
   }
   DeviceBundle b;
-  auto meta = parseKernelMetaJson(j["kernel"].dump());
+  auto meta = kernelMetaFrom(j["kernel"]);
   if (!meta) return bad(meta.error().message());
   b.meta = std::move(*meta);
   b.launch = j["launch"].get<std::string>();

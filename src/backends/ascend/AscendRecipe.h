@@ -64,6 +64,11 @@ struct AscendTools {
 /// PATH. A Compile error lists every place tried and what to set.
 Expected<AscendTools> findAscendTools(const EnvLookup& env = processEnv());
 
+/// What a tool the recipes run besides the compiler (ld.lld, llvm-objcopy) contributes to every object key:
+/// "<name> <path>\n<its --version output>" (30 s at most; one that does not answer is "(--version failed)",
+/// so the key still follows its path). Shared by the device and the simulator recipe.
+std::string toolIdentity(std::string_view name, const std::filesystem::path& tool);
+
 /// Options of one device (bisheng) or simulator (clang++) compile.
 struct CompileStep {
   std::filesystem::path source;

@@ -56,12 +56,7 @@ const SimObjcopy& simObjcopy() {
       t.identity = "llvm-objcopy: none on PATH";
       return t;
     }
-    ProcessOptions po;
-    po.timeout = std::chrono::seconds(30);
-    auto r = runProcess({t.path.string(), "--version"}, po);
-    std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
-    while (!version.empty() && version.back() == '\n') version.pop_back();
-    t.identity = fmt::format("llvm-objcopy {}\n{}", t.path.string(), version);
+    t.identity = ascend::toolIdentity("llvm-objcopy", t.path);
     return t;
   }();
   return tool;
