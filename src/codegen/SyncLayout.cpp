@@ -127,6 +127,48 @@ bool SyncLayout::anySignals() const {
   return false;
 }
 
+Expected<std::vector<PoolSyncPoint>> poolSyncPoints(const std::vector<PoolSyncOp>& ops,
+                                                    const std::vector<PoolSyncEdge>& edges,
+                                                    bool barrierAfterEveryOp) {
+  const size_t n = ops.size();
+  for (const PoolSyncOp& op : ops)
+    if (op.pool >= 32) return internalError(fmt::format("op {}: pool {} (a sync point names pools 0..31)", op.name, op.pool));
+  for (const PoolSyncEdge& e : edges) {
+    if (e.producer >= n || e.consumer >= n || e.producer >= e.consumer) {
+      return internalError(fmt::format("pool sync edge {} -> {} of {} ops", e.producer, e.consumer, n));
+    }
+  }
+  auto bit = [](uint32_t pool) { return 1u << pool; };
+  std::vector<PoolSyncPoint> points(n);
+  // seen[o]: the pools whose every core knows op o completed (a point signalled by o's pool and waited by
+  // theirs, or a full barrier since).
+  std::vector<uint32_t> seen(n, 0);
+  for (size_t c = 0; c < n; ++c) {
+    const PoolSyncOp& cur = ops[c];
+    if (barrierAfterEveryOp && c > 0) std::fill(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(c), ~0u);
+    PoolSyncPoint& sp = points[c];
+    for (const PoolSyncEdge& e : edges) {
+      if (e.consumer != c || e.local || (seen[e.producer] & bit(cur.pool))) continue;
+      sp.pools |= bit(ops[e.producer].pool);
+      sp.why.push_back(e.what);
+    }
+    // An op that signals early start itself leaves its pool's other cores to signal at the next point.
+    if (c > 0 && ops[c - 1].ownEarlyStart) {
+      sp.pools |= bit(ops[c - 1].pool);
+      sp.why.push_back(ops[c - 1].name + " signals early start itself");
+    }
+    // An op that waits itself needs a point to wait at, even without a data edge.
+    if (cur.ownEarlyStart && sp.pools == 0) {
+      sp.pools = c > 0 ? bit(ops[c - 1].pool) : bit(cur.pool);
+      sp.why.push_back(cur.name + " waits for early start itself");
+    }
+    if (sp.pools == 0) continue;
+    for (size_t o = 0; o < c; ++o)
+      if (sp.pools & bit(ops[o].pool)) seen[o] |= bit(ops[o].pool) | bit(cur.pool);
+  }
+  return points;
+}
+
 Expected<SyncLayout> layoutSync(const FusionPlan& plan, const SuperKernelPlan& sk) {
   SK_RETURN_IF_ERROR(checkStepShape(plan, sk));
   const size_t n = sk.ops.size();
@@ -190,6 +232,18 @@ Expected<SyncLayout> layoutSync(const FusionPlan& plan, const SuperKernelPlan& s
       used.insert(static_cast<uint32_t>(op.preloadVariant));
   }
   L.variants.assign(used.begin(), used.end());
+
+  std::vector<PoolSyncOp> poolOps;
+  poolOps.reserve(n);
+  for (const PlannedOp& op : sk.ops) poolOps.push_back({op.name, sk.queues[op.queue].pool, op.earlyStart});
+  std::vector<PoolSyncEdge> poolEdges;
+  for (const Edge& e : sk.edges) {
+    if (e.sync == SyncKind::None) continue;
+    poolEdges.push_back({e.producer, e.consumer, e.sync == SyncKind::Local,
+                         fmt::format("{} <- {} ({} on {})", sk.ops[e.consumer].name, sk.ops[e.producer].name,
+                                     depKindName(e.dep), e.buffer.empty() ? "order" : e.buffer)});
+  }
+  SK_ASSIGN_OR_RETURN(L.poolSync, poolSyncPoints(poolOps, poolEdges, sk.options.debugSyncAll));
   return L;
 }
 

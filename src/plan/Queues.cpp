@@ -12,14 +12,17 @@
 //   recorded order. stream-fusion=1: one queue per (pool, stream) present,
 //   ordered by pool then stream id, a pool's cores split evenly among its
 //   queues (the first count % k get one more), each >= 1 core (segment
-//   formation guarantees k <= cores).
+//   formation guarantees k <= cores). On a machine that runs one block per
+//   core, still one queue per pool: a block's core is its block index in the
+//   pool (ascend: GetBlockIdx), so two streams of a pool cannot have cores of
+//   their own; the pool's ops run in recorded order on its cores, and the
+//   queue's cores are the ones the launch runs its blocks on.
 // - Unfused step: one queue, numCores = min(pool cores, blockDim) — the
 //   executor's plain launch puts block b on worker b % numWorkers, which is
 //   the same core mapping (coreOf, plan/Plan.h).
 // - The kernel_sync rule is checked once, by validatePlan.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "superkernel/frontend/OpListPaths.h"
 #include "plan/PlanInternal.h"
@@ -35,21 +38,17 @@ Expected<uint32_t> poolOf(const PlanContext& ctx, const PlannedOp& op) {
 
 // MachineModel::oneBlockPerCore with several pools: the SuperKernel launches as many cores as its ops' blocks
 // need, not the whole machine. A launch's size counts the first pool's cores and the others follow in their
-// ratio, so it is the smallest withDebugCoreNum(n) that holds every op's blocks in its pool. With
-// stream-fusion=1 a pool is split evenly among its k stream queues, so it needs k times its widest op (at most
-// the pool: the queues then share all of it, as without the rule). Pools no op uses get no cores, and a
-// SuperKernel of one pool gets as many as it needs. The plan's cores are then the launch's (ascend: block dim
-// n, or the one pool's cores).
+// ratio, so it is the smallest withDebugCoreNum(n) that holds every op's blocks in its pool (one queue per
+// pool, whatever stream-fusion says). Pools no op uses get no cores, and a SuperKernel of one pool gets as
+// many as it needs. The plan's cores are then the launch's (ascend: block dim n, or the one pool's cores).
 Expected<MachineModel> launchShape(const PlanContext& ctx, const SuperKernelPlan& sk, const MachineModel& fm) {
   std::map<uint32_t, uint32_t> need;                 // pool -> cores it needs
-  std::map<uint32_t, std::set<uint32_t>> streams;    // pool -> streams with a queue in it
   for (const PlannedOp& op : sk.ops) {
     SK_ASSIGN_OR_RETURN(uint32_t pool, poolOf(ctx, op));
     need[pool] = std::max(need[pool], op.blockDim);
-    streams[pool].insert(sk.options.streamFusion ? op.stream : 0u);
   }
-  for (auto& [pool, cores] : need)
-    cores = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{cores} * streams[pool].size(), fm.pools[pool].count));
+  // At most the pool (an op wider than it is coarsened to its cores: Coarsen.cpp).
+  for (auto& [pool, cores] : need) cores = std::min(cores, fm.pools[pool].count);
   MachineModel shape = fm;
   if (need.size() > 1) {
     for (uint32_t n = 1; n <= fm.deviceCores(); ++n) {
@@ -95,7 +94,7 @@ Status assignQueues(const PlanContext& ctx, SuperKernelPlan& sk) {
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> firstStream;  // queue key -> stream of its first op
   for (uint32_t i = 0; i < sk.ops.size(); ++i) {
     SK_ASSIGN_OR_RETURN(uint32_t pool, poolOf(ctx, sk.ops[i]));
-    keyOf[i] = {pool, sk.options.streamFusion ? sk.ops[i].stream : 0u};
+    keyOf[i] = {pool, sk.options.streamFusion && !m.oneBlockPerCore ? sk.ops[i].stream : 0u};
     firstStream.emplace(keyOf[i], sk.ops[i].stream);
   }
   std::map<uint32_t, uint32_t> queuesInPool;

@@ -12,7 +12,8 @@
 //   stream-fusion=0 (only when the open segment holds ops the wait orders;
 //   a wait on work of earlier steps needs nothing), with stream-fusion=1 a
 //   stream more than there are cores (each stream queue needs >= 1 core,
-//   so the segment is split rather than failing), and the end of the list.
+//   so the segment is split rather than failing; not on a one-block-per-core
+//   machine, whose streams share their pool's queue), and the end of the list.
 //   Every end carries a reason ("ops[5] (x): <why>").
 // - Ends that break a scope in the middle (the scope's next op continues
 //   after the split: unfusible op, kernel_sync or one-block-per-core op too wide, cross-stream wait,
@@ -303,7 +304,9 @@ struct Former {
         SK_RETURN_IF_ERROR(close(reason, true));
       }
     }
-    if (open && o.streamFusion) {
+    // One block per core: a pool's streams share its one queue (Queues.cpp), so streams need no cores of
+    // their own.
+    if (open && o.streamFusion && !ctx.config.machine.oneBlockPerCore) {
       std::string why = streamFit(i, cores);
       if (!why.empty()) SK_RETURN_IF_ERROR(close(where(i) + ": " + why, true));
     }

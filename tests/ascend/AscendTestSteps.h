@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -66,13 +67,18 @@ inline AscendOp op(const char* name, uint32_t object, uint32_t blocks, Pool pool
   return o;
 }
 
-inline AscendEdge edge(uint32_t p, uint32_t c, bool local, std::string what) {
-  AscendEdge e;
-  e.producer = p;
-  e.consumer = c;
-  e.local = local;
-  e.what = std::move(what);
-  return e;
+inline sk::PoolSyncEdge edge(uint32_t p, uint32_t c, bool local, std::string what) {
+  return sk::PoolSyncEdge{p, c, local, std::move(what)};
+}
+
+/// The sync points of a hand-made step from its edges, laid out as a plan's are (sk::poolSyncPoints over the
+/// ops' pools and own early start, and the step's debug-sync-all).
+inline std::vector<sk::PoolSyncPoint> syncPoints(const AscendStep& s, const std::vector<sk::PoolSyncEdge>& edges) {
+  std::vector<sk::PoolSyncOp> ops;
+  for (const AscendOp& o : s.ops) ops.push_back({o.name, static_cast<uint32_t>(o.pool), o.ownEarlyStart});
+  auto points = sk::poolSyncPoints(ops, edges, s.options.debugSyncAll);
+  if (!points.ok()) throw std::runtime_error(points.error().message());
+  return *points;
 }
 
 /// norm (vector) -> proj (cube, declares early start) -> add (vector) -> copy (vector, block-local) ->
@@ -105,9 +111,9 @@ inline AscendStep chain(const sk::Options& options) {
            op("copy", 3, 16, Pool::Vector, {{6, 0}, {7, 0}}),
            op("swiglu", 4, 16, Pool::Vector, {{6, 0}, {7, 0}, {8, 0}})};
   s.ops[1].ownEarlyStart = options.earlyStart == 1;
-  s.edges = {edge(0, 1, false, "proj <- norm (RAW on h)"), edge(1, 2, false, "add <- proj (RAW on y)"),
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "proj <- norm (RAW on h)"), edge(1, 2, false, "add <- proj (RAW on y)"),
              edge(2, 3, true, "copy <- add (RAW on z)"), edge(3, 4, true, "swiglu <- copy (RAW on z2)"),
-             edge(2, 4, true, "swiglu <- add (RAW on z)")};
+             edge(2, 4, true, "swiglu <- add (RAW on z)")});
   return s;
 }
 
@@ -143,7 +149,7 @@ inline AscendStep vectorOnly(const sk::Options& options) {
   s.ops = {op("sum", 0, 6, Pool::Vector, {{0, 0}, {1, 0}, {2, 0}}),
            op("norm", 1, 2, Pool::Vector, {{2, 0}, {3, 0}, {4, 0}}),
            op("tail", 2, 3, Pool::Vector, {{4, 128}, {2, 128}, {5, 0}})};
-  s.edges = {edge(0, 1, false, "norm <- sum (RAW on s)"), edge(1, 2, false, "tail <- norm (RAW on n)")};
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "norm <- sum (RAW on s)"), edge(1, 2, false, "tail <- norm (RAW on n)")});
   return s;
 }
 
@@ -162,7 +168,7 @@ inline AscendStep cubeOnly(const sk::Options& options) {
   s.objects = {cubeGemv("fx_cube_gemv_bf16w__vc0", true, 37, 64), cubeGemv("fx_cube_gemv_f32__vc1", false, 64, 37)};
   s.ops = {op("p1", 0, 5, Pool::Cube, {{0, 0}, {1, 0}, {2, 0}}), op("p2", 1, 3, Pool::Cube, {{3, 0}, {2, 0}, {4, 0}})};
   s.ops[0].ownEarlyStart = s.ops[1].ownEarlyStart = options.earlyStart == 1;
-  s.edges = {edge(0, 1, false, "p2 <- p1 (RAW on y)")};
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "p2 <- p1 (RAW on y)")});
   return s;
 }
 
@@ -192,13 +198,15 @@ inline AscendStep wide(const sk::Options& options) {
     for (uint32_t i = 0; i + 1 < kBuffers; ++i) n.push_back("add" + std::to_string(i));
     return n;
   }();
+  std::vector<sk::PoolSyncEdge> edges;
   for (uint32_t i = 0; i + 1 < kBuffers; ++i) {
     const uint64_t off = i == 5 ? 64 : 0;
     s.ops.push_back(op(opNames[i].c_str(), i == 5 ? 2 : i % 2, i % 2 ? 3 : 4, Pool::Vector,
                        {{static_cast<int>(i), off}, {0, off}, {static_cast<int>(i + 1), 0}}));
-    if (i > 0) s.edges.push_back(edge(i - 1, i, false, opNames[i] + " <- " + opNames[i - 1] + " (RAW on x" +
-                                                           std::to_string(i) + ")"));
+    if (i > 0) edges.push_back(edge(i - 1, i, false, opNames[i] + " <- " + opNames[i - 1] + " (RAW on x" +
+                                                         std::to_string(i) + ")"));
   }
+  s.syncBefore = syncPoints(s, edges);
   return s;
 }
 
@@ -224,7 +232,7 @@ inline AscendStep feedVector(const sk::Options& options) {
            op("tail", 0, 6, Pool::Vector, {{4, 0}, {1, 0}, {5, 0}})};
   s.ops[1].kernelSync = true;
   s.ops[1].syncAllCalls = 2;
-  s.edges = {edge(0, 1, false, "reduce <- sum (RAW on s)"), edge(1, 2, false, "tail <- reduce (RAW on t)")};
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "reduce <- sum (RAW on s)"), edge(1, 2, false, "tail <- reduce (RAW on t)")});
   return s;
 }
 
@@ -251,8 +259,8 @@ inline AscendStep feedMix(const sk::Options& options) {
   s.ops[0].ownEarlyStart = options.earlyStart == 1;
   s.ops[1].kernelSync = true;
   s.ops[1].syncAllCalls = 2;
-  s.edges = {edge(0, 1, false, "reduce <- proj (RAW on y)"), edge(1, 2, false, "tail <- reduce (RAW on t)"),
-             edge(0, 2, false, "tail <- proj (RAW on y)")};
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "reduce <- proj (RAW on y)"), edge(1, 2, false, "tail <- reduce (RAW on t)"),
+             edge(0, 2, false, "tail <- proj (RAW on y)")});
   return s;
 }
 
@@ -280,8 +288,8 @@ inline AscendStep runtimeScalar(const sk::Options& options) {
            op("bump2", 0, 1, Pool::Vector, {{0, 0}}), op("rope_y", 1, 4, Pool::Vector, {{2, 0}, {3, 0}})};
   s.ops[1].runtimeScalars = {{"pos", 0}};
   s.ops[3].runtimeScalars = {{"pos", 0}};
-  s.edges = {edge(0, 1, false, "rope_x <- bump (RAW on step)"), edge(1, 2, false, "bump2 <- rope_x (WAR on step)"),
-             edge(2, 3, false, "rope_y <- bump2 (RAW on step)"), edge(1, 3, false, "rope_y <- rope_x (RAW on y)")};
+  s.syncBefore = syncPoints(s, {edge(0, 1, false, "rope_x <- bump (RAW on step)"), edge(1, 2, false, "bump2 <- rope_x (WAR on step)"),
+             edge(2, 3, false, "rope_y <- bump2 (RAW on step)"), edge(1, 3, false, "rope_y <- rope_x (RAW on y)")});
   return s;
 }
 

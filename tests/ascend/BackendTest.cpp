@@ -6,10 +6,13 @@
 
 #include <sstream>
 
+#include "superkernel/cache/Cache.h"
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendMachine.h"
+#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendStep.h"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +45,53 @@ TEST(AscendBackend, DeviceCoresAreAiCores) {
   EXPECT_EQ((*d)->machine().pools[0].count, 3u);
   EXPECT_EQ((*d)->machine().pools[1].count, 6u);
   EXPECT_TRUE((*d)->hostMemory());
+}
+
+// The simulator's artifact: the descriptor beside the shared object. A bundle this version did not write is
+// one error naming what disagrees, before anything is loaded.
+TEST(AscendBackend, SimBundleIsCheckedBeforeItIsLoaded) {
+  const sk::ascend::SimBundle b{"entry=sk_ascend_x type=AIV_ONLY block_dim=4 buffers=2 profile_bytes=0 split=1",
+                                std::string("\x7f" "ELF\0\1\2", 7)};
+  const std::string text = sk::ascend::formatSimBundle(b);
+  auto back = sk::ascend::parseSimBundle(text);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->launch, b.launch);
+  EXPECT_EQ(back->object, b.object);
+
+  struct Case {
+    std::string bytes, expect;
+  } cases[] = {
+      {"", "no SK-ASCEND-SIM 1 header"},
+      {b.object, "no SK-ASCEND-SIM 1 header"},  // a bare shared object, as earlier versions stored
+      {text.substr(0, text.size() - 1), "do not add up"},
+      {text + "x", "do not add up"},
+      {"SK-ASCEND-SIM 1 1 -1\n", "not two numbers"},
+      {"SK-ASCEND-SIM 1 3 0", "not terminated"},
+  };
+  sk::DeviceOptions o;
+  o.cores = 2;
+  auto device = sk::makeAscendSimDevice(o);
+  ASSERT_TRUE(device.ok()) << device.error().message();
+  for (const Case& c : cases) {
+    auto p = sk::ascend::parseSimBundle(c.bytes);
+    ASSERT_FALSE(p.ok()) << c.expect;
+    EXPECT_EQ(p.error().kind(), sk::ErrorKind::BadInput);
+    EXPECT_NE(p.error().message().find(c.expect), std::string::npos) << p.error().message();
+    EXPECT_NE(p.error().message().find("ascend simulator artifact"), std::string::npos) << p.error().message();
+    sk::Artifact a;
+    a.key = "k";
+    a.bytes = std::make_shared<const std::string>(c.bytes);
+    auto loaded = (*device)->load(a);
+    ASSERT_FALSE(loaded.ok()) << c.expect;
+    EXPECT_NE(loaded.error().message().find("SuperKernel k"), std::string::npos) << loaded.error().message();
+  }
+  // A good header around a bad descriptor: the descriptor's parser says why, still before loading.
+  sk::Artifact bad;
+  bad.key = "k";
+  bad.bytes = std::make_shared<const std::string>(sk::ascend::formatSimBundle({"entry=", b.object}));
+  auto loaded = (*device)->load(bad);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().message().find("SuperKernel k"), std::string::npos) << loaded.error().message();
 }
 
 TEST(AscendBackend, LaunchDescriptorRoundTrips) {
@@ -122,8 +172,8 @@ TEST(AscendBackend, BadLaunchDescriptorsAreErrors) {
 
 // Op and scope names reach the generated source only inside `//` comments,
 // escaped to one line: a name cannot end a comment with a backslash (which
-// would splice the next line of code into it), and a name that spells the
-// launch descriptor cannot replace the real one the recipe and device read.
+// would splice the next line of code into it). The launch descriptor is not in
+// the source at all (it goes beside it), so a name that spells one is a comment.
 TEST(AscendBackend, HostileNamesCannotPlantALaunchDescriptorOrSpliceCode) {
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "tools" / "data" / "ascend_seed.json");
   ASSERT_TRUE(l.ok()) << l.error().message();
@@ -134,17 +184,14 @@ TEST(AscendBackend, HostileNamesCannotPlantALaunchDescriptorOrSpliceCode) {
   }
   auto plan = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto emitter = sk::makeAscendEmitter("ascend-sim", true);
+  auto emitter = sk::makeAscendEmitter("ascend-sim");
   ASSERT_TRUE(emitter.ok());
   auto src = (*emitter)->emit(*plan, 0);
   ASSERT_TRUE(src.ok()) << src.error().message();
-  // The recipe reads the descriptor beside the source, the device the one definition compiled from it.
+  // The recipe and (through the artifact's bundle) the device read the descriptor beside the source.
   auto d = sk::ascend::parseLaunchDescriptor(src->launch);
   ASSERT_TRUE(d.ok()) << d.error().message();
-  const std::string definition = "\nextern \"C\" const char sk_ascend_launch[] = \"" + src->launch + "\";\n";
-  EXPECT_NE(src->text.find(definition), std::string::npos);
-  EXPECT_EQ(src->text.find("\nextern \"C\" const char sk_ascend_launch[]"), src->text.rfind(definition))
-      << "the only definition";
+  EXPECT_EQ(src->text.find(src->launch), std::string::npos) << "the descriptor is not in the source";
   EXPECT_NE(d->entry, "evil");
   EXPECT_EQ(d->split, 4);
   EXPECT_EQ(d->objects.size(), src->variants.size());
@@ -157,18 +204,61 @@ TEST(AscendBackend, HostileNamesCannotPlantALaunchDescriptorOrSpliceCode) {
   }
 }
 
+// The sync points are the planner's: a Local edge gets none, and the same edge planned as a counter (what the
+// planner would say for another placement) gets one. Nothing in the ascend back end re-decides it.
+TEST(AscendBackend, SyncPointsFollowThePlannersVerdicts) {
+  auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "tools" / "data" / "ascend_seed.json");
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  for (const char* options : {"", "stream-fusion=1"}) {
+    auto parsed = sk::parseOptions(options);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+    auto plan = sk::planOpList(*l, *parsed, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
+    ASSERT_TRUE(plan.ok()) << plan.error().message();
+    bool flipped = false;
+    for (size_t i = 0; i < plan->steps.size() && !flipped; ++i) {
+      sk::SuperKernelPlan& sk = plan->steps[i];
+      if (!sk.fused) continue;
+      for (sk::Edge& e : sk.edges) {
+        if (e.sync != sk::SyncKind::Local) continue;
+        auto before = sk::ascend::makeAscendStep(*plan, i);
+        ASSERT_TRUE(before.ok()) << before.error().message();
+        EXPECT_EQ(before->syncBefore.at(e.consumer).pools, 0u) << options << ": " << sk.ops[e.consumer].name;
+        e.sync = sk::SyncKind::Counter;
+        auto after = sk::ascend::makeAscendStep(*plan, i);
+        ASSERT_TRUE(after.ok()) << after.error().message();
+        const uint32_t pool = sk.queues[sk.ops[e.producer].queue].pool;
+        EXPECT_EQ(after->syncBefore.at(e.consumer).pools, 1u << pool) << options << ": " << sk.ops[e.consumer].name;
+        flipped = true;
+        break;
+      }
+    }
+    EXPECT_TRUE(flipped) << options << ": ascend_seed.json is expected to plan a local edge";
+  }
+}
+
 TEST(AscendBackend, EmitterRefusesUnspecialisedVariants) {
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "tools" / "data" / "ascend_seed.json");
   ASSERT_TRUE(l.ok()) << l.error().message();
-  // Planned for a machine without staticArguments: one variant would have to serve two scalar sets.
-  auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  // Planned for ascend's pools but without staticArguments: one variant would have to serve two scalar sets.
+  sk::MachineModel unspecialised = sk::ascend::ascendMachineModel();
+  unspecialised.staticArguments = false;
+  auto plan = sk::planOpList(*l, {}, {.machine = unspecialised, .fuse = true});
   ASSERT_TRUE(plan.ok()) << plan.error().message();
-  auto emitter = sk::makeAscendEmitter("ascend-sim", true);
+  auto emitter = sk::makeAscendEmitter("ascend-sim");
   ASSERT_TRUE(emitter.ok());
   auto src = (*emitter)->emit(*plan, 0);
   ASSERT_FALSE(src.ok());
   EXPECT_NE(src.error().message().find("not specialised for ascend"), std::string::npos) << src.error().message();
-  // With the ascend machine model the same list emits, and the source carries its descriptor.
+  // Planned for another machine's pools: its block placement (and so its Local verdicts) is not the launch's.
+  auto cpu = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  ASSERT_TRUE(cpu.ok()) << cpu.error().message();
+  auto foreign = (*emitter)->emit(*cpu, 0);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.error().kind(), sk::ErrorKind::Internal);
+  EXPECT_NE(foreign.error().message().find("fused for target cpu's core pools, not ascend's (cube, vector)"),
+            std::string::npos)
+      << foreign.error().message();
+  // With the ascend machine model the same list emits, its descriptor beside the source.
   auto good = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(), .fuse = true});
   ASSERT_TRUE(good.ok()) << good.error().message();
   auto ok = (*emitter)->emit(*good, 0);

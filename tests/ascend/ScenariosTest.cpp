@@ -18,6 +18,7 @@
 
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/plan/Plan.h"
+#include "backends/ascend/AscendMachine.h"
 #include "backends/ascend/AscendStep.h"
 #include "SessionRun.h"
 
@@ -85,7 +86,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   // The scenarios' own (cpu) declaration of ks_sum says kernel_sync but not how often it calls SyncAll.
   auto l = sk::loadOpList(fs::path(SK_SOURCE_ROOT) / "tests" / "session" / "data" / "scenarios.json");
   ASSERT_TRUE(l.ok());
-  auto plan = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  auto plan = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(4), .fuse = true});
   ASSERT_TRUE(plan.ok());
   bool seen = false;
   for (size_t i = 0; i < plan->steps.size(); ++i) {
@@ -104,7 +105,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   // calls SyncAll among its own blocks, and needs no count.
   for (sk::Op& op : l->ops)
     if (op.kind == sk::Op::Kind::Launch && op.name == "ksync_2") op.blockDim = 4;
-  auto wide = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  auto wide = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(4), .fuse = true});
   ASSERT_TRUE(wide.ok());
   for (size_t i = 0; i < wide->steps.size(); ++i) {
     auto step = sk::ascend::makeAscendStep(*wide, i);
@@ -114,7 +115,7 @@ TEST(AscendScenarios, KernelSyncMustDeclareItsSyncAllCalls) {
   // A cube sub-kernel cannot sync its own blocks: alone (AIC_ONLY) it has no SyncAll.
   for (sk::KernelDecl& k : l->kernels)
     if (k.name == "ks_sum") k.coreType = sk::CoreType::Cube;
-  auto cube = sk::planOpList(*l, {}, {.machine = sk::MachineModel::singlePool("cpu", 4), .fuse = true});
+  auto cube = sk::planOpList(*l, {}, {.machine = sk::ascend::ascendMachineModel(4), .fuse = true});
   ASSERT_TRUE(cube.ok());
   bool refused = false;
   for (size_t i = 0; i < cube->steps.size(); ++i) {

@@ -173,7 +173,8 @@ TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
   EXPECT_EQ(p->steps[0].numCores, 8u);
   EXPECT_EQ(p->steps[0].ops.at(1).blockDim, 8u);
 
-  // stream-fusion=1: a pool is split evenly among its stream queues, so each queue gets its widest op's cores.
+  // stream-fusion=1: a block's core is its block index in the pool, so a pool's streams cannot have cores of
+  // their own: one queue per pool still, the streams' ops in recorded order on the widest op's cores.
   OpList two = load("chain.json");
   two.ops.resize(2);
   two.ops.at(0).blockDim = 3;  // a -> b on stream 0
@@ -185,8 +186,17 @@ TEST(MachineModel, OneBlockPerCoreLaysOutTheLaunchAndBreaksForWiderOps) {
   ASSERT_TRUE(p.ok()) << p.error().message();
   ASSERT_EQ(p->steps.size(), 1u);
   const SuperKernelPlan& sf = p->steps[0];
-  expectLayout(sf, 6, {{0, 3}, {3, 3}});
+  expectLayout(sf, 3, {{0, 3}});
+  EXPECT_EQ(sf.queues.at(0).ops, (std::vector<uint32_t>{0, 1}));
   for (const PlannedOp& op : sf.ops) EXPECT_GE(sf.queues.at(op.queue).numCores, op.blockDim) << op.name;
+  // Two streams on a one-core pool still fuse (without the rule each stream needs a core of its own).
+  m.pools = {CorePool{CoreType::Cube, 1}, CorePool{CoreType::Vector, 1}};
+  two.ops.at(0).blockDim = 1;
+  two.ops.at(1).blockDim = 1;
+  p = planOn(two, m, "stream-fusion=1");
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->steps.size(), 1u);
+  expectLayout(p->steps[0], 1, {{0, 1}});
 }
 
 TEST(MachineModel, FlagEdgesPastTheBudgetUseCounters) {

@@ -46,6 +46,39 @@ struct FlagTable {
   const std::vector<std::pair<uint32_t, uint32_t>>* ranges = nullptr;  // size = consumer blockDim
 };
 
+/// A sync point of a machine whose cross-core primitive is pool-wide (ascend: SetNextTaskStart on the
+/// signalling pools' cores, WaitPreTaskEnd on the waiting ones): before op c, the cores of every pool in
+/// `pools` signal that their earlier ops completed and the cores of those pools and of c's pool wait for it.
+/// Per-edge counters and flags do not exist there, so the kind of a non-local edge does not matter; which
+/// edges are local is the planner's decision (SyncKind::Local), never the emitter's.
+struct PoolSyncPoint {
+  uint32_t pools = 0;              // bit p: pool p's cores signal; 0: no sync point before the op
+  std::vector<std::string> why;    // the edges and early-start needs that put it there, for comments
+};
+
+/// poolSyncPoints' view of an op and an edge: a step the planner laid out (layoutSync) or one built by hand.
+struct PoolSyncOp {
+  std::string name;
+  uint32_t pool = 0;               // index into MachineModel::pools (< 32)
+  /// The op signals and waits early start itself (PlannedOp::earlyStart): the point before the next op must
+  /// complete its signal, and the op's own wait needs a point before it.
+  bool ownEarlyStart = false;
+};
+struct PoolSyncEdge {
+  uint32_t producer = 0, consumer = 0;  // op indices
+  bool local = false;                    // program order on one core orders it
+  std::string what;                      // "consumer <- producer (RAW on buf)"
+};
+
+/// The sync points before each op (size ops.size()). A point is placed before an op with a non-local edge
+/// from a producer whose completion the op's pool does not know yet; after a point, the cores of each
+/// signalling pool and of the op's pool know every earlier op of the signalling pools completed, so a later
+/// edge from those ops needs no second point. With a full barrier after every op (debug-sync-all), every
+/// core knows everything before it. Errors: an index out of range, a pool >= 32.
+Expected<std::vector<PoolSyncPoint>> poolSyncPoints(const std::vector<PoolSyncOp>& ops,
+                                                    const std::vector<PoolSyncEdge>& edges,
+                                                    bool barrierAfterEveryOp);
+
 struct SyncLayout {
   std::vector<int> counterOf;               // per op: its completion counter slot, -1 none
   std::vector<int> flagBaseOf;              // per op: its first flag slot, -1 none
@@ -54,6 +87,9 @@ struct SyncLayout {
   std::vector<std::vector<SyncWait>> waits; // per consumer op, deduplicated, in edge order
   std::vector<FlagTable> flagTables;        // in the order the waits created them
   std::vector<uint32_t> variants;           // variants the step calls or preloads (sorted, unique)
+  /// Pool-wide sync points before each op (poolSyncPoints over the queues' pools; edges of kind None or
+  /// Local are local), for targets whose only cross-core primitive spans a pool.
+  std::vector<PoolSyncPoint> poolSync;
 
   bool signals(size_t op) const { return counterOf[op] >= 0 || flagBaseOf[op] >= 0; }
   bool anyWaits() const;

@@ -19,7 +19,7 @@ Backend ascendBackend() {
   b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
     return ascend::ascendDeviceMachineModel(q.cores ? q.cores : ascend::deviceAiCoresForArch(q.arch));
   };
-  b.makeEmitter = [] { return makeAscendEmitter("ascend", false); };
+  b.makeEmitter = [] { return makeAscendEmitter("ascend"); };
   b.makeRecipe = [] { return makeAscendDeviceRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeAscendCannDevice(o); };
   return b;
@@ -32,7 +32,7 @@ Backend ascendSimBackend() {
   b.machineModel = [](const MachineQuery& q) -> Expected<MachineModel> {
     return ascend::ascendMachineModel(q.cores ? q.cores : ascend::aiCoresFromEnv());
   };
-  b.makeEmitter = [] { return makeAscendEmitter("ascend-sim", true); };
+  b.makeEmitter = [] { return makeAscendEmitter("ascend-sim"); };
   b.makeRecipe = [] { return makeAscendSimRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeAscendSimDevice(o); };
   return b;

@@ -6,11 +6,11 @@
 // What ties them together is the launch descriptor, "entry=... type=MIX_AIC_1_2
 // block_dim=8 ...": the emitter passes it beside the source
 // (GeneratedSource::launch), which the recipe's link reads (which objects to
-// split-copy) and the SuperKernel key hashes, and prints it into the source as
-//   extern "C" const char sk_ascend_launch[] = "...";
-// which the device reads back from the loaded artifact (what to launch: entry,
-// task type, block dim, how buffers map to parameters, where the runtime
-// scalars' slots point), so an artifact from the cache carries its own.
+// split-copy), the SuperKernel key hashes, and the link stores beside the
+// code in the artifact (SimBundle, DeviceBundle: AscendRecipe.h), where the
+// device reads it (what to launch: entry, task type, block dim, how buffers
+// map to parameters, where the runtime scalars' slots point). So an artifact
+// from the cache carries its own, and no host data is printed into code.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +62,6 @@ struct LaunchDescriptor {
 std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
                                         std::vector<uint64_t>& table, void* notify, void* profile);
 
-/// The symbol holding the descriptor in generated code.
-constexpr const char* kLaunchSymbol = "sk_ascend_launch";
-
 std::string formatLaunchDescriptor(const LaunchDescriptor& d);
 Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
 
@@ -80,10 +77,9 @@ Backend ascendBackend();
 /// compiler and run by the simulator (runtime/ascend/sim).
 Backend ascendSimBackend();
 
-/// The emitter of both (one Ascend C source); `target` names it in manifests. `descriptorInSource`: the
-/// launch descriptor is also printed into the source (the simulator reads it back from the loaded object;
-/// the device build keeps it in the artifact's bundle instead, so no host data lands in device code).
-Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target, bool descriptorInSource);
+/// The emitter of both (one Ascend C source); `target` names it in manifests. The launch descriptor goes
+/// beside the source only (GeneratedSource::launch); each recipe stores it in its artifact's bundle.
+Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target);
 std::shared_ptr<const BuildRecipe> makeAscendSimRecipe();
 /// The simulator device: options.cores AI Cores (0: SK_ASCEND_AI_CORES, else 8).
 Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options);

@@ -58,15 +58,17 @@ class AscendKernel final : public LoadedKernel {
 
 Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
   if (!a.bytes) return internalError("ascend load: an artifact without bytes");
+  // The bundle's descriptor says what to launch; the shared object beside it is what the simulator loads.
+  auto bundle = ascend::parseSimBundle(*a.bytes);
+  if (!bundle) return std::move(bundle).error().context("SuperKernel " + a.key);
+  auto d = ascend::parseLaunchDescriptor(bundle->launch);
+  if (!d) return std::move(d).error().context("SuperKernel " + a.key);
   detail::UniqueFd fd(::memfd_create("sk-ascend-sim", MFD_CLOEXEC));
   if (!fd.valid()) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", a.key, std::strerror(errno)));
-  if (!detail::writeAllFd(fd.get(), *a.bytes)) {
+  if (!detail::writeAllFd(fd.get(), bundle->object)) {
     return runtimeError(fmt::format("cannot load {}: writing the memfd: {}", a.key, std::strerror(errno)));
   }
   SK_ASSIGN_OR_RETURN(ascend_sim::Module module, ascend_sim::Module::load(fmt::format("/proc/self/fd/{}", fd.get())));
-  SK_ASSIGN_OR_RETURN(void* text, module.entry(ascend::kLaunchSymbol));
-  auto d = ascend::parseLaunchDescriptor(static_cast<const char*>(text));
-  if (!d) return std::move(d).error().context("SuperKernel " + a.key);
   // The entry's parameter count follows from the descriptor: checked once here, not on every run.
   const size_t params = d->args.empty() ? (d->bufferTable ? 1 : d->buffers) + (d->profileBytes ? 1 : 0) : d->args.size();
   if (params > ascend_sim::kMaxArgs) {

@@ -145,42 +145,16 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
   const uint32_t aicCores = s.poolCores(Pool::Cube);
   const uint32_t allCores = aicCores + s.poolCores(Pool::Vector);
 
-  // Sync points first (their count sizes the profile buffer): before op c, the
-  // producers' pools P and c's pool, or nothing.
-  struct SyncPoint {
-    uint32_t pools = 0;  // P
-    std::vector<std::string> why;
-  };
-  std::vector<SyncPoint> syncBefore(n);
-  std::vector<uint32_t> seen(n, 0);  // pools whose every core knows op o completed
+  // The sync points are the planner's (AscendStep::syncBefore); their count sizes the profile buffer.
+  if (s.syncBefore.size() != n) {
+    return internalError(fmt::format("step {}: {} sync points for {} ops", s.name, s.syncBefore.size(), n));
+  }
   for (size_t c = 0; c < n; ++c) {
-    const AscendOp& cur = s.ops[c];
-    if (opt.debugSyncAll && c > 0) {
-      // The previous op ended with a full barrier: every core knows everything before c completed.
-      for (size_t o = 0; o < c; ++o) seen[o] = kCube | kVector;
+    if (s.syncBefore[c].pools & ~(kCube | kVector)) {
+      return internalError(fmt::format("op {}: a sync point names pools {:#x} (ascend has cube and vector)",
+                                       s.ops[c].name, s.syncBefore[c].pools));
     }
-    SyncPoint sp;
-    for (const AscendEdge& e : s.edges) {
-      if (e.consumer != c || e.local || (seen[e.producer] & bit(cur.pool))) continue;
-      sp.pools |= bit(s.ops[e.producer].pool);
-      sp.why.push_back(e.what);
-    }
-    const bool prevSets = c > 0 && s.ops[c - 1].ownEarlyStart;
-    if (prevSets) {
-      sp.pools |= bit(s.ops[c - 1].pool);
-      sp.why.push_back(s.ops[c - 1].name + " signals early start itself");
-    }
-    if (cur.ownEarlyStart && sp.pools == 0) {
-      sp.pools = c > 0 ? bit(s.ops[c - 1].pool) : bit(cur.pool);
-      sp.why.push_back(cur.name + " waits for early start itself");
-    }
-    if (sp.pools != 0) {
-      // After it: the cores of each pool X in P know X's earlier ops completed, and so do c's pool's cores.
-      for (size_t o = 0; o < c; ++o)
-        if (sp.pools & bit(s.ops[o].pool)) seen[o] |= bit(s.ops[o].pool) | bit(cur.pool);
-      ++out.syncPoints;
-    }
-    syncBefore[c] = std::move(sp);
+    if (s.syncBefore[c].pools != 0) ++out.syncPoints;
   }
   // Side launches' words: per side launch, one notify word per core of each pool it waits for, then its
   // done word. The cube cores' words come first (word first + block index), then the vector cores'.
@@ -389,7 +363,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
 
   for (size_t c = 0; c < n; ++c) {
     const AscendOp& cur = s.ops[c];
-    const SyncPoint& sp = syncBefore[c];
+    const PoolSyncPoint& sp = s.syncBefore[c];
     if (sp.pools != 0) {
       const int cfg = (devType(sp.pools) << 2) | devType(bit(cur.pool));
       blankAll();

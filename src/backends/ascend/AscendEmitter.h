@@ -8,16 +8,19 @@
 //    the split-mode copy `get_coreid() % N` picks;
 //  - preload(copy, units) of the next op on the cores that will run it, sized
 //    from the variant's code bytes in 2 KiB units (preload-code);
-//  - a sync point before an op only where a dependency crosses cores: the
-//    producers' pools P and the consumer's pool q give the early-start config
+//  - the step's sync points (AscendStep::syncBefore: the planner's, laid out
+//    by codegen's poolSyncPoints; this file decides none), each printed as
+//    the early-start primitives: the producers' pools P and the consumer's
+//    pool q give the early-start config
 //    (P << 2 | q, 0 cube, 1 vector, 2 both); cores of P signal with
 //    SetNextTaskStartImpl and every core involved waits with
 //    WaitPreTaskEndImpl<config> (cube->cube and vector->vector: all-core
 //    flags; cube<->vector: the mode-2 cross-core flags). Edges program order
-//    already covers (same pool, block b on core b) get nothing;
+//    already covers (the planner's Local: same pool, block b on core b) get
+//    nothing;
 //  - early-start 1: a kernel that declares early start calls
 //    SetNextTaskStart / WaitPreTaskEnd itself, so the SuperKernel completes
-//    them only on the pool's cores that do not run it (and always places a
+//    them only on the pool's cores that do not run it (the layout always places a
 //    sync point right after / before it); early-start 2: the SuperKernel does
 //    both for every core; early-start 0: a full SyncAll of the task type;
 //  - more than kMaxDirectBuffers buffers: the entry takes one GM table of

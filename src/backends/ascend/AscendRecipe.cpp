@@ -418,40 +418,57 @@ std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix) {
 }
 
 namespace {
-constexpr std::string_view kBundleMagic = "SK-ASCEND-KERNEL 1 ";
+
+constexpr std::string_view kDeviceMagic = "SK-ASCEND-KERNEL 1 ";
+constexpr std::string_view kSimMagic = "SK-ASCEND-SIM 1 ";
+
+// "<magic><a bytes> <b bytes>\n" then the two parts: a header the loader checks before it trusts a size.
+std::string formatTwoParts(std::string_view magic, std::string_view a, std::string_view b) {
+  return fmt::format("{}{} {}\n", magic, a.size(), b.size()) + std::string(a) + std::string(b);
+}
+
+Expected<std::pair<std::string_view, std::string_view>> splitTwoParts(std::string_view bytes, std::string_view magic,
+                                                                      std::string_view what) {
+  auto bad = [&](std::string_view why) {
+    return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
+  };
+  if (bytes.substr(0, magic.size()) != magic) return bad(fmt::format("no {}header", magic));
+  const size_t eol = bytes.find('\n');
+  if (eol == std::string_view::npos || eol > 64) return bad("header line not terminated");
+  const std::string_view sizes = bytes.substr(magic.size(), eol - magic.size());
+  const size_t space = sizes.find(' ');
+  uint64_t first = 0, second = 0;
+  auto num = [](std::string_view s, uint64_t* out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  };
+  if (space == std::string_view::npos || !num(sizes.substr(0, space), &first) ||
+      !num(sizes.substr(space + 1), &second)) {
+    return bad("header sizes are not two numbers");
+  }
+  const std::string_view rest = bytes.substr(eol + 1);
+  if (first > rest.size() || second != rest.size() - first) {
+    return bad(fmt::format("sizes {} + {} do not add up to the {} bytes present", first, second, rest.size()));
+  }
+  return std::pair{rest.substr(0, first), rest.substr(first)};
+}
+
 }  // namespace
 
 std::string formatDeviceBundle(const DeviceBundle& b) {
   nlohmann::json j;
   j["kernel"] = kernelMetaObject(b.meta);
   j["launch"] = b.launch;
-  const std::string json = j.dump();
-  return fmt::format("{}{} {}\n", kBundleMagic, json.size(), b.elf.size()) + json + b.elf;
+  return formatTwoParts(kDeviceMagic, j.dump(), b.elf);
 }
 
 Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
-  auto bad = [](std::string_view what) {
-    return badInput(fmt::format("ascend device artifact: {} (not one this version wrote; remove the cache entry)", what));
+  constexpr std::string_view what = "ascend device artifact";
+  SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kDeviceMagic, what));
+  auto bad = [&](std::string_view why) {
+    return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
   };
-  if (bytes.substr(0, kBundleMagic.size()) != kBundleMagic) return bad("no SK-ASCEND-KERNEL 1 header");
-  const size_t eol = bytes.find('\n');
-  if (eol == std::string_view::npos || eol > 64) return bad("header line not terminated");
-  const std::string_view sizes = bytes.substr(kBundleMagic.size(), eol - kBundleMagic.size());
-  const size_t space = sizes.find(' ');
-  uint64_t jsonBytes = 0, elfBytes = 0;
-  auto num = [](std::string_view s, uint64_t* out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-  };
-  if (space == std::string_view::npos || !num(sizes.substr(0, space), &jsonBytes) ||
-      !num(sizes.substr(space + 1), &elfBytes)) {
-    return bad("header sizes are not two numbers");
-  }
-  const std::string_view rest = bytes.substr(eol + 1);
-  if (jsonBytes > rest.size() || elfBytes != rest.size() - jsonBytes) {
-    return bad(fmt::format("sizes {} + {} do not add up to the {} bytes present", jsonBytes, elfBytes, rest.size()));
-  }
-  nlohmann::json j = nlohmann::json::parse(rest.substr(0, jsonBytes), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(parts.first, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("kernel") || !j["kernel"].is_object() ||
       !j.contains("launch") || !j["launch"].is_string()) {
     return bad("its JSON is not {\"kernel\": {...}, \"launch\": \"...\"}");
@@ -461,9 +478,16 @@ Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
   if (!meta) return bad(meta.error().message());
   b.meta = std::move(*meta);
   b.launch = j["launch"].get<std::string>();
-  b.elf = std::string(rest.substr(jsonBytes));
+  b.elf = std::string(parts.second);
   if (sha256Hex(b.elf) != b.meta.sha256) return bad("the kernel ELF's SHA-256 is not its kernel JSON's");
   return b;
+}
+
+std::string formatSimBundle(const SimBundle& b) { return formatTwoParts(kSimMagic, b.launch, b.object); }
+
+Expected<SimBundle> parseSimBundle(std::string_view bytes) {
+  SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kSimMagic, "ascend simulator artifact"));
+  return SimBundle{std::string(parts.first), std::string(parts.second)};
 }
 
 }  // namespace sk::ascend

@@ -185,4 +185,17 @@ std::string formatDeviceBundle(const DeviceBundle& bundle);
 /// ELF's SHA-256 against the kernel JSON's. BadInput naming what disagrees.
 Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes);
 
+/// A simulator SuperKernel as the cache keeps it (target ascend-sim, one
+/// file): the launch descriptor and the shared object the simulator loads,
+/// so the descriptor travels beside the code, never inside it. Layout:
+///   "SK-ASCEND-SIM 1 <launch bytes> <object bytes>\n" <launch> <object>
+struct SimBundle {
+  std::string launch;  // formatLaunchDescriptor text
+  std::string object;  // the linked shared object
+};
+std::string formatSimBundle(const SimBundle& bundle);
+/// Parse and check the header's sizes (the descriptor is parsed by its
+/// reader). BadInput naming what disagrees.
+Expected<SimBundle> parseSimBundle(std::string_view bytes);
+
 }  // namespace sk::ascend

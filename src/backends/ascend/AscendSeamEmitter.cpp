@@ -1,8 +1,9 @@
 // The ascend emitter on the seam (codegen/Emitter.h): a fused step is
 // makeAscendStep + emitAscend (AscendEmitter.h says what the SuperKernel looks
 // like); an unfused step launches its one sub-kernel directly (AIV_ONLY /
-// AIC_ONLY), so its source holds only the launch descriptor. Both end with
-// the descriptor the recipe and the device read (AscendBackend.h).
+// AIC_ONLY), so its source is a comment naming it. Both pass the launch
+// descriptor beside the text (GeneratedSource::launch), never in it: the
+// recipe stores it in the artifact, where the device reads it (AscendBackend.h).
 //
 // Objects: one per AscendObject. The plan's variants are specialised for
 // ascend (MachineModel::staticArguments: scalars, block count, own early
@@ -29,28 +30,9 @@ std::string taskTypeSuffix(ascend::KernelType t) {
   return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
 }
 
-// The descriptor goes beside the source (GeneratedSource::launch: what the
-// recipe's link reads) and into it as a C string literal the device reads
-// back from the loaded object, never escaped: it may only hold what its fields
-// are made of (identifiers, numbers, '=', ',', ':', ' '); anything else is a
-// bug upstream, refused rather than printed into the literal.
-Expected<std::string> descriptorLine(const ascend::LaunchDescriptor& d) {
-  const std::string text = ascend::formatLaunchDescriptor(d);
-  for (char c : text) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                       c == '=' || c == ',' || c == ':' || c == ' ';
-    if (!plain) return internalError(fmt::format("ascend launch descriptor \"{}\" holds a character it may not", text));
-  }
-  return fmt::format(
-      "\n// The launch the ascend device makes of this artifact (read back from the loaded object).\n"
-      "extern \"C\" const char {}[] = \"{}\";\n",
-      ascend::kLaunchSymbol, text);
-}
-
 class AscendSeamEmitter final : public Emitter {
  public:
-  AscendSeamEmitter(std::string target, bool descriptorInSource)
-      : target_(std::move(target)), descriptorInSource_(descriptorInSource) {}
+  explicit AscendSeamEmitter(std::string target) : target_(std::move(target)) {}
   std::string_view name() const override { return target_; }
 
   Expected<GeneratedSource> emit(const FusionPlan& plan, size_t stepIndex) const override {
@@ -95,8 +77,7 @@ class AscendSeamEmitter final : public Emitter {
       d.bufferTable = src.bufferTable;
       d.notifyWords = src.notifyWords;
       d.sides = src.sides;
-      SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
-      g.text = std::move(src.text) + (descriptorInSource_ ? line : "");
+      g.text = std::move(src.text);
       g.launch = ascend::formatLaunchDescriptor(d);
     } else {
       const ascend::AscendOp& op = step.ops.at(0);
@@ -107,8 +88,6 @@ class AscendSeamEmitter final : public Emitter {
           "// An unfused op: its sub-kernel {} is launched directly ({} on {} core(s)).\n"
           "#include \"kernel_operator.h\"\n",
           d.entry, d.type, d.blockDim);
-      SK_ASSIGN_OR_RETURN(std::string line, descriptorLine(d));
-      if (descriptorInSource_) g.text += line;
       g.launch = ascend::formatLaunchDescriptor(d);
     }
     SyncLayout layout;  // the manifest's shared part: which variants the source uses
@@ -121,13 +100,12 @@ class AscendSeamEmitter final : public Emitter {
 
  private:
   std::string target_;  // ascend (bisheng) or ascend-sim: one emitter, one Ascend C source for both
-  bool descriptorInSource_;
 };
 
 }  // namespace
 
-Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target, bool descriptorInSource) {
-  return std::shared_ptr<const Emitter>(std::make_shared<AscendSeamEmitter>(std::move(target), descriptorInSource));
+Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target) {
+  return std::shared_ptr<const Emitter>(std::make_shared<AscendSeamEmitter>(std::move(target)));
 }
 
 }  // namespace sk

@@ -17,7 +17,9 @@
 // depend on the step's split-mode, which postProcessObject does not see (and
 // the object itself does not depend on it); the link gets the options, and the
 // launch descriptor beside the source (LinkRequest::launch) names the object
-// symbols to copy. llvm-objcopy
+// symbols to copy. The artifact is an ascend::SimBundle: that descriptor and
+// the shared object, so the device reads what to launch from beside the code
+// (the source never carries it). llvm-objcopy
 // runs under the driver's deadlines (RecipeTools::runTool), and its path and
 // version are in every object's key (postProcessKey), so the SuperKernels it
 // copied are keyed by it too.
@@ -29,6 +31,7 @@
 #include <cctype>
 
 #include "support/BuildFiles.h"
+#include "support/Fd.h"
 #include "superkernel/codegen/Emitter.h"
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
@@ -107,10 +110,11 @@ class AscendSimRecipe final : public BuildRecipe {
 
   std::string linkKey(const Options& o, const std::string&) const override {
     return "ascend-simulator-link\n" + joinFlags(superKernelFlags(o)) + "\nlink\n" +
-           joinFlags(ascend::simLinkArgv("cxx", {}, "out")) + "\nsplit copies: llvm-objcopy --redefine-sym\n";
+           joinFlags(ascend::simLinkArgv("cxx", {}, "out")) +
+           "\nsplit copies: llvm-objcopy --redefine-sym\nartifact: SK-ASCEND-SIM 1 (descriptor, shared object)\n";
   }
 
-  std::string artifactName() const override { return "superkernel_sim.so"; }
+  std::string artifactName() const override { return "superkernel.ascend-sim"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
     // The emitter's descriptor, given beside the source (GeneratedSource::launch): which objects to split-copy.
@@ -147,9 +151,15 @@ class AscendSimRecipe final : public BuildRecipe {
         objects.push_back(copy);
       }
     }
-    std::vector<std::string> linkArgs = ascend::simLinkArgv("cxx", objects, req.outputFile);
+    const fs::path shared = dir / "superkernel_sim.so";
+    std::vector<std::string> linkArgs = ascend::simLinkArgv("cxx", objects, shared);
     linkArgs.erase(linkArgs.begin());
     SK_ASSIGN_OR_RETURN(auto linked, tools.runCompiler(linkArgs, "linking the ascend SuperKernel for the simulator"));
+    SK_ASSIGN_OR_RETURN(std::string object, detail::readFileBytes(shared));
+    ascend::SimBundle bundle;
+    bundle.launch = std::string(req.launch);
+    bundle.object = std::move(object);
+    SK_RETURN_IF_ERROR(writeScratchFile(req.outputFile, ascend::formatSimBundle(bundle)));
     LinkOutput out;
     out.command = tools.command(linkArgs);
     out.diagnostics = compiled.err + linked.err;

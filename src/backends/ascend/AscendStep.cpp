@@ -31,19 +31,6 @@ uint32_t AscendStep::poolCores(Pool p) const {
   }
 }
 
-namespace {
-
-bool identity(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
-  for (size_t b = 0; b < ranges.size(); ++b) {
-    const auto [lo, hi] = ranges[b];
-    if (lo > hi) continue;  // depends on nothing
-    if (lo != b || hi != b) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
   if (stepIndex >= plan.steps.size()) return internalError(fmt::format("step {} of {}", stepIndex, plan.steps.size()));
   const SuperKernelPlan& sk = plan.steps[stepIndex];
@@ -186,23 +173,42 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
 
   // The launch: unfused, the op's blocks (the device runs them in waves); fused, the cores the planner laid
   // out for it (MachineModel::oneBlockPerCore: only what its ops need), pool by pool, so the plan's cores are
-  // the launch's. The block dim counts AI Cores (one cube and two vector cores each), vector cores alone. A
-  // plan made for another machine than ascend's two pools (tests do that) launches its widest ops' cores.
-  const bool ascendPools = plan.machine.pools.size() == 2 && plan.machine.pools[0].kind == CoreType::Cube &&
-                           plan.machine.pools[1].kind == CoreType::Vector;
-  uint32_t planned[2] = {0, 0};  // by Pool
-  for (const Queue& q : sk.queues) {
-    if (ascendPools && q.pool > 1) return internalError(fmt::format("step {}: queue of pool {}", sk.name, q.pool));
-    if (ascendPools) planned[q.pool] += q.numCores;
-  }
-  if (!ascendPools) {
-    planned[0] = maxCube && maxVec ? std::max(maxCube, (maxVec + 1) / 2) : maxCube;
-    planned[1] = maxCube && maxVec ? 2 * planned[0] : maxVec;
-  }
+  // the launch's. The block dim counts AI Cores (one cube and two vector cores each), vector cores alone.
   if (!sk.fused) {
     s.type = maxCube ? KernelType::AicOnly : KernelType::AivOnly;
     s.blockDim = std::max(maxCube, maxVec);
-  } else if (maxCube && maxVec) {
+    return s;
+  }
+  // The sync points are the planner's, which holds only where its placement is the launch's: ascend's two
+  // pools (Pool's values are their indices), one queue per pool used.
+  const bool ascendPools = plan.machine.pools.size() == 2 && plan.machine.pools[0].kind == CoreType::Cube &&
+                           plan.machine.pools[1].kind == CoreType::Vector;
+  if (!ascendPools) {
+    return internalError(fmt::format("step {}: fused for target {}'s core pools, not ascend's (cube, vector); plan "
+                                     "the op list for an ascend target",
+                                     sk.name, plan.machine.target));
+  }
+  uint32_t planned[2] = {0, 0};  // by Pool
+  int queueOfPool[2] = {-1, -1};
+  for (size_t q = 0; q < sk.queues.size(); ++q) {
+    const Queue& qu = sk.queues[q];
+    if (qu.pool > 1 || queueOfPool[qu.pool] >= 0) {
+      return internalError(fmt::format("step {}: queue {} is a second queue of pool {} (ascend runs one per pool)",
+                                       sk.name, q, qu.pool));
+    }
+    queueOfPool[qu.pool] = static_cast<int>(q);
+    planned[qu.pool] = qu.numCores;
+  }
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const Queue& qu = sk.queues[sk.ops[i].queue];
+    if (qu.pool != static_cast<uint32_t>(s.ops[i].pool) || s.ops[i].blockDim > qu.numCores) {
+      return internalError(fmt::format("op {}: planned as {} block(s) on {} core(s) of pool {}; its {} blocks run on "
+                                       "cores 0..{} of the {} pool",
+                                       s.ops[i].name, sk.ops[i].blockDim, qu.numCores, qu.pool, s.ops[i].blockDim,
+                                       s.ops[i].blockDim - 1, poolName(s.ops[i].pool)));
+    }
+  }
+  if (maxCube && maxVec) {
     s.type = KernelType::MixAic1_2;
     s.blockDim = planned[0];
   } else if (maxCube) {
@@ -212,12 +218,12 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
     s.type = KernelType::MixAiv1_0;
     s.blockDim = planned[1];
   }
-  if (sk.fused && (s.poolCores(Pool::Cube) != planned[0] || s.poolCores(Pool::Vector) != planned[1] ||
-                   maxCube > planned[0] || maxVec > planned[1])) {
-    return internalError(fmt::format("step {}: the plan lays out {} cube and {} vector cores for ops of up to {} and "
-                                     "{} blocks; a {} launch cannot run that",
-                                     sk.name, planned[0], planned[1], maxCube, maxVec,
-                                     s.type == KernelType::MixAic1_2 ? "MIX_AIC_1_2" : "single-pool"));
+  if (s.poolCores(Pool::Cube) != planned[0] || s.poolCores(Pool::Vector) != planned[1]) {
+    return internalError(fmt::format("step {}: the plan lays out {} cube and {} vector cores; a {} launch of block "
+                                     "dim {} runs {} and {}",
+                                     sk.name, planned[0], planned[1],
+                                     s.type == KernelType::MixAic1_2 ? "MIX_AIC_1_2" : "single-pool", s.blockDim,
+                                     s.poolCores(Pool::Cube), s.poolCores(Pool::Vector)));
   }
 
   // Feeding a kernel_sync op's SyncAll needs its count (how many the launch is known only now).
@@ -230,29 +236,8 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
                                 s.ops[i].name, plan.variants[sk.ops[i].variant].decl.name));
   }
 
-  for (const Edge& e : sk.edges) {
-    if (e.sync == SyncKind::None) continue;
-    if (e.producer >= s.ops.size() || e.consumer >= s.ops.size()) return internalError("edge out of range");
-    const AscendOp& p = s.ops[e.producer];
-    const AscendOp& c = s.ops[e.consumer];
-    AscendEdge a;
-    a.producer = e.producer;
-    a.consumer = e.consumer;
-    a.what = fmt::format("{} <- {} ({} on {})", c.name, p.name, depKindName(e.dep), e.buffer.empty() ? "order" : e.buffer);
-    if (p.pool == c.pool) {
-      if (e.sync == SyncKind::Flag) {
-        a.local = identity(e.flagRanges);
-      } else if (e.sync == SyncKind::Local) {
-        // The planner saw one core per block of both ops: then block b is core b here too.
-        const uint32_t cores = sk.queues[sk.ops[e.consumer].queue].numCores;
-        a.local = sk.queues[sk.ops[e.producer].queue].numCores == cores && p.blockDim <= cores && c.blockDim <= cores &&
-                  sk.ops[e.producer].queue == sk.ops[e.consumer].queue && p.blockDim == c.blockDim;
-      } else {
-        a.local = p.blockDim == 1 && c.blockDim == 1;  // both on core 0 of the pool
-      }
-    }
-    s.edges.push_back(std::move(a));
-  }
+  SK_ASSIGN_OR_RETURN(SyncLayout layout, layoutSync(plan, sk));
+  s.syncBefore = std::move(layout.poolSync);
 
   for (const SideLaunch& side : sk.sides) {
     if (side.step >= plan.steps.size()) return internalError("side launch step out of range");

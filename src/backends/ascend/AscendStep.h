@@ -3,15 +3,15 @@
 // (sub-kernel scalars are compile-time macros, so a variant plus its op's
 // scalar values is one object; a runtime scalar is a macro reading a slot of
 // the launch instead, and the step lists each slot's source), the
-// SuperKernel's task type and block dim, and for every dependency edge whether
-// program order on one core already orders it.
+// SuperKernel's task type and block dim, and the sync points before its ops.
 //
-// Guarantee: an edge is marked `local` only when producer and consumer run
-// in the same pool and every consumer block depends on producer blocks that
-// ran earlier on its own core (block b of an op runs on core b of its pool);
-// everything else needs a cross-core sync, which the emitter chooses by the
-// pools involved. The planner's own Local verdicts are re-checked, because
-// its machine model may place blocks differently.
+// Guarantee: the sync points are the planner's (layoutSync's pool-wide
+// points over its Local verdicts); nothing here decides which edge needs a
+// sync. That is sound because the plan places blocks where the launch runs
+// them, which is checked: a fused step's plan is made for ascend's two pools
+// (cube, vector), each pool used has one queue, and that queue's cores are
+// the launch's cores of the pool, so block b of an op runs on core b of its
+// pool in the plan (coreOf) as on the device (GetBlockIdx).
 //
 // Kernels are the planner's resolved declarations (a builtin's are
 // kernels/ascend/<name>.json's: its Ascend C source, core type and early
@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 #include "backends/ascend/AscendRecipe.h"
@@ -82,13 +83,6 @@ struct AscendOp {
   uint32_t syncAllCalls = 0;
 };
 
-struct AscendEdge {
-  uint32_t producer = 0;
-  uint32_t consumer = 0;
-  bool local = false;
-  std::string what;  // "consumer <- producer (RAW on buf)"
-};
-
 /// A launch of another stream beside the SuperKernel (plan SideLaunch), in
 /// the emitter's terms: program order on a core orders that core's ops, so
 /// per pool only the last op the side launch needs and the first op that
@@ -108,7 +102,8 @@ struct AscendStep {
   /// The launch's block dim: AI Cores (mix and cube types), vector cores (MIX_AIV_1_0 / AIV_ONLY).
   uint32_t blockDim = 1;
   std::vector<AscendOp> ops;
-  std::vector<AscendEdge> edges;
+  /// Fused: before each op, the pool-wide sync point (bit 0 cube, bit 1 vector: Pool's value) or none.
+  std::vector<PoolSyncPoint> syncBefore;
   std::vector<PlanBuffer> buffers;
   std::vector<AscendObject> objects;
   std::vector<AscendSide> sides;  // fused: launches of other streams beside it, in plan order
