@@ -123,10 +123,12 @@ struct AscendStep {
 /// The ascend view of plan.steps[step]. BadInput: a kernel with no Ascend C
 /// source, a mix sub-kernel, a cube kernel_sync sub-kernel (SyncAll needs
 /// vector cores), a kernel_sync op that other vector cores of its
-/// SuperKernel must feed whose kernel does not declare "sync_all_calls", an
-/// op with more blocks than any launch can give its pool, a step with more
-/// than kMaxRuntimeValues distinct runtime values, a runtime scalar of a
-/// dtype the simulator cannot read (runtimeScalarMacro).
+/// SuperKernel must feed whose kernel does not declare "sync_all_calls", a
+/// step with more than kMaxRuntimeValues distinct runtime values, a runtime
+/// scalar of a dtype the simulator cannot read (runtimeScalarMacro).
+/// Internal: a fused step whose layout is not the launch's (planned for
+/// another machine's pools, a second queue in a pool, an op wider than its
+/// queue's cores: the planner's oneBlockPerCore rules prevent each).
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step);
 
 }  // namespace sk::ascend
