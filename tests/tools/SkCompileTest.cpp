@@ -42,6 +42,27 @@ TEST(SkCompile, AMovedDataDirectoryHitsTheSameKeys) {
   EXPECT_THAT(second.out, HasSubstr("SuperKernels 1 hit / 0 miss, objects 1 hit / 0 miss"));
 }
 
+// A planner warning (a scope split by an unfusible op) is logged once per run, plan-only or compiling
+// (sk-compile plans for its report, then Session::compile plans again), and the report repeats it once.
+TEST(SkCompile, APlannerWarningIsLoggedOnce) {
+  TempDir dir;
+  const std::string logged = "[superkernel warning] " + dataFile("scope_split.json") +
+                             ": scope \"s\" split: ops[1] (y): unfusible op (fusible: false)";
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const bool planOnly : {true, false}) {
+    std::vector<std::string> argv{kCompile, dataFile("scope_split.json"), "--cache-dir", dir / "cache"};
+    if (planOnly) argv.push_back("--plan-only");
+    Result r = run(argv);
+    ASSERT_EQ(r.code, 0) << r.all();
+    EXPECT_EQ(count(r.err, logged), 1u) << (planOnly ? "--plan-only: " : "compiling: ") << r.err;
+    EXPECT_EQ(count(r.all(), "warning: scope \"s\" split"), 1u) << r.all();
+  }
+}
+
 TEST(SkCompile, Version) {
   Result r = run({kCompile, "--version"});
   ASSERT_EQ(r.code, 0) << r.all();

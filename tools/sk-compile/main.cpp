@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -546,7 +547,16 @@ class Compiler {
     pc.sessionOptions = args_.options;
     pc.workers = args_.workers;
     pc.cacheDir = args_.cacheDir;
-    auto plannedOr = planOnly(*list, fusedReq, pc);
+    // Compiling plans again (Session::compile) and logs the planner's warnings then; this first pass stays
+    // quiet, or each one would be logged twice (the report repeats them once at the end either way).
+    auto plannedOr = [&] {
+      if (args_.planOnly) return planOnly(*list, fusedReq, pc);
+      const spdlog::level::level_enum level = spdlog::default_logger_raw()->level();
+      spdlog::set_level(std::max(level, spdlog::level::err));
+      auto planned = planOnly(*list, fusedReq, pc);
+      spdlog::set_level(level);
+      return planned;
+    }();
     if (!plannedOr) return failure(std::move(plannedOr).error());
     const CompiledPlan& planned = plannedOr->plan;
     rep_["target"] = planned.list.target;
