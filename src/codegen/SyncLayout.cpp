@@ -233,18 +233,22 @@ Expected<SyncLayout> layoutSync(const FusionPlan& plan, const SuperKernelPlan& s
   }
   L.variants.assign(used.begin(), used.end());
 
-  std::vector<PoolSyncOp> poolOps;
-  poolOps.reserve(n);
-  for (const PlannedOp& op : sk.ops) poolOps.push_back({op.name, sk.queues[op.queue].pool, op.earlyStart});
-  std::vector<PoolSyncEdge> poolEdges;
+  return L;
+}
+
+Expected<std::vector<PoolSyncPoint>> layoutPoolSync(const FusionPlan& plan, const SuperKernelPlan& sk) {
+  SK_RETURN_IF_ERROR(checkStepShape(plan, sk));
+  std::vector<PoolSyncOp> ops;
+  ops.reserve(sk.ops.size());
+  for (const PlannedOp& op : sk.ops) ops.push_back({op.name, sk.queues[op.queue].pool, op.earlyStart});
+  std::vector<PoolSyncEdge> edges;
   for (const Edge& e : sk.edges) {
     if (e.sync == SyncKind::None) continue;
-    poolEdges.push_back({e.producer, e.consumer, e.sync == SyncKind::Local,
-                         fmt::format("{} <- {} ({} on {})", sk.ops[e.consumer].name, sk.ops[e.producer].name,
-                                     depKindName(e.dep), e.buffer.empty() ? "order" : e.buffer)});
+    edges.push_back({e.producer, e.consumer, e.sync == SyncKind::Local,
+                     fmt::format("{} <- {} ({} on {})", sk.ops[e.consumer].name, sk.ops[e.producer].name,
+                                 depKindName(e.dep), e.buffer.empty() ? "order" : e.buffer)});
   }
-  SK_ASSIGN_OR_RETURN(L.poolSync, poolSyncPoints(poolOps, poolEdges, sk.options.debugSyncAll));
-  return L;
+  return poolSyncPoints(ops, edges, sk.options.debugSyncAll);
 }
 
 std::string stepManifest(const FusionPlan& plan, const SuperKernelPlan& sk, std::string_view target,

@@ -1,4 +1,4 @@
-// codegen/SyncLayout: the pool-wide sync points (poolSyncPoints), by hand and from a plan (layoutSync).
+// codegen/SyncLayout: the pool-wide sync points (poolSyncPoints), by hand and from a plan (layoutPoolSync).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,26 +79,26 @@ TEST(PoolSyncPoints, BadIndicesAreInternalErrors) {
   EXPECT_NE(pool.error().message().find("op a: pool 32"), std::string::npos) << pool.error().message();
 }
 
-TEST(LayoutSync, PoolPointsFollowThePlannersLocalVerdictsAndQueuePools) {
+TEST(LayoutPoolSync, PoolPointsFollowThePlannersLocalVerdictsAndQueuePools) {
   // twoStreamsPlan with its second queue in a second pool: s0_first (pool 0) -> s1_join (pool 1, event),
   // s1_first -> s1_join (local), s1_join -> s0_last (pool 1 -> 0, flag).
   sk::FusionPlan plan = sk::testplans::twoStreamsPlan();
   plan.steps[0].queues[1].pool = 1;
-  auto layout = sk::layoutSync(plan, plan.steps[0]);
+  auto layout = sk::layoutPoolSync(plan, plan.steps[0]);
   ASSERT_TRUE(layout.ok()) << layout.error().message();
-  EXPECT_EQ(poolsOf(layout->poolSync), (std::vector<uint32_t>{0, 0, 1u << 0, 1u << 1}));
-  EXPECT_EQ(layout->poolSync[2].why, (std::vector<std::string>{"s1_join <- s0_first (RAW on t1)"}));
-  EXPECT_EQ(layout->poolSync[3].why, (std::vector<std::string>{"s0_last <- s1_join (RAW on out)"}));
+  EXPECT_EQ(poolsOf((*layout)), (std::vector<uint32_t>{0, 0, 1u << 0, 1u << 1}));
+  EXPECT_EQ((*layout)[2].why, (std::vector<std::string>{"s1_join <- s0_first (RAW on t1)"}));
+  EXPECT_EQ((*layout)[3].why, (std::vector<std::string>{"s0_last <- s1_join (RAW on out)"}));
 
   // One pool: every non-local edge and the early-starting gather_c place points; the second edge of a pair
   // is one more reason, not a second point.
   sk::FusionPlan kinds = sk::testplans::syncKindsPlan();
-  auto one = sk::layoutSync(kinds, kinds.steps[0]);
+  auto one = sk::layoutPoolSync(kinds, kinds.steps[0]);
   ASSERT_TRUE(one.ok()) << one.error().message();
-  EXPECT_EQ(poolsOf(one->poolSync), (std::vector<uint32_t>{0, 1, 1, 1, 1}));
-  EXPECT_EQ(one->poolSync[1].why,
+  EXPECT_EQ(poolsOf((*one)), (std::vector<uint32_t>{0, 1, 1, 1, 1}));
+  EXPECT_EQ((*one)[1].why,
             (std::vector<std::string>{"scale_b <- add_a (RAW on t1)", "scale_b <- add_a (WAR on t1)"}));
-  EXPECT_EQ(one->poolSync[3].why,
+  EXPECT_EQ((*one)[3].why,
             (std::vector<std::string>{"norm_d <- gather_c (RAW on t3)", "gather_c signals early start itself"}));
 }
 

@@ -56,7 +56,7 @@ struct PoolSyncPoint {
   std::vector<std::string> why;    // the edges and early-start needs that put it there, for comments
 };
 
-/// poolSyncPoints' view of an op and an edge: a step the planner laid out (layoutSync) or one built by hand.
+/// poolSyncPoints' view of an op and an edge: a step the planner laid out (layoutPoolSync) or one built by hand.
 struct PoolSyncOp {
   std::string name;
   uint32_t pool = 0;               // index into MachineModel::pools (< 32)
@@ -87,9 +87,6 @@ struct SyncLayout {
   std::vector<std::vector<SyncWait>> waits; // per consumer op, deduplicated, in edge order
   std::vector<FlagTable> flagTables;        // in the order the waits created them
   std::vector<uint32_t> variants;           // variants the step calls or preloads (sorted, unique)
-  /// Pool-wide sync points before each op (poolSyncPoints over the queues' pools; edges of kind None or
-  /// Local are local), for targets whose only cross-core primitive spans a pool.
-  std::vector<PoolSyncPoint> poolSync;
 
   bool signals(size_t op) const { return counterOf[op] >= 0 || flagBaseOf[op] >= 0; }
   bool anyWaits() const;
@@ -102,6 +99,11 @@ Status checkStepShape(const FusionPlan& plan, const SuperKernelPlan& sk);
 
 /// checkStepShape, then the layout of `sk`.
 Expected<SyncLayout> layoutSync(const FusionPlan& plan, const SuperKernelPlan& sk);
+
+/// checkStepShape, then the pool-wide sync points before each op of `sk` (poolSyncPoints over its queues'
+/// pools; an edge of kind None or Local needs none), for targets whose only cross-core primitive spans a
+/// pool. Apart from layoutSync: the other targets never pay for it.
+Expected<std::vector<PoolSyncPoint>> layoutPoolSync(const FusionPlan& plan, const SuperKernelPlan& sk);
 
 /// The step's manifest, one line of stable JSON: {"format":"superkernel.manifest",
 /// "version":1,"name","target","num_cores","options","fused","buffers":[{"name",

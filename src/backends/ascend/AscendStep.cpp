@@ -236,8 +236,7 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
                                 s.ops[i].name, plan.variants[sk.ops[i].variant].decl.name));
   }
 
-  SK_ASSIGN_OR_RETURN(SyncLayout layout, layoutSync(plan, sk));
-  s.syncBefore = std::move(layout.poolSync);
+  SK_ASSIGN_OR_RETURN(s.syncBefore, layoutPoolSync(plan, sk));
 
   for (const SideLaunch& side : sk.sides) {
     if (side.step >= plan.steps.size()) return internalError("side launch step out of range");

@@ -5,7 +5,7 @@
 // the launch instead, and the step lists each slot's source), the
 // SuperKernel's task type and block dim, and the sync points before its ops.
 //
-// Guarantee: the sync points are the planner's (layoutSync's pool-wide
+// Guarantee: the sync points are the planner's (layoutPoolSync's pool-wide
 // points over its Local verdicts); nothing here decides which edge needs a
 // sync. That is sound because the plan places blocks where the launch runs
 // them, which is checked: a fused step's plan is made for ascend's two pools
