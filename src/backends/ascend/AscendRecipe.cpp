@@ -427,11 +427,13 @@ std::string formatTwoParts(std::string_view magic, std::string_view a, std::stri
   return fmt::format("{}{} {}\n", magic, a.size(), b.size()) + std::string(a) + std::string(b);
 }
 
+Error badArtifact(std::string_view what, std::string_view why) {
+  return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
+}
+
 Expected<std::pair<std::string_view, std::string_view>> splitTwoParts(std::string_view bytes, std::string_view magic,
                                                                       std::string_view what) {
-  auto bad = [&](std::string_view why) {
-    return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
-  };
+  auto bad = [&](std::string_view why) { return badArtifact(what, why); };
   if (bytes.substr(0, magic.size()) != magic) return bad(fmt::format("no {}header", magic));
   const size_t eol = bytes.find('\n');
   if (eol == std::string_view::npos || eol > 64) return bad("header line not terminated");
@@ -465,9 +467,7 @@ std::string formatDeviceBundle(const DeviceBundle& b) {
 Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
   constexpr std::string_view what = "ascend device artifact";
   SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kDeviceMagic, what));
-  auto bad = [&](std::string_view why) {
-    return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
-  };
+  auto bad = [&](std::string_view why) { return badArtifact(what, why); };
   nlohmann::json j = nlohmann::json::parse(parts.first, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("kernel") || !j["kernel"].is_object() ||
       !j.contains("launch") || !j["launch"].is_string()) {
@@ -485,9 +485,9 @@ Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
 
 std::string formatSimBundle(const SimBundle& b) { return formatTwoParts(kSimMagic, b.launch, b.object); }
 
-Expected<SimBundle> parseSimBundle(std::string_view bytes) {
+Expected<SimBundleView> parseSimBundle(std::string_view bytes) {
   SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kSimMagic, "ascend simulator artifact"));
-  return SimBundle{std::string(parts.first), std::string(parts.second)};
+  return SimBundleView{parts.first, parts.second};
 }
 
 }  // namespace sk::ascend

@@ -194,8 +194,14 @@ struct SimBundle {
   std::string object;  // the linked shared object
 };
 std::string formatSimBundle(const SimBundle& bundle);
+/// The two parts of a bundle, viewed in place (valid while its bytes live:
+/// loading copies the object once, into the memfd, and nowhere else).
+struct SimBundleView {
+  std::string_view launch;
+  std::string_view object;
+};
 /// Parse and check the header's sizes (the descriptor is parsed by its
 /// reader). BadInput naming what disagrees.
-Expected<SimBundle> parseSimBundle(std::string_view bytes);
+Expected<SimBundleView> parseSimBundle(std::string_view bytes);
 
 }  // namespace sk::ascend
