@@ -85,11 +85,7 @@ inline sk::Expected<std::string> emitBaselineSource(const sk::FusionPlan& plan, 
     if (!declared[op.variant]) {
       declared[op.variant] = true;
       std::string ps;
-      for (const ParamDecl& p : var.decl.params) {
-        std::string t = cType(p.dtype);
-        if (p.kind == ParamKind::Buffer) t = (p.access == Access::Read ? "const " : "") + t + "*";
-        ps += ", " + t;
-      }
+      for (const ParamDecl& p : var.decl.params) ps += ", " + cParamType(p);
       decls += fmt::format("void {}(const sk_ctx*{});\n", var.symbol, ps);
     }
     std::string args;

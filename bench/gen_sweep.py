@@ -346,7 +346,7 @@ def main():
         write(os.path.join(out, f"chain_{kind}.json"), chain(out, kind, args.chain_ops, args.chain_n, w))
     for n in [int(s) for s in args.sweep_n.split(",") if s]:
         write(os.path.join(out, f"sweep_n{n}.json"), chain(out, "counter", args.sweep_ops, n, w))
-    opts = "early-start=1:preload-code=per-func"
+    opts = "early-start=1"
     if args.decode_layers == 61:
         # Byte-identical to the committed examples (checked: same generator).
         stack = gen_examples.decode_stack(61, opts)

@@ -375,6 +375,9 @@ void benchDecode() {
     // The same SuperKernel without its data preload, so what prefetching the weights before a wait buys is
     // measured side by side.
     sk::CompiledPlan noData = compile(list, std::string("early-start=1:") + kNoDataPreload);
+    // And with the per-func code preload (cpu's default is none since issue 25; the baselines never prefetch
+    // code), so what prefetching the next kernel's code costs or buys is measured side by side.
+    sk::CompiledPlan perFunc = compile(list, "early-start=1:preload-code=per-func");
     fmt::print("\n### {} ({} ops)\n\n- early-start=1: {}\n- early-start=1, sync-model=off: {}\n- early-start=0: {}\n",
                stack, list.ops.size(), syncSummary(es1), syncSummary(off), syncSummary(es0));
     std::optional<sk::CompiledPlan> unfused;
@@ -395,6 +398,7 @@ void benchDecode() {
     vs.push_back({"d_sk_es1", runSession(es1, bufs), {}, 1});
     vs.push_back({"d_sync_model_off", runSession(off, bufs), {}, 1});
     vs.push_back({"d_no_data_preload", runSession(noData, bufs), {}, 1});
+    vs.push_back({"d_code_preload", runSession(perFunc, bufs), {}, 1});
     vs.push_back({"d_old_kernels", runSession(es1Old, bufs), {}, 1});
     vs.push_back({"e_ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
     sample(vs);
@@ -421,6 +425,8 @@ void benchDecode() {
     ratio("speedup d over d_sync_model_off (the rules' syncs alone)", "d_sync_model_off", false);
     ratio("(e) ideal as % of d_sync_model_off", "e_ideal", true, &find(vs, "d_sync_model_off"));
     ratio("speedup d over d_no_data_preload (what prefetching the weights before a wait buys)", "d_no_data_preload",
+          false);
+    ratio("speedup d over d_code_preload (what not prefetching the next kernel's code buys)", "d_code_preload",
           false);
     ratio("speedup d over d_old_kernels (fused, previous kernels)", "d_old_kernels", false);
     ratio("(e) ideal as % of (d) (= d within x% of ideal)", "e_ideal", true);
@@ -890,7 +896,7 @@ void benchBlockDim() {
 // the same sub-kernels (Baselines.h): a barrier after every op (the pool),
 // one Executor::launch per op, and the ideal (no synchronization). Two more
 // builds of the fused step show where its per-boundary cost goes:
-// preload-code=none (the baselines never prefetch the next op's code) and
+// preload-code=per-func (cpu's default prefetches no code, like the baselines) and
 // early-start=0 (a sync_all barrier before every op instead of the plan's
 // edges: the pool's synchronization inside the SuperKernel). Per node =
 // run / K; per boundary = (run - ideal) / K; ratios per repetition.
@@ -898,7 +904,7 @@ struct SyncRow {
   std::string sync;  // the plan's edges
   size_t ops = 0;
   std::string syncOff;  // the plan's edges with sync-model=off (the correctness rules' choice alone)
-  Summary sk, skOff, skNoPreload, skNoData, skBarrier, pool, launch, ideal;  // µs per node
+  Summary sk, skOff, skCodePreload, skNoData, skBarrier, pool, launch, ideal;  // µs per node
   Summary skBoundary, poolBoundary;                                // µs per boundary above the ideal
   Summary poolOverSk, poolOverSkOff, poolOverSkBarrier;            // barrier-per-op time / fused time
   Summary noDataOverSk;                                            // fused without data preload / fused
@@ -906,7 +912,7 @@ struct SyncRow {
 SyncRow runSyncRow(const sk::OpList& list) {
   sk::CompiledPlan cp = compile(list, "");
   sk::CompiledPlan off = compile(list, "sync-model=off");
-  sk::CompiledPlan np = compile(list, "preload-code=none");
+  sk::CompiledPlan np = compile(list, "preload-code=per-func");
   sk::CompiledPlan nd = compile(list, kNoDataPreload);
   sk::CompiledPlan es0 = compile(list, "early-start=0");
   sk::BufferSet bufs = must(sk::BufferSet::create(list), "buffers");
@@ -915,7 +921,7 @@ SyncRow runSyncRow(const sk::OpList& list) {
   std::vector<Variant> vs;
   vs.push_back({"sk", runSession(cp, bufs), {}, 1});
   vs.push_back({"sk_off", runSession(off, bufs), {}, 1});
-  vs.push_back({"sk_nopreload", runSession(np, bufs), {}, 1});
+  vs.push_back({"sk_code_preload", runSession(np, bufs), {}, 1});
   vs.push_back({"sk_nodata", runSession(nd, bufs), {}, 1});
   vs.push_back({"sk_es0", runSession(es0, bufs), {}, 1});
   vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
@@ -931,7 +937,7 @@ SyncRow runSyncRow(const sk::OpList& list) {
   auto perNode = [K](const Variant& v) { return summarize(perRep(v, v, [K](double a, double) { return a / K; })); };
   auto above = [K](double a, double i) { return (a - i) / K; };
   auto ratio = [](double p, double f) { return p / f; };
-  row.sk = perNode(skv), row.skOff = perNode(find(vs, "sk_off")), row.skNoPreload = perNode(find(vs, "sk_nopreload")), row.skBarrier = perNode(sb);
+  row.sk = perNode(skv), row.skOff = perNode(find(vs, "sk_off")), row.skCodePreload = perNode(find(vs, "sk_code_preload")), row.skBarrier = perNode(sb);
   row.pool = perNode(po), row.launch = perNode(find(vs, "launch")), row.ideal = perNode(id);
   row.skBoundary = summarize(perRep(skv, id, above));
   row.poolBoundary = summarize(perRep(po, id, above));
@@ -947,7 +953,7 @@ SyncRow runSyncRow(const sk::OpList& list) {
 struct SyncTable {
   Csv csv;
   explicit SyncTable(const std::string& file, const std::string& key)
-      : csv(file, key + ",ops,sk_node_us,sk_min,sk_max,sk_off_node_us,sk_off_min,sk_off_max,sk_nopreload_node_us,sk_nopreload_min,sk_nopreload_max,"
+      : csv(file, key + ",ops,sk_node_us,sk_min,sk_max,sk_off_node_us,sk_off_min,sk_off_max,sk_code_preload_node_us,sk_code_preload_min,sk_code_preload_max,"
                         "sk_es0_node_us,sk_es0_min,sk_es0_max,pool_node_us,pool_min,pool_max,launch_node_us,"
                         "launch_min,launch_max,ideal_node_us,ideal_min,ideal_max,sk_boundary_us,sk_boundary_min,"
                         "sk_boundary_max,pool_boundary_us,pool_boundary_min,pool_boundary_max,pool_over_sk,"
@@ -955,7 +961,7 @@ struct SyncTable {
                         "pool_over_sk_es0,pool_over_sk_es0_min,pool_over_sk_es0_max,sk_nodata_node_us,sk_nodata_min,"
                         "sk_nodata_max,nodata_over_sk,nodata_over_sk_min,nodata_over_sk_max") {}
   static void header(const std::string& key) {
-    fmt::print("| {} | fused SuperKernel | fused, sync-model=off | fused, preload-code=none | fused, early-start=0 | "
+    fmt::print("| {} | fused SuperKernel | fused, sync-model=off | fused, preload-code=per-func | fused, early-start=0 | "
                "barrier per op | launch per op | ideal (no sync) | fused per boundary | barrier per boundary | "
                "barrier / fused | barrier / fused sync-model=off | barrier / fused early-start=0 | "
                "fused, no data preload | no data preload / fused |\n"
@@ -964,12 +970,12 @@ struct SyncTable {
   }
   void row(const std::string& key, const std::string& label, const SyncRow& r) {
     fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", label,
-               fmtS(r.sk, 3), fmtS(r.skOff, 3), fmtS(r.skNoPreload, 3), fmtS(r.skBarrier, 3), fmtS(r.pool, 3),
+               fmtS(r.sk, 3), fmtS(r.skOff, 3), fmtS(r.skCodePreload, 3), fmtS(r.skBarrier, 3), fmtS(r.pool, 3),
                fmtS(r.launch, 3), fmtS(r.ideal, 3), fmtS(r.skBoundary, 3), fmtS(r.poolBoundary, 3),
                fmtS(r.poolOverSk, 3), fmtS(r.poolOverSkOff, 3), fmtS(r.poolOverSkBarrier, 3), fmtS(r.skNoData, 3),
                fmtS(r.noDataOverSk, 3));
     auto c = [](const Summary& v) { return fmt::format("{:.4f},{:.4f},{:.4f}", v.median, v.min, v.max); };
-    csv.row("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skOff), c(r.skNoPreload),
+    csv.row("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", key, r.ops, c(r.sk), c(r.skOff), c(r.skCodePreload),
             c(r.skBarrier), c(r.pool), c(r.launch), c(r.ideal), c(r.skBoundary), c(r.poolBoundary), c(r.poolOverSk),
             c(r.poolOverSkOff), c(r.poolOverSkBarrier), c(r.skNoData), c(r.noDataOverSk));
   }

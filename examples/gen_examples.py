@@ -301,16 +301,16 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     args = ap.parse_args()
     d = args.out
-    write(os.path.join(d, "decode_layer", "decode_layer.json"), decode_stack(1, "early-start=1:preload-code=per-func"))
-    write(os.path.join(d, "decode_stack", "decode_stack.json"), decode_stack(61, "early-start=1:preload-code=per-func"))
+    write(os.path.join(d, "decode_layer", "decode_layer.json"), decode_stack(1, "early-start=1"))
+    write(os.path.join(d, "decode_stack", "decode_stack.json"), decode_stack(61, "early-start=1"))
     write(os.path.join(d, "decode_stack", "decode_stack_shared_weights.json"),
-          decode_stack(61, "early-start=1:preload-code=per-func", shared_weights=True))
+          decode_stack(61, "early-start=1", shared_weights=True))
     write(os.path.join(d, "two_stream", "two_stream.json"), two_stream("stream-fusion=1"))
     os.makedirs(os.path.join(d, "decode_loop"), exist_ok=True)
-    write(os.path.join(d, "decode_loop", "decode_loop.json"), decode_loop(61, "early-start=1:preload-code=per-func"))
+    write(os.path.join(d, "decode_loop", "decode_loop.json"), decode_loop(61, "early-start=1"))
     # Two layers: the loop for the simulators' tests (cuda-sim runs a fused launch in about a second).
     write(os.path.join(d, "decode_loop", "decode_loop_2layers.json"),
-          decode_loop(2, "early-start=1:preload-code=per-func"))
+          decode_loop(2, "early-start=1"))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ uint64_t preloadBytes(PreloadCode mode, uint64_t codeBytes) {
       return 0;
     case PreloadCode::Max:
       return kPreloadMax;
+    case PreloadCode::Auto:  // the planner resolves auto (plan/Bind.cpp); a hand-built step reads as per-func
     case PreloadCode::PerFunc: {
       // Unknown size (0): one granule, the smallest useful prefetch.
       uint64_t rounded = std::max<uint64_t>(kPreloadGranule, (codeBytes + kPreloadGranule - 1) / kPreloadGranule *
@@ -48,6 +49,11 @@ uint64_t preloadBytes(PreloadCode mode, uint64_t codeBytes) {
 }
 
 const char* cType(DType t) { return dtypeCType(t); }
+
+std::string cParamType(const ParamDecl& p) {
+  if (p.kind != ParamKind::Buffer) return cType(p.dtype);
+  return std::string(p.access == Access::Read ? "const " : "") + cType(p.dtype) + "*";
+}
 
 Expected<std::string> cScalarLiteral(const ScalarValue& v, DType t) {
   if (t == DType::F16 || t == DType::BF16) {

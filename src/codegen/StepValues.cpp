@@ -54,9 +54,7 @@ void addKernelDecls(TemplateValues& v, const FusionPlan& plan, const SyncLayout&
     k.list("params");
     for (const ParamDecl& p : var.decl.params) {
       auto& pi = k.add("params");
-      std::string type = cType(p.dtype);
-      if (p.kind == ParamKind::Buffer) type = (p.access == Access::Read ? "const " : "") + type + "*";
-      pi.set("ctype", type);
+      pi.set("ctype", cParamType(p));
       pi.set("pname", "/*" + sanitizeIdentifier(p.name) + "*/");
     }
   }
@@ -87,7 +85,7 @@ TemplateValues& addOpFn(TemplateValues& v, const FusionPlan& plan, const SuperKe
 }
 
 Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const PlannedOp& op,
-                           std::string_view bufArray) {
+                           std::string_view bufArray, RuntimeScalarArg runtime) {
   bool usesBuf = false;
   of.list("args");
   for (size_t a = 0; a < op.args.size(); ++a) {
@@ -103,8 +101,9 @@ Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const P
       // Read when the call is made: after the op's waits (Bind never lets an op with a runtime scalar
       // start early), so an op of this step that writes the element has finished.
       usesBuf = true;
-      text = fmt::format("static_cast<const {}*>({}[{}])[{}]", cType(decl.dtype), bufArray, arg.buffer,
-                         arg.offset);
+      text = fmt::format("static_cast<const {}*>({}[{}])", cType(decl.dtype), bufArray, arg.buffer);
+      if (runtime == RuntimeScalarArg::Value) text += fmt::format("[{}]", arg.offset);
+      else if (arg.offset) text += fmt::format(" + {}", arg.offset);
     } else {
       auto lit = cScalarLiteral(arg.scalar, decl.dtype);
       if (!lit) return std::move(lit).error().context(fmt::format("op {} argument {}", op.name, decl.name));

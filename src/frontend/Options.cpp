@@ -33,7 +33,7 @@ const std::vector<OptionInfo> kRegistry = {
     {"early-start", "0, 1, 2", "1",
      "0: a full barrier between dependent ops; 1: per-edge waits, kernels' early-start points honoured; "
      "2: per-edge waits before each call"},
-    {"preload-code", "none, per-func, max", "per-func", "prefetch the next sub-kernel's code"},
+    {"preload-code", "auto, none, per-func, max", "auto", "prefetch the next sub-kernel's code (auto: the target's choice)"},
     {"preload-data", "none, first-block", "first-block",
      "an op that waits first prefetches the start of its first block of each input no op of the step writes"},
     {"stream-fusion", "0, 1", "0", "1: streams run concurrently on separate core queues"},
@@ -113,7 +113,8 @@ Status applyOption(Options& o, const OptionInfo& info, std::string_view key, std
   if (key == "early-start") {
     SK_ASSIGN_OR_RETURN(o.earlyStart, intIn(info, value, 0, 2));
   } else if (key == "preload-code") {
-    if (value == "none") o.preloadCode = PreloadCode::None;
+    if (value == "auto") o.preloadCode = PreloadCode::Auto;
+    else if (value == "none") o.preloadCode = PreloadCode::None;
     else if (value == "per-func") o.preloadCode = PreloadCode::PerFunc;
     else if (value == "max") o.preloadCode = PreloadCode::Max;
     else return invalidValue(info, value);
@@ -169,6 +170,7 @@ const std::vector<OptionInfo>& optionRegistry() { return kRegistry; }
 
 const char* preloadCodeName(PreloadCode p) {
   switch (p) {
+    case PreloadCode::Auto: return "auto";
     case PreloadCode::None: return "none";
     case PreloadCode::PerFunc: return "per-func";
     case PreloadCode::Max: return "max";

@@ -39,11 +39,13 @@ void reportInapplicable(PlanContext& ctx) {
   if (m.inapplicable.empty()) return;
   Options defaults;
   defaults.splitMode = m.defaultSplitMode;
+  defaults.preloadCode = m.defaultPreloadCode;
   const auto base = items(defaults);
   std::set<std::string> warned;
   for (const SuperKernelPlan& sk : ctx.plan.steps) {
     Options o = sk.options;
     if (!o.splitMode) o.splitMode = m.defaultSplitMode;
+    if (o.preloadCode == PreloadCode::Auto) o.preloadCode = m.defaultPreloadCode;
     const auto now = items(o);
     for (const InapplicableOption& ia : m.inapplicable) {
       auto a = now.find(ia.key);

@@ -11,6 +11,8 @@
 // A runtime scalar is bound as a read of its one element (BoundArg::runtime),
 // its buffer is in the manifest, and its source is a slot of the step's
 // runtimeValues (distinct sources in order of first use).
+// The step's options are the segment's with preload-code=auto replaced by the
+// machine's defaultPreloadCode.
 // earlyStart = the kernel declares early_start, early-start == 1 and the op
 // has no runtime scalar: a call's arguments are evaluated before the kernel
 // runs, so a runtime scalar is read before a kernel's own sk_wait_inputs; the
@@ -30,6 +32,9 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   sk.scope = seg.scope;
   sk.endReason = seg.endReason;
   sk.options = seg.options;
+  // preload-code=auto is the target's choice: a step's options say what its code does.
+  if (sk.options.preloadCode == PreloadCode::Auto)
+    sk.options.preloadCode = machineFor(sk.options, ctx.config).defaultPreloadCode;
 
   std::set<uint32_t> used;
   for (uint32_t i : seg.ops)

@@ -68,8 +68,14 @@ TEST(CpuCodegen, GoldenRuntimeScalar) { checkGolden("runtime_scalar.cpp", emitOk
 // (the cache key) is the same whatever the buffer holds.
 TEST(CpuCodegen, RuntimeScalarIsReadAtTheCall) {
   const std::string t = emitOk(runtimeScalarPlan()).text;
-  EXPECT_NE(t.find("static_cast<float*>(buf[2]), static_cast<const int64_t*>(buf[4])[1])"), std::string::npos);
-  EXPECT_NE(t.find("static_cast<float*>(buf[3]), INT64_C(4096))"), std::string::npos);
+  // The queue passes the element's address; the helper reads it at the call (after the op's waits).
+  EXPECT_NE(t.find("static_cast<float*>(env->buf[2]), static_cast<const int64_t*>(env->buf[4]) + 1);  // add_0"),
+            std::string::npos);
+  EXPECT_NE(t.find("void sk_plain_add_kernel__v3f1c2a9b0d4e_r3(sk_env* env, uint32_t c, uint32_t blocks, "
+                   "uint32_t cores, uint32_t op, const float* a0, const float* a1, float* a2, const int64_t* a3)"),
+            std::string::npos);
+  EXPECT_NE(t.find("add_kernel__v3f1c2a9b0d4e(&ctx, a0, a1, a2, *a3);"), std::string::npos);
+  EXPECT_NE(t.find("static_cast<float*>(env->buf[3]), INT64_C(4096))"), std::string::npos);
   EXPECT_EQ(t.find("INT64_C(0)"), std::string::npos) << "the bound literal of a runtime scalar must not be printed";
 }
 
@@ -79,18 +85,21 @@ TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   EXPECT_EQ(t.find("sk_wait_ge"), std::string::npos);
   EXPECT_EQ(t.find("sk_counter sk_"), std::string::npos);
   EXPECT_EQ(t.find("sk_barrier("), std::string::npos);
-  // Four call thunks, and the queue: one sk_op_plain call per op over this core's blocks of 40 (4 cores),
-  // with literal counts: an op with nothing to wait for or signal has no descriptor, and the generic sk_op
-  // is not emitted at all.
-  size_t calls = 0;
-  for (size_t p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,"); p != std::string::npos;
-       p = t.find("add_kernel__v3f1c2a9b0d4e(ctx,", p + 1))
-    ++calls;
-  EXPECT_EQ(calls, 4u);
+  // The queue: one call per op of the kernel's plain helper over this core's blocks of 40 (4 cores), with
+  // literal counts and the op's arguments: an op with nothing to wait for or signal has no descriptor and no
+  // call thunk, and the generic sk_op is not emitted at all. One helper for the four ops of one variant.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t p = t.find(what); p != std::string::npos; p = t.find(what, p + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("void sk_plain_add_kernel__v3f1c2a9b0d4e(sk_env* env"), 1u);
+  EXPECT_EQ(count("  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, "), 4u);
+  EXPECT_EQ(count("add_kernel__v3f1c2a9b0d4e(&ctx, a0, a1, a2, a3);"), 1u);
   EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += cores)"), std::string::npos);
+  EXPECT_EQ(t.find("sk_call_op"), std::string::npos);
   EXPECT_EQ(t.find("const sk_op_desc sk_op"), std::string::npos);
   EXPECT_EQ(t.find("int sk_op("), std::string::npos);
-  EXPECT_NE(t.find("  sk_op_plain(env, c, 40u, 4u, sk_call_op1, 1);  // add_1\n"), std::string::npos);
   EXPECT_NE(t.find("env.plain_rt = sk_block_rt{env.s, nullptr, nullptr, nullptr, &env, core, 1, 1, 1, 0, 0};"),
             std::string::npos);
   // Only what is used: no wait/signal/kernel_sync/barrier/preload helpers.
@@ -98,10 +107,10 @@ TEST(CpuCodegen, SeedIsStraightLineWithLocalEdgesOnly) {
   EXPECT_EQ(t.find("sk_op_signal"), std::string::npos);
   EXPECT_EQ(t.find("sk_op_ksync"), std::string::npos);
   EXPECT_EQ(t.find("rt.ignore_kernel_points = 0;"), std::string::npos) << "no early-start op: points always ignored";
-  EXPECT_EQ(t.find("sk_barrier_before"), std::string::npos);
+  EXPECT_EQ(t.find("sk_barrier_wait"), std::string::npos);
   EXPECT_EQ(t.find("sk_preload("), std::string::npos);
-  EXPECT_NE(t.find("static_cast<const float*>(buf[2]), static_cast<const float*>(buf[1]), "
-                   "static_cast<float*>(buf[3]), INT64_C(4096)"),
+  EXPECT_NE(t.find("  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, 1, static_cast<const float*>(env->buf[2]), "
+                   "static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[3]), INT64_C(4096));  // add_1\n"),
             std::string::npos);
   EXPECT_NE(t.find("__attribute__((aligned(512)))"), std::string::npos);
   EXPECT_NE(t.find("extern \"C\" __attribute__((visibility(\"default\")))"), std::string::npos);
@@ -123,10 +132,10 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
   // gather_c's idx (buffer 4, 256 i32 per block), add_e's y (buffer 1, 128 f32 per block); never t1, t2 or t3,
   // which ops of the step write.
   EXPECT_NE(t.find("  if (c < 4u) sk_preload_data(env->buf[4], 0u + uint64_t{c} * 1024u, 1024u);\n"
-                   "  if (sk_op(env, c, &sk_op2)) return;  // gather_c"),
+                   "  if (sk_op_gather_kernel__v1234567890ab(env, c, &sk_op2, "),
             std::string::npos);
   EXPECT_NE(t.find("  if (c < 8u) sk_preload_data(env->buf[1], 0u + uint64_t{c} * 512u, 512u);\n"
-                   "  if (sk_op(env, c, &sk_op4)) return;  // add_e"),
+                   "  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op4, "),
             std::string::npos);
   for (const char* written : {"env->buf[2]", "env->buf[3]", "env->buf[5]"})
     EXPECT_EQ(t.find(std::string("sk_preload_data(") + written), std::string::npos) << written;
@@ -138,18 +147,24 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
     EXPECT_EQ(u.find("sk_preload_data"), std::string::npos);
     EXPECT_NE(u.find("rc = sk_wait_ge(s, w.c, uint64_t{w.blocks} * e, w.what);"), std::string::npos);
   }
-  // Barrier: participants = queue cores; k-th of 1 per launch.
-  EXPECT_NE(t.find("sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, \"barrier before norm_d\")"),
-            std::string::npos);
+  // Barrier: participants = queue cores; k-th of 1 per launch. Split: the core arrives, then issues its
+  // preloads, then waits, so the prefetches overlap the wait instead of delaying the arrival.
+  const size_t arrive = t.find("  sk_counter_arrive(env->s, &sk_bar[0]);\n");
+  const size_t wait = t.find("  if (sk_barrier_wait(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, \"barrier before norm_d\")) return;\n"
+                             "  if (sk_op_norm_kernel__vffeeddccbbaa(env, c, &sk_op3, static_cast<float*>(env->buf[5]))) return;  // norm_d");
+  ASSERT_NE(arrive, std::string::npos) << t;
+  ASSERT_NE(wait, std::string::npos) << t;
+  EXPECT_LT(arrive, wait);
+  EXPECT_EQ(t.find("sk_counter_arrive(env->s, &sk_bar[0]);", arrive + 3), std::string::npos) << "one barrier";
   // Each op is one descriptor: blocks, queue cores, start mode, waits, what it signals; the early-start op
   // waits after the call (sk_op: unless the kernel waited itself).
-  EXPECT_NE(t.find("const sk_op_desc sk_op0 = {0, 8, 4, SK_PLAIN, sk_call_op0, 0, nullptr,\n"
+  EXPECT_NE(t.find("const sk_op_desc sk_op0 = {0, 8, 4, SK_PLAIN, 0, nullptr,\n"
                    "                           /*flags*/ &sk_flags[0], /*done*/ nullptr, /*kernel_sync*/ nullptr"),
             std::string::npos);
-  EXPECT_NE(t.find("const sk_op_desc sk_op1 = {1, 4, 4, SK_PLAIN, sk_call_op1, 1, sk_waits_op1,\n"
+  EXPECT_NE(t.find("const sk_op_desc sk_op1 = {1, 4, 4, SK_PLAIN, 1, sk_waits_op1,\n"
                    "                           /*flags*/ nullptr, /*done*/ &sk_done[0],"),
             std::string::npos);
-  EXPECT_NE(t.find("const sk_op_desc sk_op2 = {2, 4, 4, SK_EARLY, sk_call_op2, 1, sk_waits_op2,"), std::string::npos);
+  EXPECT_NE(t.find("const sk_op_desc sk_op2 = {2, 4, 4, SK_EARLY, 1, sk_waits_op2,"), std::string::npos);
   EXPECT_NE(t.find("if (waits && early && !rt.waited) {"), std::string::npos);
   EXPECT_NE(t.find("rt.ignore_kernel_points = 0;"), std::string::npos);
   // kernel_sync through sk_op_sync with the launch base.
@@ -161,7 +176,7 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
                    "static_cast<int8_t>(-5)"),
             std::string::npos);
   // View offset and profiling.
-  EXPECT_NE(t.find("static_cast<float*>(buf[6]) + 1024"), std::string::npos);
+  EXPECT_NE(t.find("static_cast<float*>(env->buf[6]) + 1024"), std::string::npos);
   EXPECT_NE(t.find("SK_PROF_OP_BEGIN"), std::string::npos);
   EXPECT_NE(t.find("SK_PROF_WAIT_BEGIN"), std::string::npos);
   // Preload bytes: 5000 -> 6144 (2 KiB granules), 40000 -> 16 KiB cap, 300 -> 2048.
@@ -227,23 +242,25 @@ TEST(CpuCodegen, LongChainStaysLinear) {
   std::string t = emitOk(plan).text;
   size_t lines = static_cast<size_t>(std::count(t.begin(), t.end(), '\n'));
   EXPECT_LT(lines, 300 + 15 * size_t{kOps}) << "lines per op grew";
-  // The queue is one sk_op line per op (plus barriers, code preloads and the data preload of each waiting op's
-  // one input no op writes: buffer 0), nothing else.
+  // The queue is one helper call per op (plus barriers, code preloads and the data preload of each waiting
+  // op's one input no op writes: buffer 0), nothing else; one variant, so one helper.
   size_t begin = t.find("void sk_queue0(sk_env* env, uint32_t c) {");
   ASSERT_NE(begin, std::string::npos);
   size_t end = t.find("\n}\n", begin);
   ASSERT_NE(end, std::string::npos);
   std::string queue = t.substr(begin, end - begin);
   size_t opCalls = 0;
-  for (size_t p = queue.find("if (sk_op(env, c, "); p != std::string::npos; p = queue.find("if (sk_op(env, c, ", p + 1))
-    ++opCalls;
+  const std::string call = "if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, ";
+  for (size_t p = queue.find(call); p != std::string::npos; p = queue.find(call, p + 1)) ++opCalls;
   EXPECT_EQ(opCalls, size_t{kOps});
+  EXPECT_EQ(t.find("int sk_op_add_kernel__v3f1c2a9b0d4e("), t.rfind("int sk_op_add_kernel__v3f1c2a9b0d4e("));
   EXPECT_LT(static_cast<size_t>(std::count(queue.begin(), queue.end(), '\n')), 4 * size_t{kOps} + 5);
   // The shared block loop exists once.
   EXPECT_EQ(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"),
             t.rfind("for (uint32_t b = c; b < blocks; b += d->cores)"));
   EXPECT_NE(t.find("for (uint32_t b = c; b < blocks; b += d->cores)"), std::string::npos);
-  // No per-op function but the call thunk.
+  // No per-op function at all.
+  EXPECT_EQ(t.find("sk_call_op"), std::string::npos);
   EXPECT_EQ(t.find("sk_wait_op"), std::string::npos);
   EXPECT_EQ(t.find("sk_signal_op"), std::string::npos);
 }

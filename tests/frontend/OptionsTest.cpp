@@ -34,7 +34,7 @@ TEST(Options, Defaults) {
   Options o = ok("");
   EXPECT_EQ(o, Options{});
   EXPECT_EQ(o.earlyStart, 1);
-  EXPECT_EQ(o.preloadCode, PreloadCode::PerFunc);
+  EXPECT_EQ(o.preloadCode, PreloadCode::Auto);
   EXPECT_EQ(o.effectiveSplitMode(1), 1);
   EXPECT_EQ(o.effectiveSplitMode(4), 4);
 }
@@ -45,6 +45,8 @@ TEST(Options, EveryKeyAcceptsItsValues) {
   EXPECT_EQ(ok("preload-code=none").preloadCode, PreloadCode::None);
   EXPECT_EQ(ok("preload-code=max").preloadCode, PreloadCode::Max);
   EXPECT_EQ(ok("preload-code=per-func").preloadCode, PreloadCode::PerFunc);
+  EXPECT_EQ(ok("preload-code=auto").preloadCode, PreloadCode::Auto);
+  EXPECT_EQ(Options{}.preloadCode, PreloadCode::Auto);  // the target's choice unless set
   EXPECT_TRUE(ok("stream-fusion=1").streamFusion);
   EXPECT_EQ(ok("split-mode=64").splitMode, 64);
   EXPECT_EQ(ok("split-mode=1").effectiveSplitMode(4), 1);
@@ -75,7 +77,7 @@ TEST(Options, OverBaseLaterWins) {
 
 TEST(Options, InvalidValuesNameKeyAndAcceptedValues) {
   EXPECT_EQ(fail("early-start=3"), "option \"early-start\": invalid value \"3\" (accepted: 0, 1, 2)");
-  EXPECT_NE(fail("preload-code=some").find("accepted: none, per-func, max"), std::string::npos);
+  EXPECT_NE(fail("preload-code=some").find("accepted: auto, none, per-func, max"), std::string::npos);
   EXPECT_NE(fail("stream-fusion=yes").find("\"stream-fusion\""), std::string::npos);
   EXPECT_NE(fail("split-mode=0").find("1..64"), std::string::npos);
   EXPECT_NE(fail("split-mode=65").find("1..64"), std::string::npos);
@@ -114,7 +116,7 @@ TEST(Options, StructuralErrors) {
 TEST(Options, CanonicalRoundTrips) {
   Options o;
   EXPECT_EQ(o.canonical(),
-            "debug-core-num=0:debug-sync-all=0:early-start=1:feed-sync-all=0:func-align=512:preload-code=per-func:"
+            "debug-core-num=0:debug-sync-all=0:early-start=1:feed-sync-all=0:func-align=512:preload-code=auto:"
             "preload-data=first-block:profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
   EXPECT_EQ(ok("preload-data=none").preloadData, PreloadData::None);
   EXPECT_NE(fail("preload-data=all").find("accepted: none, first-block"), std::string::npos);

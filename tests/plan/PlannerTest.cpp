@@ -366,10 +366,68 @@ TEST_F(GraphPlan, VariantsDedupeByMergedMacros) {
   EXPECT_NE(p.variants[0].symbol, p.variants[1].symbol);
   EXPECT_EQ(p.variants[1].macros.at("N"), "2");
   EXPECT_EQ(p.steps[0].ops[0].preloadVariant, 1);
-  EXPECT_EQ(p.steps[0].ops[1].preloadVariant, 0);
+  EXPECT_EQ(p.steps[0].ops[1].preloadVariant, -1);  // C's code is A's, which ran just before B: still hot
   EXPECT_EQ(p.steps[0].ops[2].preloadVariant, -1);
   // Stable across runs: same inputs, same symbol.
   EXPECT_EQ(plan(g.opList()).variants[0].symbol, p.variants[0].symbol);
+}
+
+// Code one of the two ops before this one ran is not preloaded again; code from three ops back is.
+TEST_F(GraphPlan, PreloadSkipsCodeTheCoreRanOneOrTwoOpsAgo) {
+  // Variants by the macro N: 1 2 1 2 3 4 1 (ops 0..6).
+  const char* n[] = {"1", "2", "1", "2", "3", "4", "1"};
+  {
+    Scope s(g, "s");
+    for (int i = 0; i < 7; ++i)
+      ASSERT_TRUE(g.launch({"op" + std::to_string(i), "ew", 4, 0,
+                            {{"x", arg(i % 2 ? "b" : "a")}, {"y", arg(i % 2 ? "a" : "b")}}, {{"N", n[i]}}, true})
+                      .ok());
+  }
+  FusionPlan p = plan(g.opList());
+  const auto& ops = p.steps.at(0).ops;
+  ASSERT_EQ(ops.size(), 7u);
+  ASSERT_EQ(p.variants.size(), 4u);
+  auto v = [&](int i) { return static_cast<int>(ops[static_cast<size_t>(i)].variant); };
+  EXPECT_EQ(ops[0].preloadVariant, v(1));  // 2: never ran
+  EXPECT_EQ(ops[1].preloadVariant, -1);    // 1: ran by op 0
+  EXPECT_EQ(ops[2].preloadVariant, -1);    // 2: ran by op 1
+  EXPECT_EQ(ops[3].preloadVariant, v(4));  // 3: never ran
+  EXPECT_EQ(ops[4].preloadVariant, v(5));  // 4: never ran
+  EXPECT_EQ(ops[5].preloadVariant, v(6));  // 1: last ran by op 2, three ops before op 5
+  EXPECT_EQ(ops[6].preloadVariant, -1);    // the last op
+  // preload-code=none still preloads nothing, and the rule is the schedule's, not the emitter's.
+  auto none = planWith(g.opList(), "preload-code=none");
+  ASSERT_TRUE(none.ok());
+  for (const auto& op : none->steps.at(0).ops) EXPECT_EQ(op.preloadVariant, -1);
+}
+
+// preload-code=auto (the default) is the machine's defaultPreloadCode, written into the step's options; a value
+// the options set wins over the machine's.
+TEST_F(GraphPlan, PreloadCodeAutoIsTheMachinesDefault) {
+  {
+    Scope s(g, "s");
+    ASSERT_TRUE(g.launch({"A", "ew", 4, 0, {{"x", arg("a")}, {"y", arg("b")}}, {{"N", "1"}}, true}).ok());
+    ASSERT_TRUE(g.launch({"B", "ew", 4, 0, {{"x", arg("b")}, {"y", arg("c")}}, {{"N", "2"}}, true}).ok());
+  }
+  MachineModel none = MachineModel::singlePool("cpu", 4, "executor", "workers");
+  none.defaultPreloadCode = PreloadCode::None;
+  auto planOn = [&](const MachineModel& m, const std::string& opts) {
+    auto o = parseOptions(opts);
+    EXPECT_TRUE(o.ok());
+    auto p = planOpList(g.opList(), o ? *o : Options{}, PlanConfig{m, true});
+    EXPECT_TRUE(p.ok()) << (p ? "" : p.error().message());
+    return p ? *p : FusionPlan{};
+  };
+  FusionPlan byDefault = planOn(none, "");
+  ASSERT_EQ(byDefault.steps.size(), 1u);
+  EXPECT_EQ(byDefault.steps[0].options.preloadCode, PreloadCode::None);
+  EXPECT_EQ(byDefault.steps[0].ops[0].preloadVariant, -1);
+  FusionPlan asked = planOn(none, "preload-code=per-func");
+  EXPECT_EQ(asked.steps.at(0).options.preloadCode, PreloadCode::PerFunc);
+  EXPECT_EQ(asked.steps[0].ops[0].preloadVariant, static_cast<int>(asked.steps[0].ops[1].variant));
+  FusionPlan perFuncMachine = planOn(MachineModel::singlePool("cpu", 4, "executor", "workers"), "preload-code=auto");
+  EXPECT_EQ(perFuncMachine.steps.at(0).options.preloadCode, PreloadCode::PerFunc);
+  EXPECT_GE(perFuncMachine.steps[0].ops[0].preloadVariant, 0);
 }
 
 }  // namespace planner_test

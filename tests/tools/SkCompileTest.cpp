@@ -302,15 +302,19 @@ TEST(SkCompile, OptionsFlagIsCheckedLikeTheFilesOptions) {
 
 // --plan-only knows no code sizes: the preload bytes it reports are one 2 KiB granule per prefetch, and the
 // report says exactly that (it used to say "preload bytes read 0" under a non-zero preload line).
+// (preload-code=per-func: cpu's default, auto, prefetches no code.)
 TEST(SkCompile, PlanOnlyPreloadBytesAreWhatTheReportSays) {
   const std::string list = (sourceRoot() / "examples/two_stream/two_stream.json").string();
-  Result r = run({kCompile, list, "--plan-only", "--json", "--workers", "2"});
+  Result none = run({kCompile, list, "--plan-only", "--json", "--workers", "2"});
+  ASSERT_EQ(none.code, 0) << none.all();
+  EXPECT_EQ(json::parse(none.out)["plan"]["prefetches"].get<uint64_t>(), 0u);
+  Result r = run({kCompile, list, "--plan-only", "--json", "--workers", "2", "--options", "preload-code=per-func"});
   ASSERT_EQ(r.code, 0) << r.all();
   json j = json::parse(r.out);
   const uint64_t prefetches = j["plan"]["prefetches"].get<uint64_t>();
   ASSERT_GT(prefetches, 0u);
   EXPECT_EQ(j["plan"]["preload_bytes"].get<uint64_t>(), prefetches * 2048);
-  Result text = run({kCompile, list, "--plan-only", "--workers", "2"});
+  Result text = run({kCompile, list, "--plan-only", "--workers", "2", "--options", "preload-code=per-func"});
   ASSERT_EQ(text.code, 0) << text.all();
   EXPECT_THAT(text.out, HasSubstr("each prefetch counts one 2 KiB granule"));
   EXPECT_THAT(text.out, Not(HasSubstr("read 0")));

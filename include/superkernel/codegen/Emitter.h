@@ -72,6 +72,8 @@ Expected<std::shared_ptr<const Emitter>> makeEmitter(std::string_view name);
 uint64_t preloadBytes(PreloadCode mode, uint64_t codeBytes);
 /// The C type of a dtype in generated code and kernel ABIs (f16/bf16: uint16_t, bool: bool).
 const char* cType(DType t);
+/// The C type of a kernel parameter: cType of its dtype, a pointer to it for a buffer (to const when read-only).
+std::string cParamType(const ParamDecl& p);
 /// A C++ literal of `v` converted to `t` (ints exact, floating point as
 /// exact hexfloat), e.g. "INT64_C(4096)", "0x1.8p+1f". BadInput if the value
 /// cannot be represented (a fractional value for an integer parameter, a

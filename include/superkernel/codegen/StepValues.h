@@ -55,12 +55,16 @@ void addKernelDecls(TemplateValues& v, const FusionPlan& plan, const SyncLayout&
 TemplateValues& addOpFn(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk,
                         const SyncLayout& layout, size_t i);
 
+/// How addCallArgs prints a runtime scalar: its value, read where the text is evaluated, or the address of
+/// its element, for a helper that reads it at the call (after the op's waits).
+enum class RuntimeScalarArg { Value, Pointer };
+
 /// List "args" of an op's call: a buffer is `static_cast<[const ]T*>(<bufArray>[b]) [+ offset]`,
-/// a scalar its cScalarLiteral, a runtime scalar `static_cast<const T*>(<bufArray>[b])[index]` (read
-/// at the call). Returns whether any argument reads the buffer array;
-/// BadInput naming the op and argument for a scalar that cannot be printed.
+/// a scalar its cScalarLiteral, a runtime scalar `static_cast<const T*>(<bufArray>[b])[index]` (Value: read
+/// at the call) or `static_cast<const T*>(<bufArray>[b]) + index` (Pointer). Returns whether any argument
+/// reads the buffer array; BadInput naming the op and argument for a scalar that cannot be printed.
 Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const PlannedOp& op,
-                           std::string_view bufArray);
+                           std::string_view bufArray, RuntimeScalarArg runtime = RuntimeScalarArg::Value);
 
 /// List "queues": per queue q, stream, first, end, cores, core_test (the
 /// core range test, its integer literals followed by `intSuffix`),

@@ -15,7 +15,9 @@
 
 namespace sk {
 
-enum class PreloadCode : uint8_t { None, PerFunc, Max };
+/// Which code an op prefetches for the next sub-kernel. Auto: the target's MachineModel::defaultPreloadCode
+/// (the planner resolves it into every step's options, plan/Bind.cpp).
+enum class PreloadCode : uint8_t { Auto, None, PerFunc, Max };
 /// What an op that waits prefetches of its inputs before the wait (cpu): nothing, or the start of its
 /// core's first block of each input no op of the step writes (its weights).
 enum class PreloadData : uint8_t { None, FirstBlock };
@@ -23,7 +25,7 @@ enum class StrictScope : uint8_t { Bypass, Abort };
 
 struct Options {
   int earlyStart = 1;                      // 0, 1, 2
-  PreloadCode preloadCode = PreloadCode::PerFunc;
+  PreloadCode preloadCode = PreloadCode::Auto;
   bool streamFusion = false;
   std::optional<int> splitMode;            // unset: the target's MachineModel::defaultSplitMode
   int funcAlign = 512;                     // 0 or power of two

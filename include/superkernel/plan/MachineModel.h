@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "superkernel/frontend/OpList.h"
+#include "superkernel/frontend/Options.h"
 #include "superkernel/support/Error.h"
 
 namespace sk {
@@ -54,6 +55,8 @@ struct MachineModel {
   std::vector<CorePool> pools = {CorePool{}};
   /// split-mode when the options leave it unset.
   int defaultSplitMode = 1;
+  /// preload-code when the options say auto (the default).
+  PreloadCode defaultPreloadCode = PreloadCode::PerFunc;
   std::vector<InapplicableOption> inapplicable;
   /// Sync limits (0: none). Flag slots a SuperKernel may use (one per
   /// producer block of a flag edge): edges past the budget fall back to

@@ -100,6 +100,7 @@ int64_t preloadUnits(PreloadCode mode, uint64_t codeBytes, Pool pool) {
   switch (mode) {
     case PreloadCode::None: return 0;
     case PreloadCode::Max: return cap;
+    case PreloadCode::Auto:  // the planner resolves auto (plan/Bind.cpp); a hand-built step reads as per-func
     case PreloadCode::PerFunc: {
       const int64_t units = static_cast<int64_t>((codeBytes + 2047) / 2048);
       return std::clamp<int64_t>(units, 1, cap);

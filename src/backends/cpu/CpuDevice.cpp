@@ -123,6 +123,12 @@ MachineModel cpuMachineModel(uint32_t workers) {
   workers = std::min(workers ? workers : defaultWorkerCount(), kMaxExecutorWorkers);
   MachineModel m = MachineModel::singlePool("cpu", workers, "executor", "workers");
   m.defaultSplitMode = 1;
+  // No code preload by default: a core's hardware prefetcher already follows the sub-kernels' code, which
+  // stays in its L2 (1 MiB here, against a few KiB per sub-kernel), so the per-func preload's 32 prefetches
+  // per 2 KiB only spend issue slots on the way into every op. Measured side by side on decode_small
+  // (docs/PERFORMANCE.md section 13): the fused step 0.85x as fast with per-func as without. preload-code=per-func
+  // or max still prefetch when asked.
+  m.defaultPreloadCode = PreloadCode::None;
   // Until the machine is calibrated (sk-compile --calibrate, CpuCalibrate.cpp): the per-boundary costs the
   // boundary benchmark measured on a 2-core VM (docs/PERFORMANCE.md section 1: barrier 0.34, flag 0.38,
   // counter 0.40 us). A barrier and an all-to-all counter take one arrival per worker on one line, so they

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <set>
 
 #include "superkernel/codegen/StepValues.h"
 #include "superkernel/codegen/SyncLayout.h"
@@ -29,6 +31,40 @@ constexpr uint64_t kDataPreloadBytes = 2048;
 // Names from the op list reach the source only through these two (support/Escape.h).
 std::string cString(std::string_view s) { return escapeCString(s); }
 std::string commentText(std::string_view s) { return escapeComment(s); }
+
+// List "helpers": one function per kernel variant, kind (plain: sk_plain_, else sk_op_) and pattern of
+// runtime scalars (passed as the address of their element, suffix _r<argument>...), which the queue lines
+// call with each op's arguments; helperOf[i] names op i's.
+template <typename IsPlain>
+Status addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, const IsPlain& plain,
+                  std::vector<std::string>& helperOf) {
+  v.list("helpers");
+  std::set<std::string> made;
+  for (size_t i = 0; i < sk.ops.size(); ++i) {
+    const PlannedOp& op = sk.ops[i];
+    const KernelVariant& var = plan.variants[op.variant];
+    if (op.args.size() != var.decl.params.size())
+      return internalError(fmt::format("op {} has {} arguments for the {} parameters of {}", op.name, op.args.size(),
+                                       var.decl.params.size(), var.symbol));
+    std::string name = (plain(i) ? "sk_plain_" : "sk_op_") + var.symbol;
+    for (size_t a = 0; a < op.args.size(); ++a)
+      if (op.args[a].kind != ParamKind::Buffer && op.args[a].runtime) name += fmt::format("_r{}", a);
+    helperOf[i] = name;
+    if (!made.insert(name).second) continue;
+    auto& h = v.add("helpers");
+    h.set("name", name).set("symbol", var.symbol).setIf("plain", plain(i));
+    h.list("params");
+    for (size_t a = 0; a < op.args.size(); ++a) {
+      const ParamDecl& p = var.decl.params[a];
+      const bool runtime = op.args[a].kind != ParamKind::Buffer && op.args[a].runtime;
+      auto& pv = h.add("params");
+      pv.set("i", static_cast<uint64_t>(a));
+      pv.set("ctype", runtime ? fmt::format("const {}*", cType(p.dtype)) : cParamType(p));
+      pv.set("use", (runtime ? "*a" : "a") + std::to_string(a));
+    }
+  }
+  return Status{};
+}
 
 // Step index checks, error context and the template file are TemplateEmitter's
 // (codegen/TemplateEmitter.h); this class prints the cpu runtime's source.
@@ -75,7 +111,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   v.setIf("has_barriers", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.barrierBefore; }));
   v.setIf("has_early", std::any_of(sk.ops.begin(), sk.ops.end(), [](const PlannedOp& o) { return o.earlyStart; }));
   v.setIf("has_signals", L.anySignals());
-  // A plain op (sk_op_plain): nothing for sk_op to do but call its blocks.
+  // A plain op (sk_plain_<symbol>): nothing for sk_op to do but call its blocks.
   auto plain = [&](size_t i) {
     return L.waits[i].empty() && L.flagBaseOf[i] < 0 && L.counterOf[i] < 0 && !sk.ops[i].kernelSync &&
            !opt.profiling;
@@ -84,6 +120,9 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   for (size_t i = 0; i < n; ++i) (plain(i) ? anyPlain : anyGeneric) = true;
   v.setIf("has_plain", anyPlain);
   v.setIf("has_generic", anyGeneric);
+  // One helper per kernel variant, plain or not, and runtime-scalar pattern (helperOf[i]: op i's name).
+  std::vector<std::string> helperOf(n);
+  SK_RETURN_IF_ERROR(addHelpers(v, plan, sk, plain, helperOf));
 
   // Per op, in index order: its call thunk (the kernel with its typed
   // arguments) and its constant descriptor (blocks, start mode, waits, what it
@@ -94,7 +133,6 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   v.list("ksync_fns");
   for (size_t i = 0; i < n; ++i) {
     const PlannedOp& op = sk.ops[i];
-    const KernelVariant& var = plan.variants[op.variant];
     auto& of = addOpFn(v, plan, sk, L, i);
     of.setIf("plain_op", plain(i));
     // Its waits: one constant entry per producer, read by the shared sk_op_wait.
@@ -121,9 +159,8 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
       }
       waitsPtr = fmt::format("sk_waits_op{}", i);
     }
-    std::string head = fmt::format("{{{}, {}, {}, {}, sk_call_op{}, {}, {},", i, op.blockDim,
-                                   sk.queues[op.queue].numCores, op.earlyStart ? "SK_EARLY" : "SK_PLAIN", i,
-                                   L.waits[i].size(), waitsPtr);
+    std::string head = fmt::format("{{{}, {}, {}, {}, {}, {},", i, op.blockDim, sk.queues[op.queue].numCores,
+                                   op.earlyStart ? "SK_EARLY" : "SK_PLAIN", L.waits[i].size(), waitsPtr);
     std::string tail = fmt::format(
         "/*flags*/ {}, /*done*/ {}, /*kernel_sync*/ {}}}",
         L.flagBaseOf[i] >= 0 ? fmt::format("&sk_flags[{}]", L.flagBaseOf[i]) : "nullptr",
@@ -135,10 +172,6 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
     const size_t indent = fmt::format("const sk_op_desc sk_op{} = {{", i).size();
     of.set("desc", head + "\n" + std::string(indent, ' ') + tail);
     if (op.kernelSync) v.add("ksync_fns").set("ksync", L.kernelSyncOf[i]);
-    auto usesBuf = addCallArgs(of, var, op, "buf");
-    if (!usesBuf) return std::move(usesBuf).error();
-    // An op without buffer arguments leaves the parameter unnamed (-Wunused-parameter).
-    of.set("buf_param", *usesBuf ? "buf" : "/*buf*/");
   }
 
   // Buffers some op of this step writes: a read of any other buffer (weights) cannot depend on a wait.
@@ -148,6 +181,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
       if (a.kind == ParamKind::Buffer && !a.runtime && a.access != Access::Read && a.buffer >= 0)
         written[static_cast<size_t>(a.buffer)] = true;
   bool anyDataPreload = false;
+  std::optional<Error> argError;  // the first argument a plain op's queue line could not print
 
   // Per queue, cpu adds what its barrier wait reports when it times out.
   const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
@@ -177,9 +211,13 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
       }
     }
     ov.setIf("plain", plain(i));
+    ov.set("helper", helperOf[i]);
+    auto args = addCallArgs(ov, plan.variants[op.variant], op, "env->buf", RuntimeScalarArg::Pointer);
+    if (!args && !argError) argError = std::move(args).error();
     ov.set("blocks", op.blockDim);
     ov.set("cores", sk.queues[op.queue].numCores);
   });
+  if (argError) return std::move(*argError);
   v.setIf("has_preload", anyPreload);
   v.setIf("has_data_preload", anyDataPreload);
 

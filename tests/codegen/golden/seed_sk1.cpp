@@ -29,11 +29,8 @@ struct sk_env {
   uint32_t core;
   int failed;            // a wait (or kernel_sync) of this core failed: stop at the next check
   const sk_op_desc* op;  // the op this core runs now
-  sk_block_rt plain_rt;  // ctx->rt of every block of a plain op (sk_op_plain): nothing to wait for or signal
+  sk_block_rt plain_rt;  // ctx->rt of every block of a plain op (sk_plain_<symbol>): nothing to wait for or signal
 };
-
-// An op's kernel call with its typed arguments (buffer i is buf[i]).
-typedef void (*sk_call_fn)(const sk_ctx* ctx, void* const* buf);
 
 // How an op waits: before the call (SK_PLAIN), or at the kernel's own sk_wait_inputs / sk_signal_outputs
 // points (SK_EARLY: a kernel that declared early_start; sk_op completes both after the call).
@@ -59,7 +56,6 @@ struct sk_op_desc {
   uint32_t blocks;            // block_dim
   uint32_t cores;             // its queue's cores
   sk_start start;
-  sk_call_fn call;
   uint32_t num_waits;
   const sk_wait* waits;
   sk_counter* flags;          // block b done: flags[b] = e (nullptr: none)
@@ -78,43 +74,22 @@ void sk_reset_state() {
   // sk_ksync needs nothing: its base is re-read at every launch start.
 }
 
-// An op with no waits, no signals, no kernel_sync and no profiling: its blocks b = c, c + cores, ... called
-// straight from the queue (the counts are literals there). Equivalent to sk_op with an empty descriptor.
-__attribute__((aligned(512))) __attribute__((noinline)) void sk_op_plain(sk_env* env, uint32_t c, uint32_t blocks,
-    uint32_t cores, sk_call_fn call, uint32_t op) {
+// The plain ops of add_kernel__v3f1c2a9b0d4e (no waits, no signals, no kernel_sync, no profiling): blocks b = c, c + cores, ...
+// with the arguments the queue passes (literal counts there). Equivalent to sk_op with an empty descriptor.
+__attribute__((aligned(512))) __attribute__((noinline)) void sk_plain_add_kernel__v3f1c2a9b0d4e(sk_env* env, uint32_t c, uint32_t blocks, uint32_t cores, uint32_t op, const float* a0, const float* a1, float* a2, int64_t a3) {
   for (uint32_t b = c; b < blocks; b += cores) {
     const sk_ctx ctx = {b, blocks, &env->plain_rt};
     sk_progress_mark(env->s, env->core, op, b);  // launch watchdog: this block is what core runs now
-    call(&ctx, env->buf);
+    add_kernel__v3f1c2a9b0d4e(&ctx, a0, a1, a2, a3);
   }
-}
-
-// op 0: add_0 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__attribute__((aligned(16))) void sk_call_op0(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[0]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[2]), INT64_C(4096));
-}
-
-// op 1: add_1 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__attribute__((aligned(16))) void sk_call_op1(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[2]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[3]), INT64_C(4096));
-}
-
-// op 2: add_2 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__attribute__((aligned(16))) void sk_call_op2(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[3]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[4]), INT64_C(4096));
-}
-
-// op 3: add_3 = add_kernel__v3f1c2a9b0d4e x 40 block(s)
-__attribute__((aligned(16))) void sk_call_op3(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[4]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[5]), INT64_C(4096));
 }
 
 // Queue 0 (stream 0): cores [0, 4); c = core - 0. One line per op, in program order.
 __attribute__((aligned(512))) void sk_queue0(sk_env* env, uint32_t c) {
-  sk_op_plain(env, c, 40u, 4u, sk_call_op0, 0);  // add_0
-  sk_op_plain(env, c, 40u, 4u, sk_call_op1, 1);  // add_1
-  sk_op_plain(env, c, 40u, 4u, sk_call_op2, 2);  // add_2
-  sk_op_plain(env, c, 40u, 4u, sk_call_op3, 3);  // add_3
+  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, 0, static_cast<const float*>(env->buf[0]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[2]), INT64_C(4096));  // add_0
+  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, 1, static_cast<const float*>(env->buf[2]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[3]), INT64_C(4096));  // add_1
+  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, 2, static_cast<const float*>(env->buf[3]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[4]), INT64_C(4096));  // add_2
+  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 40u, 4u, 3, static_cast<const float*>(env->buf[4]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[5]), INT64_C(4096));  // add_3
 }
 
 void sk_core_main(void* arg, uint32_t core) {

@@ -34,9 +34,6 @@ struct sk_env {
   const sk_op_desc* op;  // the op this core runs now
 };
 
-// An op's kernel call with its typed arguments (buffer i is buf[i]).
-typedef void (*sk_call_fn)(const sk_ctx* ctx, void* const* buf);
-
 // How an op waits: before the call (SK_PLAIN), or at the kernel's own sk_wait_inputs / sk_signal_outputs
 // points (SK_EARLY: a kernel that declared early_start; sk_op completes both after the call).
 enum sk_start { SK_PLAIN = 0, SK_EARLY = 1 };
@@ -61,7 +58,6 @@ struct sk_op_desc {
   uint32_t blocks;            // block_dim
   uint32_t cores;             // its queue's cores
   sk_start start;
-  sk_call_fn call;
   uint32_t num_waits;
   const sk_wait* waits;
   sk_counter* flags;          // block b done: flags[b] = e (nullptr: none)
@@ -134,10 +130,11 @@ void sk_op_ksync(sk_block_rt* rt, uint32_t) {
 }
 
 // One op on one core of its queue: blocks b = c, c + cores, ... of d->blocks, each with its own sk_block_rt
-// (ctx->rt). Returns non-zero when this core must stop (a wait or the op's kernel_sync failed).
-__attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d) {
+// (ctx->rt); call(&ctx) runs the kernel with the op's arguments. Returns non-zero when this core must stop (a
+// wait or the op's kernel_sync failed). Inlined into one helper per kernel (sk_op_<symbol>, below).
+template <typename Call>
+__attribute__((always_inline)) inline int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d, const Call& call) {
   const sk_services* s = env->s;
-  void* const* buf = env->buf;
   const uint32_t blocks = d->blocks;
   const bool early = d->start == SK_EARLY;
   const bool waits = d->num_waits != 0;
@@ -167,7 +164,7 @@ __attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d
     const sk_ctx ctx = {b, blocks, &rt};
     sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
     if (waits && !early && sk_op_wait(&rt, b)) return 1;
-    d->call(&ctx, buf);
+    call(&ctx);
     if (waits && early && !rt.waited) {
       rt.waited = 1;
       if (sk_op_wait(&rt, b)) return 1;
@@ -182,14 +179,35 @@ __attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d
   return 0;
 }
 
-// The full barrier before op `op` among the queue's `cores` cores; `number` counts barriers over the
-// counter's life: (e - 1) * barriers_per_launch + k for the k-th of this launch. Non-zero: stop this core.
-__attribute__((noinline)) int sk_barrier_before(sk_env* env, sk_counter* bar, uint32_t cores, uint64_t number,
-                                                uint32_t op, const char* what) {
+// The other ops of add_kernel__v3f1c2a9b0d4e: sk_op with the kernel called directly with the arguments the queue passes.
+__attribute__((noinline)) int sk_op_add_kernel__v3f1c2a9b0d4e(sk_env* env, uint32_t c, const sk_op_desc* d, const float* a0, const float* a1, float* a2, int64_t a3) {
+  return sk_op(env, c, d, [&](const sk_ctx* ctx) { add_kernel__v3f1c2a9b0d4e(ctx, a0, a1, a2, a3); });
+}
+
+// The other ops of scale_kernel__v00aa11bb22cc: sk_op with the kernel called directly with the arguments the queue passes.
+__attribute__((noinline)) int sk_op_scale_kernel__v00aa11bb22cc(sk_env* env, uint32_t c, const sk_op_desc* d, const float* a0, float* a1, float a2, double a3, int32_t a4, uint64_t a5, bool a6, int8_t a7) {
+  return sk_op(env, c, d, [&](const sk_ctx* ctx) { scale_kernel__v00aa11bb22cc(ctx, a0, a1, a2, a3, a4, a5, a6, a7); });
+}
+
+// The other ops of gather_kernel__v1234567890ab: sk_op with the kernel called directly with the arguments the queue passes.
+__attribute__((noinline)) int sk_op_gather_kernel__v1234567890ab(sk_env* env, uint32_t c, const sk_op_desc* d, const float* a0, const int32_t* a1, float* a2) {
+  return sk_op(env, c, d, [&](const sk_ctx* ctx) { gather_kernel__v1234567890ab(ctx, a0, a1, a2); });
+}
+
+// The other ops of norm_kernel__vffeeddccbbaa: sk_op with the kernel called directly with the arguments the queue passes.
+__attribute__((noinline)) int sk_op_norm_kernel__vffeeddccbbaa(sk_env* env, uint32_t c, const sk_op_desc* d, float* a0) {
+  return sk_op(env, c, d, [&](const sk_ctx* ctx) { norm_kernel__vffeeddccbbaa(ctx, a0); });
+}
+
+// The wait half of the full barrier before op `op` among the queue's `cores` cores (the queue arrived with
+// sk_counter_arrive before its preloads); `number` counts barriers over the counter's life:
+// (e - 1) * barriers_per_launch + k for the k-th of this launch. Non-zero: stop this core.
+__attribute__((noinline)) int sk_barrier_wait(sk_env* env, sk_counter* bar, uint32_t cores, uint64_t number,
+                                              uint32_t op, const char* what) {
   const sk_services* s = env->s;
   (void)op;
   if (s->profile) s->profile(s->self, env->core, SK_PROF_WAIT_BEGIN, op);
-  if (sk_barrier(s, bar, cores, number, what)) return 1;
+  if (sk_wait_ge(s, bar, uint64_t{cores} * number, what)) return 1;
   if (s->profile) s->profile(s->self, env->core, SK_PROF_WAIT_END, op);
   return 0;
 }
@@ -213,67 +231,53 @@ __attribute__((noinline)) void sk_preload_data(const void* base, uint64_t offset
 const uint32_t sk_fr0[4][2] = { {0, 1}, {2, 3}, {4, 5}, {6, 7} };
 
 // op 0: add_a = add_kernel__v3f1c2a9b0d4e x 8 block(s)
-void sk_call_op0(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[0]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[2]), INT64_C(1024));
-}
-const sk_op_desc sk_op0 = {0, 8, 4, SK_PLAIN, sk_call_op0, 0, nullptr,
+const sk_op_desc sk_op0 = {0, 8, 4, SK_PLAIN, 0, nullptr,
                            /*flags*/ &sk_flags[0], /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // op 1: scale_b = scale_kernel__v00aa11bb22cc x 4 block(s)
 // waits for: add_a (flag, RAW on t1)
-void sk_call_op1(const sk_ctx* ctx, void* const* buf) {
-  scale_kernel__v00aa11bb22cc(ctx, static_cast<const float*>(buf[2]), static_cast<float*>(buf[3]), 0x1.99999ap-4f, -0x1.5555555555555p-2, (-2147483647 - 1), UINT64_C(123456789012345), true, static_cast<int8_t>(-5));
-}
 const sk_wait sk_waits_op1[] = {
     {SK_FLAG_RANGE, &sk_flags[0], 0, sk_fr0, "scale_b <- add_a (flag, RAW on t1)"},
 };
-const sk_op_desc sk_op1 = {1, 4, 4, SK_PLAIN, sk_call_op1, 1, sk_waits_op1,
+const sk_op_desc sk_op1 = {1, 4, 4, SK_PLAIN, 1, sk_waits_op1,
                            /*flags*/ nullptr, /*done*/ &sk_done[0], /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // op 2: gather_c = gather_kernel__v1234567890ab x 4 block(s); early start
 // waits for: scale_b (counter, RAW on t2)
-void sk_call_op2(const sk_ctx* ctx, void* const* buf) {
-  gather_kernel__v1234567890ab(ctx, static_cast<const float*>(buf[3]), static_cast<const int32_t*>(buf[4]), static_cast<float*>(buf[5]));
-}
 const sk_wait sk_waits_op2[] = {
     {SK_COUNTER, &sk_done[0], 4, nullptr, "gather_c <- scale_b (counter, RAW on t2)"},
 };
-const sk_op_desc sk_op2 = {2, 4, 4, SK_EARLY, sk_call_op2, 1, sk_waits_op2,
+const sk_op_desc sk_op2 = {2, 4, 4, SK_EARLY, 1, sk_waits_op2,
                            /*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // op 3: norm_d = norm_kernel__vffeeddccbbaa x 4 block(s); kernel_sync
-void sk_call_op3(const sk_ctx* ctx, void* const* buf) {
-  norm_kernel__vffeeddccbbaa(ctx, static_cast<float*>(buf[5]));
-}
-const sk_op_desc sk_op3 = {3, 4, 4, SK_PLAIN, sk_call_op3, 0, nullptr,
+const sk_op_desc sk_op3 = {3, 4, 4, SK_PLAIN, 0, nullptr,
                            /*flags*/ nullptr, /*done*/ &sk_done[1], /*kernel_sync*/ &sk_ksync[0], &sk_ksync_base[0], "norm_d: sk_kernel_sync"};
 
 // op 4: add_e = add_kernel__v3f1c2a9b0d4e x 8 block(s)
 // waits for: norm_d (counter, RAW on t3)
-void sk_call_op4(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[5]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[6]) + 1024, INT64_C(1024));
-}
 const sk_wait sk_waits_op4[] = {
     {SK_COUNTER, &sk_done[1], 4, nullptr, "add_e <- norm_d (counter, RAW on t3)"},
 };
-const sk_op_desc sk_op4 = {4, 8, 4, SK_PLAIN, sk_call_op4, 1, sk_waits_op4,
+const sk_op_desc sk_op4 = {4, 8, 4, SK_PLAIN, 1, sk_waits_op4,
                            /*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // Queue 0 (stream 0): cores [0, 4); c = core - 0. One line per op, in program order.
 void sk_queue0(sk_env* env, uint32_t c) {
   const uint64_t e = env->epoch;
   sk_preload(reinterpret_cast<const void*>(&scale_kernel__v00aa11bb22cc), 6144);
-  if (sk_op(env, c, &sk_op0)) return;  // add_a
+  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op0, static_cast<const float*>(env->buf[0]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[2]), INT64_C(1024))) return;  // add_a
   sk_preload(reinterpret_cast<const void*>(&gather_kernel__v1234567890ab), 2048);
-  if (sk_op(env, c, &sk_op1)) return;  // scale_b
+  if (sk_op_scale_kernel__v00aa11bb22cc(env, c, &sk_op1, static_cast<const float*>(env->buf[2]), static_cast<float*>(env->buf[3]), 0x1.99999ap-4f, -0x1.5555555555555p-2, (-2147483647 - 1), UINT64_C(123456789012345), true, static_cast<int8_t>(-5))) return;  // scale_b
   sk_preload(reinterpret_cast<const void*>(&norm_kernel__vffeeddccbbaa), 16384);
   if (c < 4u) sk_preload_data(env->buf[4], 0u + uint64_t{c} * 1024u, 1024u);
-  if (sk_op(env, c, &sk_op2)) return;  // gather_c
+  if (sk_op_gather_kernel__v1234567890ab(env, c, &sk_op2, static_cast<const float*>(env->buf[3]), static_cast<const int32_t*>(env->buf[4]), static_cast<float*>(env->buf[5]))) return;  // gather_c
+  sk_counter_arrive(env->s, &sk_bar[0]);
   sk_preload(reinterpret_cast<const void*>(&add_kernel__v3f1c2a9b0d4e), 2048);
-  if (sk_barrier_before(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, "barrier before norm_d")) return;
-  if (sk_op(env, c, &sk_op3)) return;  // norm_d
+  if (sk_barrier_wait(env, &sk_bar[0], 4, (e - 1) * 1 + 1, 3, "barrier before norm_d")) return;
+  if (sk_op_norm_kernel__vffeeddccbbaa(env, c, &sk_op3, static_cast<float*>(env->buf[5]))) return;  // norm_d
   if (c < 8u) sk_preload_data(env->buf[1], 0u + uint64_t{c} * 512u, 512u);
-  if (sk_op(env, c, &sk_op4)) return;  // add_e
+  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op4, static_cast<const float*>(env->buf[5]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[6]) + 1024, INT64_C(1024))) return;  // add_e
 }
 
 void sk_core_main(void* arg, uint32_t core) {

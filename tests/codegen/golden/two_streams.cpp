@@ -29,11 +29,8 @@ struct sk_env {
   uint32_t core;
   int failed;            // a wait (or kernel_sync) of this core failed: stop at the next check
   const sk_op_desc* op;  // the op this core runs now
-  sk_block_rt plain_rt;  // ctx->rt of every block of a plain op (sk_op_plain): nothing to wait for or signal
+  sk_block_rt plain_rt;  // ctx->rt of every block of a plain op (sk_plain_<symbol>): nothing to wait for or signal
 };
-
-// An op's kernel call with its typed arguments (buffer i is buf[i]).
-typedef void (*sk_call_fn)(const sk_ctx* ctx, void* const* buf);
 
 // How an op waits: before the call (SK_PLAIN), or at the kernel's own sk_wait_inputs / sk_signal_outputs
 // points (SK_EARLY: a kernel that declared early_start; sk_op completes both after the call).
@@ -59,7 +56,6 @@ struct sk_op_desc {
   uint32_t blocks;            // block_dim
   uint32_t cores;             // its queue's cores
   sk_start start;
-  sk_call_fn call;
   uint32_t num_waits;
   const sk_wait* waits;
   sk_counter* flags;          // block b done: flags[b] = e (nullptr: none)
@@ -119,10 +115,11 @@ void sk_op_signal(sk_block_rt* rt, uint32_t b) {
 }
 
 // One op on one core of its queue: blocks b = c, c + cores, ... of d->blocks, each with its own sk_block_rt
-// (ctx->rt). Returns non-zero when this core must stop (a wait or the op's kernel_sync failed).
-__attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d) {
+// (ctx->rt); call(&ctx) runs the kernel with the op's arguments. Returns non-zero when this core must stop (a
+// wait or the op's kernel_sync failed). Inlined into one helper per kernel (sk_op_<symbol>, below).
+template <typename Call>
+__attribute__((always_inline)) inline int sk_op(sk_env* env, uint32_t c, const sk_op_desc* d, const Call& call) {
   const sk_services* s = env->s;
-  void* const* buf = env->buf;
   const uint32_t blocks = d->blocks;
   const bool early = d->start == SK_EARLY;
   const bool waits = d->num_waits != 0;
@@ -145,7 +142,7 @@ __attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, u
     const sk_ctx ctx = {b, blocks, &rt};
     sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
     if (waits && !early && sk_op_wait(&rt, b)) return 1;
-    d->call(&ctx, buf);
+    call(&ctx);
     if (waits && early && !rt.waited) {
       rt.waited = 1;
       if (sk_op_wait(&rt, b)) return 1;
@@ -159,14 +156,18 @@ __attribute__((aligned(512))) __attribute__((noinline)) int sk_op(sk_env* env, u
   return 0;
 }
 
-// An op with no waits, no signals, no kernel_sync and no profiling: its blocks b = c, c + cores, ... called
-// straight from the queue (the counts are literals there). Equivalent to sk_op with an empty descriptor.
-__attribute__((aligned(512))) __attribute__((noinline)) void sk_op_plain(sk_env* env, uint32_t c, uint32_t blocks,
-    uint32_t cores, sk_call_fn call, uint32_t op) {
+// The other ops of add_kernel__v3f1c2a9b0d4e: sk_op with the kernel called directly with the arguments the queue passes.
+__attribute__((aligned(512))) __attribute__((noinline)) int sk_op_add_kernel__v3f1c2a9b0d4e(sk_env* env, uint32_t c, const sk_op_desc* d, const float* a0, const float* a1, float* a2, int64_t a3) {
+  return sk_op(env, c, d, [&](const sk_ctx* ctx) { add_kernel__v3f1c2a9b0d4e(ctx, a0, a1, a2, a3); });
+}
+
+// The plain ops of add_kernel__v3f1c2a9b0d4e (no waits, no signals, no kernel_sync, no profiling): blocks b = c, c + cores, ...
+// with the arguments the queue passes (literal counts there). Equivalent to sk_op with an empty descriptor.
+__attribute__((aligned(512))) __attribute__((noinline)) void sk_plain_add_kernel__v3f1c2a9b0d4e(sk_env* env, uint32_t c, uint32_t blocks, uint32_t cores, uint32_t op, const float* a0, const float* a1, float* a2, int64_t a3) {
   for (uint32_t b = c; b < blocks; b += cores) {
     const sk_ctx ctx = {b, blocks, &env->plain_rt};
     sk_progress_mark(env->s, env->core, op, b);  // launch watchdog: this block is what core runs now
-    call(&ctx, env->buf);
+    add_kernel__v3f1c2a9b0d4e(&ctx, a0, a1, a2, a3);
   }
 }
 
@@ -178,50 +179,36 @@ __attribute__((noinline)) void sk_preload_data(const void* base, uint64_t offset
 }
 
 // op 0: s0_first = add_kernel__v3f1c2a9b0d4e x 4 block(s)
-__attribute__((aligned(16))) void sk_call_op0(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[0]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[2]), INT64_C(256));
-}
-const sk_op_desc sk_op0 = {0, 4, 2, SK_PLAIN, sk_call_op0, 0, nullptr,
+const sk_op_desc sk_op0 = {0, 4, 2, SK_PLAIN, 0, nullptr,
                            /*flags*/ nullptr, /*done*/ &sk_done[0], /*kernel_sync*/ nullptr, nullptr, nullptr};
-
-// op 1: s1_first = add_kernel__v3f1c2a9b0d4e x 4 block(s)
-__attribute__((aligned(16))) void sk_call_op1(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[1]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[3]), INT64_C(256));
-}
 
 // op 2: s1_join = add_kernel__v3f1c2a9b0d4e x 4 block(s)
 // waits for: s0_first (event, RAW on t1)
-__attribute__((aligned(16))) void sk_call_op2(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[2]), static_cast<const float*>(buf[3]), static_cast<float*>(buf[4]), INT64_C(256));
-}
 const sk_wait sk_waits_op2[] = {
     {SK_COUNTER, &sk_done[0], 4, nullptr, "s1_join <- s0_first (event, RAW on t1)"},
 };
-const sk_op_desc sk_op2 = {2, 4, 2, SK_PLAIN, sk_call_op2, 1, sk_waits_op2,
+const sk_op_desc sk_op2 = {2, 4, 2, SK_PLAIN, 1, sk_waits_op2,
                            /*flags*/ &sk_flags[0], /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // op 3: s0_last = add_kernel__v3f1c2a9b0d4e x 4 block(s)
 // waits for: s1_join (flag, RAW on out)
-__attribute__((aligned(16))) void sk_call_op3(const sk_ctx* ctx, void* const* buf) {
-  add_kernel__v3f1c2a9b0d4e(ctx, static_cast<const float*>(buf[4]), static_cast<const float*>(buf[1]), static_cast<float*>(buf[5]), INT64_C(256));
-}
 const sk_wait sk_waits_op3[] = {
     {SK_FLAG, &sk_flags[0], 0, nullptr, "s0_last <- s1_join (flag, RAW on out)"},
 };
-const sk_op_desc sk_op3 = {3, 4, 2, SK_PLAIN, sk_call_op3, 1, sk_waits_op3,
+const sk_op_desc sk_op3 = {3, 4, 2, SK_PLAIN, 1, sk_waits_op3,
                            /*flags*/ nullptr, /*done*/ nullptr, /*kernel_sync*/ nullptr, nullptr, nullptr};
 
 // Queue 0 (stream 0): cores [0, 2); c = core - 0. One line per op, in program order.
 __attribute__((aligned(512))) void sk_queue0(sk_env* env, uint32_t c) {
-  if (sk_op(env, c, &sk_op0)) return;  // s0_first
+  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op0, static_cast<const float*>(env->buf[0]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[2]), INT64_C(256))) return;  // s0_first
   if (c < 4u) sk_preload_data(env->buf[1], 0u + uint64_t{c} * 256u, 256u);
-  if (sk_op(env, c, &sk_op3)) return;  // s0_last
+  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op3, static_cast<const float*>(env->buf[4]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[5]), INT64_C(256))) return;  // s0_last
 }
 
 // Queue 1 (stream 1): cores [2, 4); c = core - 2. One line per op, in program order.
 __attribute__((aligned(512))) void sk_queue1(sk_env* env, uint32_t c) {
-  sk_op_plain(env, c, 4u, 2u, sk_call_op1, 1);  // s1_first
-  if (sk_op(env, c, &sk_op2)) return;  // s1_join
+  sk_plain_add_kernel__v3f1c2a9b0d4e(env, c, 4u, 2u, 1, static_cast<const float*>(env->buf[1]), static_cast<const float*>(env->buf[1]), static_cast<float*>(env->buf[3]), INT64_C(256));  // s1_first
+  if (sk_op_add_kernel__v3f1c2a9b0d4e(env, c, &sk_op2, static_cast<const float*>(env->buf[2]), static_cast<const float*>(env->buf[3]), static_cast<float*>(env->buf[4]), INT64_C(256))) return;  // s1_join
 }
 
 void sk_core_main(void* arg, uint32_t core) {
