@@ -46,9 +46,11 @@ Status addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPl
     if (op.args.size() != var.decl.params.size())
       return internalError(fmt::format("op {} has {} arguments for the {} parameters of {}", op.name, op.args.size(),
                                        var.decl.params.size(), var.symbol));
+    // A runtime scalar reaches the helper as the address of its element (RuntimeScalarArg::Pointer).
+    auto runtime = [&](size_t a) { return op.args[a].kind != ParamKind::Buffer && op.args[a].runtime; };
     std::string name = (plain(i) ? "sk_plain_" : "sk_op_") + var.symbol;
     for (size_t a = 0; a < op.args.size(); ++a)
-      if (op.args[a].kind != ParamKind::Buffer && op.args[a].runtime) name += fmt::format("_r{}", a);
+      if (runtime(a)) name += fmt::format("_r{}", a);
     helperOf[i] = name;
     if (!made.insert(name).second) continue;
     auto& h = v.add("helpers");
@@ -56,11 +58,10 @@ Status addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPl
     h.list("params");
     for (size_t a = 0; a < op.args.size(); ++a) {
       const ParamDecl& p = var.decl.params[a];
-      const bool runtime = op.args[a].kind != ParamKind::Buffer && op.args[a].runtime;
       auto& pv = h.add("params");
       pv.set("i", static_cast<uint64_t>(a));
-      pv.set("ctype", runtime ? fmt::format("const {}*", cType(p.dtype)) : cParamType(p));
-      pv.set("use", (runtime ? "*a" : "a") + std::to_string(a));
+      pv.set("ctype", runtime(a) ? fmt::format("const {}*", cType(p.dtype)) : cParamType(p));
+      pv.set("use", (runtime(a) ? "*a" : "a") + std::to_string(a));
     }
   }
   return Status{};
@@ -124,11 +125,10 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   std::vector<std::string> helperOf(n);
   SK_RETURN_IF_ERROR(addHelpers(v, plan, sk, plain, helperOf));
 
-  // Per op, in index order: its call thunk (the kernel with its typed
-  // arguments) and its constant descriptor (blocks, start mode, waits, what it
-  // signals). The shared sk_op / sk_op_wait / sk_op_signal / sk_op_ksync read
-  // the descriptor, so per op there is one tiny function and some data, and
-  // the queues are one sk_op line per op: compile time stays linear and small.
+  // Per op that is not plain, in index order: its constant descriptor (blocks,
+  // start mode, waits, what it signals). sk_op (inlined into the variant's
+  // helper) / sk_op_wait / sk_op_signal / sk_op_ksync read it, so per op there
+  // is some data and one queue line, no function: compile time stays linear.
   v.list("op_fns");
   v.list("ksync_fns");
   for (size_t i = 0; i < n; ++i) {
@@ -181,7 +181,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
       if (a.kind == ParamKind::Buffer && !a.runtime && a.access != Access::Read && a.buffer >= 0)
         written[static_cast<size_t>(a.buffer)] = true;
   bool anyDataPreload = false;
-  std::optional<Error> argError;  // the first argument a plain op's queue line could not print
+  std::optional<Error> argError;  // the first argument a queue line could not print (BadInput naming it)
 
   // Per queue, cpu adds what its barrier wait reports when it times out.
   const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
