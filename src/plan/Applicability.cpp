@@ -44,8 +44,7 @@ void reportInapplicable(PlanContext& ctx) {
   std::set<std::string> warned;
   for (const SuperKernelPlan& sk : ctx.plan.steps) {
     Options o = sk.options;
-    if (!o.splitMode) o.splitMode = m.defaultSplitMode;
-    if (o.preloadCode == PreloadCode::Auto) o.preloadCode = m.defaultPreloadCode;
+    if (!o.splitMode) o.splitMode = m.defaultSplitMode;  // (preload-code=auto is resolved already: plan/Bind.cpp)
     const auto now = items(o);
     for (const InapplicableOption& ia : m.inapplicable) {
       auto a = now.find(ia.key);

@@ -36,16 +36,13 @@ std::string commentText(std::string_view s) { return escapeComment(s); }
 // runtime scalars (passed as the address of their element, suffix _r<argument>...), which the queue lines
 // call with each op's arguments; helperOf[i] names op i's.
 template <typename IsPlain>
-Status addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, const IsPlain& plain,
+void addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, const IsPlain& plain,
                   std::vector<std::string>& helperOf) {
   v.list("helpers");
   std::set<std::string> made;
   for (size_t i = 0; i < sk.ops.size(); ++i) {
     const PlannedOp& op = sk.ops[i];
-    const KernelVariant& var = plan.variants[op.variant];
-    if (op.args.size() != var.decl.params.size())
-      return internalError(fmt::format("op {} has {} arguments for the {} parameters of {}", op.name, op.args.size(),
-                                       var.decl.params.size(), var.symbol));
+    const KernelVariant& var = plan.variants[op.variant];  // its arguments match var's parameters (checkStepShape)
     // A runtime scalar reaches the helper as the address of its element (RuntimeScalarArg::Pointer).
     auto runtime = [&](size_t a) { return op.args[a].kind != ParamKind::Buffer && op.args[a].runtime; };
     std::string name = (plain(i) ? "sk_plain_" : "sk_op_") + var.symbol;
@@ -64,7 +61,6 @@ Status addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPl
       pv.set("use", (runtime(a) ? "*a" : "a") + std::to_string(a));
     }
   }
-  return Status{};
 }
 
 // Step index checks, error context and the template file are TemplateEmitter's
@@ -123,7 +119,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   v.setIf("has_generic", anyGeneric);
   // One helper per kernel variant, plain or not, and runtime-scalar pattern (helperOf[i]: op i's name).
   std::vector<std::string> helperOf(n);
-  SK_RETURN_IF_ERROR(addHelpers(v, plan, sk, plain, helperOf));
+  addHelpers(v, plan, sk, plain, helperOf);
 
   // Per op that is not plain, in index order: its constant descriptor (blocks,
   // start mode, waits, what it signals). sk_op (inlined into the variant's
