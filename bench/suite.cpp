@@ -35,6 +35,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -908,8 +909,12 @@ struct SyncRow {
   Summary skBoundary, poolBoundary;                                // µs per boundary above the ideal
   Summary poolOverSk, poolOverSkOff, poolOverSkBarrier;            // barrier-per-op time / fused time
   Summary noDataOverSk;                                            // fused without data preload / fused
+  // oneCore only: the fused step of the same list with every op at block_dim 1 (all on one core, every
+  // edge local: the placement a planner could choose instead of any sync) and barrier per op / it.
+  std::optional<Summary> skOneCore, poolOverSkOneCore;
 };
-SyncRow runSyncRow(const sk::OpList& list) {
+// With oneCore, also the one-core placement (SyncRow::skOneCore).
+SyncRow runSyncRow(const sk::OpList& list, bool oneCore = false) {
   sk::CompiledPlan cp = compile(list, "");
   sk::CompiledPlan off = compile(list, "sync-model=off");
   sk::CompiledPlan np = compile(list, "preload-code=per-func");
@@ -927,6 +932,13 @@ SyncRow runSyncRow(const sk::OpList& list) {
   vs.push_back({"pool", [r] { r->whole(skbench::kModePool); }, {}, 1});
   vs.push_back({"launch", [r] { r->launchPerOp(); }, {}, 1});
   vs.push_back({"ideal", [r] { r->whole(skbench::kModeIdeal); }, {}, 1});
+  std::optional<sk::CompiledPlan> one;
+  if (oneCore) {
+    sk::OpList narrow = list;
+    for (sk::Op& op : narrow.ops) op.blockDim = 1;
+    one = compile(narrow, "");
+    vs.push_back({"sk_one", runSession(*one, bufs), {}, 1});
+  }
   sample(vs);
   SyncRow row;
   row.sync = syncSummary(cp);
@@ -946,6 +958,10 @@ SyncRow runSyncRow(const sk::OpList& list) {
   row.poolOverSkBarrier = summarize(perRep(po, sb, ratio));
   row.skNoData = perNode(find(vs, "sk_nodata"));
   row.noDataOverSk = summarize(perRep(find(vs, "sk_nodata"), skv, ratio));
+  if (oneCore) {
+    row.skOneCore = perNode(find(vs, "sk_one"));
+    row.poolOverSkOneCore = summarize(perRep(po, find(vs, "sk_one"), ratio));
+  }
   return row;
 }
 
@@ -990,7 +1006,7 @@ void benchA2A() {
   for (const std::string fmt : {"q8_0", "q4_0"}) {
     const std::string file = "a2a_" + fmt + ".json";
     if (!fs::exists(cfg.ops / file)) die("no op list " + file + " in " + cfg.ops.string());
-    rows.emplace_back(fmt, runSyncRow(load(file)));
+    rows.emplace_back(fmt, runSyncRow(load(file), true));
     fmt::print("- {} ({} ops): {}; sync-model=off: {}\n", fmt, rows.back().second.ops, rows.back().second.sync,
                rows.back().second.syncOff);
   }
@@ -1000,6 +1016,16 @@ void benchA2A() {
   SyncTable t("a2a.csv", "weights");
   SyncTable::header("weights");
   for (auto& [fmt, r] : rows) t.row(fmt, fmt, r);
+  fmt::print("\nThe same chain with every op at block_dim 1 (one core, every edge local), in the same repetitions:\n\n"
+             "| weights | fused, one core | barrier per op (block_dim {}) / fused one core |\n|---|---|---|\n",
+             cpuExec().numWorkers());
+  Csv csv("a2a_one_core.csv", "weights,sk_one_node_us,sk_one_min,sk_one_max,pool_over_sk_one,pool_over_sk_one_min,"
+                              "pool_over_sk_one_max");
+  for (auto& [fmt, r] : rows) {
+    fmt::print("| {} | {} | {} |\n", fmt, fmtS(*r.skOneCore, 3), fmtS(*r.poolOverSkOneCore, 3));
+    auto c = [](const Summary& v) { return fmt::format("{:.4f},{:.4f},{:.4f}", v.median, v.min, v.max); };
+    csv.row("{},{},{}", fmt, c(*r.skOneCore), c(*r.poolOverSkOneCore));
+  }
 }
 
 // gen_sweep.py fanin_<f>.json: tiny ops alternating block_dim P and P / f,

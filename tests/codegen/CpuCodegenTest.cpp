@@ -139,6 +139,15 @@ TEST(CpuCodegen, SyncKindsMapToPrimitives) {
             std::string::npos);
   for (const char* written : {"env->buf[2]", "env->buf[3]", "env->buf[5]"})
     EXPECT_EQ(t.find(std::string("sk_preload_data(") + written), std::string::npos) << written;
+  // An input declared "all" gets the same per-core slice: core c prefetches block c's slice by the "block"
+  // rule (what a row-split kernel such as a gemv reads of its weights), not the view's start on every core.
+  {
+    FusionPlan all = syncKindsPlan();
+    all.steps[0].ops[4].args[1].partition = Partition::All;
+    const std::string u = emitOk(all).text;
+    EXPECT_NE(u.find("  if (c < 8u) sk_preload_data(env->buf[1], 0u + uint64_t{c} * 512u, 512u);\n"), std::string::npos);
+    EXPECT_EQ(u.find("sk_preload_data(env->buf[1], 0u, "), std::string::npos);
+  }
   // preload-data=none: no data preload anywhere (and no helper for it); the rest unchanged.
   {
     FusionPlan none = syncKindsPlan();

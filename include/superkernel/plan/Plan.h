@@ -250,7 +250,7 @@ std::string describeSyncModel(const SyncModelReport& r);
 std::string formatPlanReport(const FusionPlan& plan);
 /// The first element block b of B touches through argument `a` (the "block" partition rule of DESIGN
 /// section 3, plan/Ranges.cpp; "all": the argument's first element), for code that addresses a block's
-/// slice (the cpu emitter's data preload).
+/// slice (the cpu emitter's data preload, which applies the "block" rule to "all" inputs too).
 uint64_t blockFirstElement(const BoundArg& a, uint32_t B, uint32_t b);
 
 /// Graphviz DOT: ops as nodes clustered by SuperKernel, edges labelled by sync kind.

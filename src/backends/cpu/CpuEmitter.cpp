@@ -192,9 +192,16 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
             written[static_cast<size_t>(a.buffer)] || a.count == 0)
           continue;
         const uint64_t esize = dtypeSize(a.dtype);
-        const uint64_t first = blockFirstElement(a, op.blockDim, 0);
-        const uint64_t stride = op.blockDim > 1 ? blockFirstElement(a, op.blockDim, 1) - first : 0;
-        const uint64_t slice = a.partition == Partition::Block && op.blockDim > 1 ? a.count / op.blockDim : a.count;
+        // Core c's first block is block c, and it prefetches block c's slice by the "block" partition rule.
+        // That is its exact slice for a "block" input; for an "all" input it is the slice a row-split kernel
+        // reads (a gemv's weights: each block its rows) and part of what a block reading the whole input
+        // reads. The start of the view for every core (what "all" got before) made every core but core 0
+        // prefetch core 0's weights.
+        BoundArg split = a;
+        split.partition = Partition::Block;
+        const uint64_t first = blockFirstElement(split, op.blockDim, 0);
+        const uint64_t stride = op.blockDim > 1 ? blockFirstElement(split, op.blockDim, 1) - first : 0;
+        const uint64_t slice = op.blockDim > 1 ? a.count / op.blockDim : a.count;
         const uint64_t bytes = std::min<uint64_t>(slice * esize, kDataPreloadBytes);
         if (bytes == 0) continue;
         auto& dp = ov.add("data_preload");

@@ -77,9 +77,11 @@ void sk_reset_state() {
 // The plain ops of add_kernel__v3f1c2a9b0d4e (no waits, no signals, no kernel_sync, no profiling): blocks b = c, c + cores, ...
 // with the arguments the queue passes (literal counts there). Equivalent to sk_op with an empty descriptor.
 __attribute__((aligned(512))) __attribute__((noinline)) void sk_plain_add_kernel__v3f1c2a9b0d4e(sk_env* env, uint32_t c, uint32_t blocks, uint32_t cores, uint32_t op, const float* a0, const float* a1, float* a2, int64_t a3) {
+  if (c >= blocks) return;
+  sk_progress* const progress = sk_progress_op(env->s, env->core, op);
   for (uint32_t b = c; b < blocks; b += cores) {
     const sk_ctx ctx = {b, blocks, &env->plain_rt};
-    sk_progress_mark(env->s, env->core, op, b);  // launch watchdog: this block is what core runs now
+    sk_progress_block(progress, b);  // launch watchdog: this block is what core runs now
     add_kernel__v3f1c2a9b0d4e(&ctx, a0, a1, a2, a3);
   }
 }

@@ -143,6 +143,7 @@ __attribute__((always_inline)) inline int sk_op(sk_env* env, uint32_t c, const s
   const bool check_failed = (waits && early) || d->ksync;
   env->op = d;
   if (s->profile && c < blocks) s->profile(s->self, env->core, SK_PROF_OP_BEGIN, d->op);
+  sk_progress* const progress = c < blocks ? sk_progress_op(s, env->core, d->op) : nullptr;
   for (uint32_t b = c; b < blocks; b += d->cores) {
     sk_block_rt rt{};
     rt.services = s;
@@ -162,7 +163,7 @@ __attribute__((always_inline)) inline int sk_op(sk_env* env, uint32_t c, const s
       rt.ignore_kernel_points = 0;
     }
     const sk_ctx ctx = {b, blocks, &rt};
-    sk_progress_mark(s, env->core, d->op, b);  // launch watchdog: this block is what core runs now
+    sk_progress_block(progress, b);  // launch watchdog: this block is what core runs now
     if (waits && !early && sk_op_wait(&rt, b)) return 1;
     call(&ctx);
     if (waits && early && !rt.waited) {

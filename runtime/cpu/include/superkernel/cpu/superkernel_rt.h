@@ -104,15 +104,31 @@ static inline void sk_cpu_relax(void) {
 #endif
 }
 
-/* Block `block` of op `op` starts on core `core` (launch watchdog). One
- * relaxed store pair and a release store on this core's own cache line. */
-static inline void sk_progress_mark(const sk_services* s, uint32_t core, uint32_t op, uint32_t block) {
+/* A loop over one op's blocks marks progress in two parts: sk_progress_op
+ * once before the loop (finds core `core`'s slot and writes the op; NULL: no
+ * watchdog) and sk_progress_block before each block (the block, then seq
+ * with release). Why split: the kernel call between two blocks is opaque, so
+ * a per-block sk_progress_mark makes the compiler reload s, s->progress and
+ * the core for every block; the slot pointer kept across the loop leaves two
+ * stores and a load on the core's own cache line per block. */
+static inline sk_progress* sk_progress_op(const sk_services* s, uint32_t core, uint32_t op) {
   sk_progress* p = s->progress;
-  if (!p) return;
+  if (!p) return p;
   p += core;
   __atomic_store_n(&p->op, op, __ATOMIC_RELAXED);
+  return p;
+}
+
+static inline void sk_progress_block(sk_progress* p, uint32_t block) {
+  if (!p) return;
   __atomic_store_n(&p->block, block, __ATOMIC_RELAXED);
   __atomic_store_n(&p->seq, __atomic_load_n(&p->seq, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
+
+/* Block `block` of op `op` starts on core `core` (launch watchdog): both
+ * parts at once, for a single block. */
+static inline void sk_progress_mark(const sk_services* s, uint32_t core, uint32_t op, uint32_t block) {
+  sk_progress_block(sk_progress_op(s, core, op), block);
 }
 
 /* Release one arrival on c. */
