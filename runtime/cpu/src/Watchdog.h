@@ -12,9 +12,10 @@
 // sk_progress_op and sk_progress_block, or by the executor for host-run
 // blocks) and one host slot (in its share or not, what it waits for). All
 // writes are relaxed/release stores on the worker's own cache line; the
-// watchdog only reads them. The per-launch cost is a few relaxed stores and one atomic add by the launcher
-// and, per worker, a handful of stores; the per-block cost is
-// sk_progress_block. No lock and no clock read on either path.
+// watchdog only reads them. The per-launch cost is a few relaxed stores and
+// one atomic add by the launcher and, per worker, a handful of stores; the
+// per-block cost is sk_progress_block. No lock and no clock read on either
+// path.
 #pragma once
 
 #include <atomic>
