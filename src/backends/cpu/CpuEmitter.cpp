@@ -37,7 +37,7 @@ std::string commentText(std::string_view s) { return escapeComment(s); }
 // call with each op's arguments; helperOf[i] names op i's.
 template <typename IsPlain>
 void addHelpers(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, const IsPlain& plain,
-                  std::vector<std::string>& helperOf) {
+                std::vector<std::string>& helperOf) {
   v.list("helpers");
   std::set<std::string> made;
   for (size_t i = 0; i < sk.ops.size(); ++i) {
@@ -84,9 +84,6 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   TemplateValues v;
   setStepCounts(v, plan, sk);
   v.set("func_attr", opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "");
-  // The driver compiles this file with -falign-functions=<func-align>; an explicit attribute keeps the
-  // per-op call thunks at the usual 16 (clang applies -falign-functions only to functions without one).
-  v.set("thunk_attr", opt.funcAlign > 16 ? "__attribute__((aligned(16))) " : "");
   v.setIf("profiling", opt.profiling);
   v.setIf("has_done", L.numCounters > 0).set("num_done", L.numCounters);
   v.setIf("has_flags", L.numFlags > 0).set("num_flags", L.numFlags);
