@@ -9,7 +9,7 @@ PACKAGES=(
   libssl-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox python3
-  python3-torch python3-numpy
+  python3-torch python3-torchvision python3-numpy
   libhiredis-dev redis-server
 )
 

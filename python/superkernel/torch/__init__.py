@@ -7,8 +7,9 @@
     cm.summary()              # {"aten_ops", "launches", "superkernels", "eager_ops", "splits"}
 
 `compile` traces the call with make_fx on fake tensors (no real work, no side
-effect on the model's buffers) to an aten graph, lowers it (_lower.py) and
-compiles each segment with the library. Semantics follow the C++ API:
+effect on the model's buffers; _trace.py, with _decomp.py's decompositions)
+to an aten graph, lowers it (lowering.py, one entry per aten op in
+_aten.py) and compiles each segment with the library. Semantics follow the C++ API:
 options are option strings checked by the library; `scope` is torchair's
 super_kernel scope. docs/PYTORCH.md has the details and the limits.
 """
@@ -18,26 +19,27 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import shared_session
 from .._capi import BadInputError, InvalidArgumentError, SuperkernelError
-from . import _lower
-from ._lower import DTYPES, EagerStep, Segment, TRef
+from . import lowering
 from ._scope import scope
+from ._trace import trace
+from .lowering import DTYPES, KERNEL_SOURCE, EagerStep, Segment, TRef, width
 
-__all__ = ["compile", "scope", "CompiledModule"]
+__all__ = ["compile", "scope", "CompiledModule", "lowering"]
 
-_KERNELS = Path(__file__).resolve().parent / "kernels" / "torch_ops.cpp"
 _SOURCE_NAME = "torch_ops.cpp"
 
 
 def _kernel_source() -> str:
-    return _KERNELS.read_text()
+    return KERNEL_SOURCE.read_text()
 
 
 def compile(model_or_fn: Union[torch.nn.Module, Callable], example_args, options: str = "", target: str = "cpu",
@@ -78,42 +80,6 @@ def compile(model_or_fn: Union[torch.nn.Module, Callable], example_args, options
     return CompiledModule(model_or_fn, tuple(example_args), options, cache_dir, workers, bool(fuse))
 
 
-def _trace(model_or_fn, example_args):
-    """make_fx over fake tensors: parameters and buffers become inputs (so
-    the module's own tensors are bound at each call, in place), nothing runs
-    for real, and a branch on a tensor's value is an error, not a frozen guess."""
-    if isinstance(model_or_fn, torch.nn.Module):
-        named = list(model_or_fn.named_parameters()) + list(model_or_fn.named_buffers())
-        names = [n for n, _ in named]
-        state = [t for _, t in named]
-
-        def fn(*flat):
-            params = dict(zip(names, flat[:len(names)]))
-            return torch.nn.utils.stateless.functional_call(model_or_fn, params, tuple(flat[len(names):]))
-    else:
-        names, state, fn = [], [], model_or_fn
-    inputs = [t.detach() for t in state] + [a.detach() for a in example_args]
-    try:
-        with torch.no_grad():
-            gm = make_fx(fn, tracing_mode="fake")(*inputs)
-    except SuperkernelError:
-        raise
-    except Exception as e:  # tracing errors are errors of the user's code or of an unsupported construct
-        text = str(e).splitlines()[0] if str(e) else type(e).__name__
-        hint = ""
-        if "data-dependent" in str(e) or "tracing tensor" in str(e) or "value out of" in str(e):
-            hint = (" The traced code depends on a tensor's value (a Python branch, .item(), a loop over a "
-                    "tensor): superkernel compiles one static graph; express it as a tensor op (torch.where) "
-                    "or move it out of the compiled function.")
-        elif "DynamicOutputShape" in type(e).__name__:
-            hint = (" That op's output shape depends on tensor values, so it cannot be traced to a static graph "
-                    "(torch 1.13 also counts repeat_interleave here: write x.repeat_interleave(r, dim) as "
-                    "x.unsqueeze(dim + 1).expand(...).reshape(...)).")
-        raise BadInputError(f"compile: tracing {getattr(model_or_fn, '__name__', type(model_or_fn).__name__)} "
-                            f"failed: {type(e).__name__}: {text}.{hint}") from e
-    return gm, names, state
-
-
 class CompiledModule:
     """The compiled form of one traced call; call it like the original."""
 
@@ -123,12 +89,12 @@ class CompiledModule:
         self._fuse = fuse
         self._options = options
         self._signature = [(tuple(a.shape), a.dtype) for a in example_args]
-        gm, names, state = _trace(model_or_fn, example_args)
+        gm, states = trace(model_or_fn, example_args)
         self.graph_module = gm
-        self._state = state
+        self._state = [st.tensor for st in states]
         self._session = shared_session(cache_dir, workers)
         nworkers = workers or int(os.environ.get("SK_NUM_WORKERS", "0") or 0) or (os.cpu_count() or 1)
-        self._program = _lower.Lowering(gm, nworkers).run()
+        self._program = lowering.Lowering(gm, nworkers, [st.name for st in states]).run()
         self._plans: List[Any] = []
         self._compile_segments()
         self._prepare_runtime()
@@ -150,7 +116,7 @@ class CompiledModule:
             for p in op.params:
                 if p["kind"] == "buffer":
                     b = self._program.buffers[op.args[p["name"]]]
-                    bufs[b.name] = {"dtype": DTYPES[b.dtype][0], "shape": [b.numel]}
+                    bufs[b.name] = {"dtype": DTYPES[b.dtype][0], "shape": [b.numel * width(b.dtype)]}
             o = {"name": op.name, "kernel": kname, "block_dim": op.block_dim, "args": op.args, "macros": op.macros}
             if op.scope is None:
                 o["scope"] = None
@@ -171,27 +137,29 @@ class CompiledModule:
         for step in self._program.steps:
             if isinstance(step, Segment):
                 ol = self._oplist(step)
-                plan = self._session.compile(ol, sources={_SOURCE_NAME: src}, options=self._options or None,
-                                             fuse=self._fuse)
+                try:
+                    plan = self._session.compile(ol, sources={_SOURCE_NAME: src}, options=self._options or None,
+                                                 fuse=self._fuse)
+                except BadInputError as e:
+                    raise _scope_error(e, ol) from None
                 self._plans.append((step, plan, ol))
 
     # ---- run -------------------------------------------------------------------
     def _prepare_runtime(self):
-        """Fixes what each call does: the addresses of our own buffers and of
-        constants are written into each segment's pointer array once; a call
-        writes only the addresses that change (arguments, state tensors,
-        fresh outputs, eager results)."""
+        """Fixes what each call does. A call runs in a context: the module's intermediates (work buffers
+        allocated once) and each segment's pointer array with their addresses and the constants' written
+        once; a call writes only the addresses that change (arguments, state tensors, fresh outputs, eager
+        results). Calls from several threads at once each take their own context from a pool (one thread
+        reuses one context), so concurrent calls never share an intermediate."""
         prog = self._program
-        outputs = {leaf.buf for leaf in _lower._leaves(prog.output) if isinstance(leaf, TRef)}
+        outputs = {leaf.buf for leaf in tree_flatten(prog.output)[0] if isinstance(leaf, TRef)}
         for name in outputs:
             if prog.buffers[name].kind == "work":
                 prog.buffers[name].per_call = True
-        self._static: Dict[str, torch.Tensor] = {}
-        for b in prog.buffers.values():
-            if b.kind == "work" and not b.per_call:
-                self._static[b.name] = torch.empty(b.numel, dtype=b.dtype)
-            elif b.kind == "const" and not b.mutated:
-                self._static[b.name] = b.source.reshape(-1)
+        self._work_specs = [(b.name, b.numel, b.dtype) for b in prog.buffers.values()
+                            if b.kind == "work" and not b.per_call]
+        self._consts = {b.name: b.source.reshape(-1) for b in prog.buffers.values()
+                        if b.kind == "const" and not b.mutated}
         # A constant the graph writes in place (zeros(...).add_(x)) is fresh in every eager call: a copy per call.
         self._const_copies = [(b.name, b.source.reshape(-1)) for b in prog.buffers.values()
                               if b.kind == "const" and b.mutated]
@@ -201,17 +169,37 @@ class CompiledModule:
         self._arg_bufs = [(b.name, b.source - nstate) for b in prog.buffers.values()
                           if b.kind == "arg" and b.source >= nstate]
         self._mutated = {b.name for b in prog.buffers.values() if b.kind == "arg" and b.mutated}
-        self._segment_run = {}
+        self._lock = threading.Lock()
+        self._free: List[_Context] = [self._new_context()]
+        self._contexts = 1
+
+    def _new_context(self) -> "_Context":
+        static = dict(self._consts)
+        for name, numel, dtype in self._work_specs:
+            static[name] = torch.empty(numel, dtype=dtype)
+        runs = {}
         for step, plan, _ in self._plans:
             names = list(plan.buffer_names)
             ptrs = (ctypes.c_void_p * max(1, len(names)))()
             dynamic = []
             for i, n in enumerate(names):
-                if n in self._static:
-                    ptrs[i] = self._static[n].data_ptr()
+                if n in static:
+                    ptrs[i] = static[n].data_ptr()
                 else:
                     dynamic.append((i, n))
-            self._segment_run[id(step)] = (plan, ptrs, dynamic)
+            runs[id(step)] = (plan, ptrs, dynamic)
+        return _Context(static, runs)
+
+    def _acquire(self) -> "_Context":
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+            self._contexts += 1
+        return self._new_context()
+
+    def _release(self, ctx: "_Context"):
+        with self._lock:
+            self._free.append(ctx)
 
     def _bind(self, args) -> Dict[str, torch.Tensor]:
         """The tensors of this call's arguments and state, by buffer name."""
@@ -248,31 +236,35 @@ class CompiledModule:
 
     def __call__(self, *args):
         dyn = self._bind(args)
-        for step in self._program.steps:
-            if isinstance(step, Segment):
-                plan, ptrs, dynamic = self._segment_run[id(step)]
-                for i, n in dynamic:
-                    ptrs[i] = dyn[n].data_ptr()
-                plan.run_pointers(ptrs)
-            else:
-                self._run_eager(step, dyn)
-        return _lower._tree_map(lambda x: self._output(dyn, x) if isinstance(x, TRef) else x, self._program.output)
+        ctx = self._acquire()
+        try:
+            for step in self._program.steps:
+                if isinstance(step, Segment):
+                    plan, ptrs, dynamic = ctx.runs[id(step)]
+                    for i, n in dynamic:
+                        ptrs[i] = dyn[n].data_ptr()
+                    plan.run_pointers(ptrs)
+                else:
+                    self._run_eager(step, dyn, ctx)
+            return tree_map(lambda x: self._output(dyn, ctx, x) if isinstance(x, TRef) else x, self._program.output)
+        finally:
+            self._release(ctx)
 
-    def _output(self, dyn, t: TRef) -> torch.Tensor:
-        out = self._tensor(dyn, t)
-        # A constant (folded at compile time) is returned as a copy: the caller may write to what it gets,
-        # as it may to eager's fresh tensor, and the next call must still see the constant.
-        return out.clone() if t.buf in self._static else out
+    def _output(self, dyn, ctx, t: TRef) -> torch.Tensor:
+        out = self._tensor(dyn, ctx, t)
+        # A constant or an intermediate is returned as a copy: the caller may write to what it gets, as it may to
+        # eager's fresh tensor, and the next call must still see the constant.
+        return out.clone() if t.buf in ctx.static else out
 
-    def _tensor(self, dyn, t: TRef) -> torch.Tensor:
+    @staticmethod
+    def _tensor(dyn, ctx, t: TRef) -> torch.Tensor:
         base = dyn.get(t.buf)
         if base is None:
-            base = self._static[t.buf]
+            base = ctx.static[t.buf]
         return torch.as_strided(base, t.shape, t.stride, base.storage_offset() + t.offset)
 
-    def _run_eager(self, step: EagerStep, storage):
-        real = _lower._tree_map(lambda x: self._tensor(storage, x) if isinstance(x, TRef) else x,
-                                (step.args, step.kwargs))
+    def _run_eager(self, step: EagerStep, storage, ctx):
+        real = tree_map(lambda x: self._tensor(storage, ctx, x) if isinstance(x, TRef) else x, (step.args, step.kwargs))
         with torch.no_grad():
             out = step.target(*real[0], **real[1])
         outs = out if isinstance(out, (list, tuple)) else [out]
@@ -289,9 +281,10 @@ class CompiledModule:
         """Every compiled segment's plan report, and the ops that ran eagerly."""
         parts = []
         seg_i = 0
+        plans = {id(step): plan for step, plan, _ in self._plans}
         for step in self._program.steps:
             if isinstance(step, Segment):
-                plan = self._segment_run[id(step)][0]
+                plan = plans[id(step)]
                 parts.append(f"segment {seg_i}: {len(step.ops)} ops\n{plan.report.rstrip()}")
                 seg_i += 1
             else:
@@ -314,7 +307,28 @@ class CompiledModule:
 
 
 def _copy_into(o: torch.Tensor, shape, stride, offset) -> torch.Tensor:
-    numel = max(1, _lower.extent(shape, stride, offset))
+    numel = max(1, lowering.extent(shape, stride, offset))
     flat = torch.empty(numel, dtype=o.dtype)
     torch.as_strided(flat, shape, stride, offset).copy_(o)
     return flat
+
+
+class _Context:
+    """One call's intermediates and pointer arrays (see CompiledModule._prepare_runtime)."""
+    __slots__ = ("static", "runs")
+
+    def __init__(self, static, runs):
+        self.static = static
+        self.runs = runs
+
+
+def _scope_error(e: BadInputError, ol: dict) -> BadInputError:
+    """The library checks a scope's options as an op list's `scopes.<name>.options`; the PyTorch user wrote
+    skt.scope(name, options), so the message names that, not an op list they never saw."""
+    msg = str(e)
+    for name, sc in ol.get("scopes", {}).items():
+        key = f"scopes.{name}.options"
+        if key in msg:
+            detail = msg.split(key, 1)[1].lstrip(": ")
+            return type(e)(f"skt.scope({name!r}, {sc.get('options', '')!r}): bad options: {detail}")
+    return e

@@ -17,8 +17,12 @@
 //
 // Element types: TA/TB/TC/TO name the storage type of each operand
 // (float, double, bf16 and f16 (stored as uint16_t), int64_t, int32_t, bool
-// (stored as uint8_t)); arithmetic is in float (double for f64 operands,
-// int64 for integer ops).
+// (stored as uint8_t)). SKT_CT is the type arithmetic is done in: float,
+// or double when an operand or the result is f64 (torch computes f64 in
+// f64); integer add/sub/mul stay exact in int64.
+//
+// Op codes (OP_*) are defined once, below; the Python lowering reads them
+// from this file by name (_lower.op_codes), so the two cannot drift.
 #include <superkernel/cpu/kernel.h>
 
 #include <cmath>
@@ -26,7 +30,12 @@
 #include <cstring>
 #include <type_traits>
 
+#ifndef SKT_CT
+#define SKT_CT float
+#endif
+
 namespace {
+using ct = SKT_CT;
 
 struct bf16 {
   uint16_t bits;
@@ -177,7 +186,9 @@ constexpr int64_t kC5 = 1, kC4 = D5, kC3 = D4 * kC4, kC2 = D3 * kC3, kC1 = D2 * 
 // constant of a scalar op, clamp bounds).
 #if defined(SKT_ELEMENTWISE)
 namespace {
+#if SKT_ARITY >= 1
 SKT_OPERAND(A)
+#endif
 #if SKT_ARITY >= 2
 SKT_OPERAND(B)
 #endif
@@ -202,6 +213,9 @@ SKT_OPERAND(O)
 #define OP_GELU 13
 #define OP_LOG 14
 #define OP_NOT 15
+#define OP_GELU_TANH 16
+#define OP_ERF 17
+#define OP_CLAMP 18
 #define OP_ADD 20
 #define OP_SUB 21
 #define OP_MUL 22
@@ -215,6 +229,10 @@ SKT_OPERAND(O)
 #define OP_LE 30
 #define OP_GT 31
 #define OP_GE 32
+#define OP_AND 33
+#define OP_OR 34
+#define OP_XOR 35
+#define OP_CMUL 36
 #define OP_WHERE 40
 #define OP_FILL 41
 
@@ -229,33 +247,48 @@ inline double f1(T x, double alpha, double beta) {
 #elif SKT_OP == OP_NEG
   return -v;
 #elif SKT_OP == OP_RSQRT
-  return 1.0f / std::sqrt(static_cast<float>(v));
+  return ct(1) / std::sqrt(static_cast<ct>(v));
 #elif SKT_OP == OP_EXP
-  return std::exp(static_cast<float>(v));
+  return std::exp(static_cast<ct>(v));
 #elif SKT_OP == OP_SILU
-  const float f = static_cast<float>(v);
-  return f / (1.0f + std::exp(-f));
+  const ct f = static_cast<ct>(v);
+  return f / (ct(1) + std::exp(-f));
 #elif SKT_OP == OP_SIGMOID
-  return 1.0f / (1.0f + std::exp(-static_cast<float>(v)));
+  return ct(1) / (ct(1) + std::exp(-static_cast<ct>(v)));
 #elif SKT_OP == OP_SQRT
-  return std::sqrt(static_cast<float>(v));
+  return std::sqrt(static_cast<ct>(v));
 #elif SKT_OP == OP_RECIP
-  return 1.0f / static_cast<float>(v);
+  return ct(1) / static_cast<ct>(v);
 #elif SKT_OP == OP_ABS
   return std::fabs(v);
 #elif SKT_OP == OP_TANH
-  return std::tanh(static_cast<float>(v));
+  return std::tanh(static_cast<ct>(v));
 #elif SKT_OP == OP_COS
-  return std::cos(static_cast<float>(v));
+  return std::cos(static_cast<ct>(v));
 #elif SKT_OP == OP_SIN
-  return std::sin(static_cast<float>(v));
+  return std::sin(static_cast<ct>(v));
 #elif SKT_OP == OP_RELU
   return v > 0 ? v : 0.0;
-#elif SKT_OP == OP_GELU
-  const float f = static_cast<float>(v);
-  return 0.5f * f * (1.0f + std::erf(f * 0.70710678118654752f));
+#elif SKT_OP == OP_GELU  // torch's gelu(approximate="none")
+  const ct f = static_cast<ct>(v);
+  return f * ct(0.5) * (ct(1) + std::erf(f * ct(0.70710678118654752440)));
+#elif SKT_OP == OP_GELU_TANH  // torch's gelu(approximate="tanh")
+  const ct f = static_cast<ct>(v);
+  const ct inner = ct(0.79788456080286535588) * (f + ct(0.044715) * f * f * f);
+  return ct(0.5) * f * (ct(1) + std::tanh(inner));
+#elif SKT_OP == OP_ERF
+  return std::erf(static_cast<ct>(v));
+#elif SKT_OP == OP_CLAMP  // NaN stays NaN (both comparisons are false)
+  double r = v;
+#if SKT_CLAMP_LO
+  r = r < alpha ? alpha : r;
+#endif
+#if SKT_CLAMP_HI
+  r = r > beta ? beta : r;
+#endif
+  return r;
 #elif SKT_OP == OP_LOG
-  return std::log(static_cast<float>(v));
+  return std::log(static_cast<ct>(v));
 #elif SKT_OP == OP_NOT
   return v == 0.0;
 #elif SKT_OP == OP_FILL
@@ -266,7 +299,7 @@ inline double f1(T x, double alpha, double beta) {
 }
 #endif
 
-#if SKT_ARITY == 2
+#if SKT_ARITY == 2 && SKT_OP != OP_CMUL
 // Integer operands (positions, indices) stay exact in int64.
 template <typename T, typename U>
 constexpr bool kIntegral = std::is_integral<T>::value && std::is_integral<U>::value;
@@ -276,17 +309,17 @@ inline double f2(T x, U y, double alpha) {
   (void)alpha;
 #if SKT_OP == OP_ADD
   if constexpr (kIntegral<T, U>) return static_cast<double>(x + static_cast<int64_t>(alpha) * y);
-  return static_cast<float>(x) + static_cast<float>(alpha) * static_cast<float>(y);
+  return static_cast<ct>(x) + static_cast<ct>(alpha) * static_cast<ct>(y);
 #elif SKT_OP == OP_SUB
   if constexpr (kIntegral<T, U>) return static_cast<double>(x - static_cast<int64_t>(alpha) * y);
-  return static_cast<float>(x) - static_cast<float>(alpha) * static_cast<float>(y);
+  return static_cast<ct>(x) - static_cast<ct>(alpha) * static_cast<ct>(y);
 #elif SKT_OP == OP_MUL
   if constexpr (kIntegral<T, U>) return static_cast<double>(x * y);
-  return static_cast<float>(x) * static_cast<float>(y);
+  return static_cast<ct>(x) * static_cast<ct>(y);
 #elif SKT_OP == OP_DIV
-  return static_cast<float>(x) / static_cast<float>(y);
+  return static_cast<ct>(x) / static_cast<ct>(y);
 #elif SKT_OP == OP_POW
-  return std::pow(static_cast<float>(x), static_cast<float>(y));
+  return std::pow(static_cast<ct>(x), static_cast<ct>(y));
 #elif SKT_OP == OP_MAX
   return x > y ? x : y;
 #elif SKT_OP == OP_MIN
@@ -303,6 +336,12 @@ inline double f2(T x, U y, double alpha) {
   return x > y;
 #elif SKT_OP == OP_GE
   return x >= y;
+#elif SKT_OP == OP_AND
+  return (x != 0) && (y != 0);
+#elif SKT_OP == OP_OR
+  return (x != 0) || (y != 0);
+#elif SKT_OP == OP_XOR
+  return (x != 0) != (y != 0);
 #else
 #error "unknown binary OP"
 #endif
@@ -321,6 +360,30 @@ SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const SKT_TA* a, SKT_TO* out, 
   int64_t b, e;
   sk_block_range(ctx, kN, &b, &e);
   for (int64_t i = b; i < e; ++i) store(out + O_at(i), f1(load(a + A_at(i)), alpha, beta));
+}
+#elif SKT_ARITY == 2 && SKT_OP == OP_CMUL
+// Complex multiplication on float pairs: operand layouts count complex
+// elements (value i is at floats 2 * at(i), 2 * at(i) + 1); a real operand
+// (SKT_X_COMPLEX 0) is (x, 0).
+SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const float* a, const float* bb, float* out, double alpha, double beta) {
+  (void)alpha;
+  (void)beta;
+  int64_t b, e;
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t i = b; i < e; ++i) {
+#if SKT_A_COMPLEX
+    const float ar = a[2 * A_at(i)], ai = a[2 * A_at(i) + 1];
+#else
+    const float ar = a[A_at(i)], ai = 0.0f;
+#endif
+#if SKT_B_COMPLEX
+    const float br = bb[2 * B_at(i)], bi = bb[2 * B_at(i) + 1];
+#else
+    const float br = bb[B_at(i)], bi = 0.0f;
+#endif
+    out[2 * O_at(i)] = ar * br - ai * bi;
+    out[2 * O_at(i) + 1] = ar * bi + ai * br;
+  }
 }
 #elif SKT_ARITY == 2
 SK_KERNEL void skt_elementwise(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* bb, SKT_TO* out, double alpha, double beta) {
@@ -375,10 +438,10 @@ inline vf8 load8(const float* p) {
 // W.t(), an activation row) take two 8-lane accumulators, a fixed shape, so
 // the result does not depend on the block split; strided ones a scalar loop.
 template <typename EA, typename EB>
-inline float dot(const EA* a, const EB* b) {
+inline ct dot(const EA* a, const EB* b) {
   int64_t k = 0;
-  float acc = 0.0f;
-  if constexpr (A_SK == 1 && B_SK == 1) {
+  ct acc = 0;
+  if constexpr (A_SK == 1 && B_SK == 1 && std::is_same_v<ct, float>) {
     vf8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0;
     for (; k + 16 <= K; k += 16) {
       s0 += load8(a + k) * load8(b + k);
@@ -387,7 +450,7 @@ inline float dot(const EA* a, const EB* b) {
     const vf8 s = s0 + s1;
     acc = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
   }
-  for (; k < K; ++k) acc += load(a + k * A_SK) * load(b + k * B_SK);
+  for (; k < K; ++k) acc += static_cast<ct>(load(a + k * A_SK)) * static_cast<ct>(load(b + k * B_SK));
   return acc;
 }
 }  // namespace
@@ -400,7 +463,7 @@ SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const
     const int64_t n = i % N, m = (i / N) % M, t = i / (N * M);
     const SKT_TA* ar = a + A_OFF + t * A_ST + m * A_SM;
     const SKT_TB* bc = w + B_OFF + t * B_ST + n * B_SN;
-    float acc = dot(ar, bc);
+    ct acc = dot(ar, bc);
 #if SKT_HAS_BIAS
     acc += load(bias + BIAS_OFF + n * BIAS_SN);
 #endif
@@ -422,14 +485,17 @@ SK_KERNEL void skt_reduce(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
   sk_block_range(ctx, kN, &b, &e);
   for (int64_t r = b; r < e; ++r) {
     const SKT_TA* row = x + X_at(r);
-#if SKT_RED == 2
-    float acc = -INFINITY;
-    for (int64_t l = 0; l < L; ++l) acc = std::fmax(acc, static_cast<float>(load(row + l * X_SL)));
+#if SKT_RED == 2  // amax: NaN wins, as in torch
+    ct acc = -INFINITY;
+    for (int64_t l = 0; l < L; ++l) {
+      const ct xv = static_cast<ct>(load(row + l * X_SL));
+      acc = (std::isnan(xv) || xv > acc) ? xv : acc;
+    }
 #else
-    float acc = 0.0f;
-    for (int64_t l = 0; l < L; ++l) acc += static_cast<float>(load(row + l * X_SL));
+    ct acc = 0;
+    for (int64_t l = 0; l < L; ++l) acc += static_cast<ct>(load(row + l * X_SL));
 #if SKT_RED == 1
-    acc /= static_cast<float>(L);
+    acc /= static_cast<ct>(L);
 #endif
 #endif
     store(out + r, acc);
@@ -437,27 +503,51 @@ SK_KERNEL void skt_reduce(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
 }
 #endif
 
-// ---- softmax over the last dimension ---------------------------------------
-// The output is contiguous [rows, L]; a block's slice of it may cut rows, so
-// each row it touches gets its max and sum computed once, then only the
-// block's elements are written.
+// ---- softmax over one dimension ---------------------------------------------
+// Over the last dimension the output is contiguous [rows, L]; a block's slice
+// of it may cut rows, so each row it touches gets its max and sum computed
+// once, then only the block's elements are written ("partition": "block").
+// Over another dimension (SKT_SOFTMAX_ROWS) a block takes whole rows and
+// writes each at the output's layout O (row start) + l * O_SL.
 #if defined(SKT_SOFTMAX)
 namespace {
 SKT_OPERAND(X)
+#if SKT_SOFTMAX_ROWS
+SKT_OPERAND(O)
+constexpr int64_t O_SL = SKT_O_SL;
+#endif
 constexpr int64_t L = SKT_L, X_SL = SKT_X_SL;
+template <typename E>
+inline void row_stats(const E* row, ct* mx_out, ct* sum_out) {
+  ct mx = -INFINITY;
+  for (int64_t l = 0; l < L; ++l) mx = std::fmax(mx, static_cast<ct>(load(row + l * X_SL)));
+  ct sum = 0;
+  for (int64_t l = 0; l < L; ++l) sum += std::exp(static_cast<ct>(load(row + l * X_SL)) - mx);
+  *mx_out = mx;
+  *sum_out = sum;
 }
+}  // namespace
 SK_KERNEL void skt_softmax(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
   int64_t b, e;
+#if SKT_SOFTMAX_ROWS
+  sk_block_range(ctx, kN, &b, &e);
+  for (int64_t r = b; r < e; ++r) {
+    const SKT_TA* row = x + X_at(r);
+    ct mx, sum;
+    row_stats(row, &mx, &sum);
+    for (int64_t l = 0; l < L; ++l)
+      store(out + O_at(r) + l * O_SL, std::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
+  }
+#else
   sk_block_range(ctx, kN * L, &b, &e);
   for (int64_t r = b / L; r * L < e; ++r) {
     const SKT_TA* row = x + X_at(r);
-    float mx = -INFINITY;
-    for (int64_t l = 0; l < L; ++l) mx = std::fmax(mx, static_cast<float>(load(row + l * X_SL)));
-    float sum = 0.0f;
-    for (int64_t l = 0; l < L; ++l) sum += std::exp(static_cast<float>(load(row + l * X_SL)) - mx);
+    ct mx, sum;
+    row_stats(row, &mx, &sum);
     const int64_t lo = r * L < b ? b - r * L : 0, hi = (r + 1) * L > e ? e - r * L : L;
-    for (int64_t l = lo; l < hi; ++l) store(out + r * L + l, std::exp(static_cast<float>(load(row + l * X_SL)) - mx) / sum);
+    for (int64_t l = lo; l < hi; ++l) store(out + r * L + l, std::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
   }
+#endif
 }
 #endif
 
@@ -495,23 +585,30 @@ SK_KERNEL void skt_topk(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* values, int6
 }
 #endif
 
-// ---- gather rows: out[i, :] = table[idx[i], :] (embedding, index_select) ---
-// Table [ROWS, C] contiguous; idx I int64 values; out [I, C].
+// ---- gather along one dimension: out[p, i, q] = table[p, idx[i], q] --------
+// (embedding, index_select, x[..., idx, ...]). The table is contiguous over
+// [P, ROWS, Q] from TABLE_OFF; idx holds I int64 values (IDX_S apart); out is
+// contiguous [P, I, Q]. A negative index counts from the end when SKT_WRAP
+// (tensor indexing, x[:, [-1]]); an index out of range is a runtime error.
 #if defined(SKT_GATHER)
 namespace {
-constexpr int64_t I = SKT_I, C = SKT_C, ROWS = SKT_ROWS, IDX_OFF = SKT_IDX_OFF, IDX_S = SKT_IDX_S,
+constexpr int64_t P = SKT_P, I = SKT_I, Q = SKT_Q, ROWS = SKT_ROWS, IDX_OFF = SKT_IDX_OFF, IDX_S = SKT_IDX_S,
                   TABLE_OFF = SKT_TABLE_OFF;
 }
 SK_KERNEL void skt_gather(const sk_ctx* ctx, const SKT_TA* table, const int64_t* idx, SKT_TO* out) {
   int64_t b, e;
-  sk_block_range(ctx, (int64_t)I * C, &b, &e);
-  for (int64_t i = b; i < e; ++i) {
-    const int64_t row = idx[IDX_OFF + (i / C) * IDX_S];
+  sk_block_range(ctx, P * I * Q, &b, &e);
+  for (int64_t o = b; o < e; ++o) {
+    const int64_t q = o % Q, i = (o / Q) % I, p = o / (Q * I);
+    int64_t row = idx[IDX_OFF + i * IDX_S];
+#if SKT_WRAP
+    if (row < 0) row += ROWS;
+#endif
     if (row < 0 || row >= ROWS) {
-      sk_report_error(ctx, "superkernel.torch gather (embedding/index_select): index out of range");
+      sk_report_error(ctx, "superkernel.torch gather (embedding/index_select/indexing): index out of range");
       return;
     }
-    store(out + i, load(table + TABLE_OFF + row * C + i % C));
+    store(out + o, static_cast<double>(load(table + TABLE_OFF + (p * ROWS + row) * Q + q)));
   }
 }
 #endif
