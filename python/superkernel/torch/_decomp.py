@@ -80,6 +80,21 @@ def native_layer_norm(x, normalized_shape, weight, bias, eps):
     return out.to(x.dtype), mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
 
+@register(aten.native_batch_norm.default)
+def native_batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Batch norm in eval (running statistics): a per-channel affine map over dimension 1."""
+    if training or running_mean is None or running_var is None:
+        return NotImplemented
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    out = (_acc(x) - running_mean.view(shape)) * torch.rsqrt(running_var.view(shape) + eps)
+    if weight is not None:
+        out = out * weight.view(shape)
+    if bias is not None:
+        out = out + bias.view(shape)
+    # torch returns empty saved statistics in eval.
+    return out.to(x.dtype), x.new_empty((0,)), x.new_empty((0,))
+
+
 @register(aten.baddbmm.default)
 def baddbmm(x, b1, b2, *, beta=1, alpha=1):
     prod = torch.bmm(b1, b2)

@@ -339,6 +339,8 @@ class Lowering:
     @staticmethod
     def bparam(name, t: TRef, access, partition):
         """An op-list buffer parameter for operand t."""
+        if t.dtype not in DTYPES:
+            raise Unsupported(f"an operand of dtype {t.dtype}, which superkernel.torch does not support")
         return {"name": name, "kind": "buffer", "dtype": DTYPES[t.dtype][0], "access": access,
                 "partition": partition}
 
@@ -453,6 +455,8 @@ class Lowering:
                 seq = self.env[n.args[0]]
                 self.env[n] = seq[n.args[1]]
                 continue
+            if not n.users and not is_inplace(n.target):
+                continue  # a value nothing reads and no side effect (an unused output slot): nothing to do
             self.aten_ops += 1
             self._node(n)
         self._close_segment()
@@ -525,9 +529,7 @@ class Lowering:
         refs, outs = [], []
         for i, ov in enumerate(vals):
             if isinstance(ov, torch.Tensor):
-                if ov.dtype not in DTYPES:
-                    raise BadInputError(f"superkernel.torch.compile: {n.name} ({n.target}) produces "
-                                        f"dtype {ov.dtype}, which superkernel.torch does not support")
+                # Any dtype can flow between eager ops; a kernel operand of an unsupported dtype declines in bparam.
                 if is_inplace(n.target) and i == 0 and isinstance(args[0], TRef):
                     r = self.view_of(args[0], ov)
                     self.mark_written(r)
