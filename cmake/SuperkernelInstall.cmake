@@ -23,7 +23,6 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/superkernelConfigVe
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/superkernelConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/superkernelConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/FindHiredis.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/superkernel)
 
 # pkg-config: lib/pkgconfig/superkernel.pc with paths relative to itself.

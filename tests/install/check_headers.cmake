@@ -1,7 +1,7 @@
 # Public headers include only the C++ standard library, C/POSIX system
 # headers and superkernel/ headers: a consumer of the installed package must
 # not need any of the library's dependencies (nlohmann-json, spdlog, fmt,
-# OpenSSL, hiredis, LLVM, ...) to compile against it.
+# OpenSSL, LLVM, ...) to compile against it.
 #
 # An allowlist, not a list of known dependencies, so a new third-party
 # include is caught too. Fails naming every offending file:line.

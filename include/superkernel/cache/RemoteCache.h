@@ -16,14 +16,15 @@
 // warning). A missing, wrong or tampered signature is a counted
 // `remote_rejected` miss.
 //
-// FAULTS: every network wait is bounded by the timeout; a refused
-// connection, a timeout, a dropped connection or a refused write is a
-// counted `remote_errors` and a local compile, with one warning per process;
-// after `maxErrors` errors the tier is disabled for the rest of the process.
+// FAULTS: every request is bounded by one timeout (connect + write + the
+// whole reply) and every reply by what its command can return (a GET: nil or
+// one string of at most maxValueBytes); a refused connection, a timeout, a
+// dropped connection, a refused write or a refused reply is a counted
+// `remote_errors` and a local compile, with one warning per process; after
+// `maxErrors` errors the tier is disabled for the rest of the process.
 //
-// This header is hiredis-free and JSON-library-free: the client library and
-// nlohmann-json are private to libsuperkernel (manifests are JSON text, as in
-// Cache.h).
+// This header is JSON-library-free: nlohmann-json is private to
+// libsuperkernel (manifests are JSON text, as in Cache.h).
 #pragma once
 
 #include <chrono>
@@ -53,7 +54,8 @@ struct RemoteCacheConfig {
   /// Only read: never upload, never take the build lock. nullopt:
   /// $SK_REMOTE_CACHE_READONLY=1.
   std::optional<bool> readOnly;
-  /// Bound on each connect, read and write. nullopt:
+  /// Bound on each request, everything included: the connect when one is
+  /// needed, writing it and reading the whole reply. nullopt:
   /// $SK_REMOTE_CACHE_TIMEOUT_MS, else 500 ms.
   std::optional<std::chrono::milliseconds> timeout;
   /// Longest wait for another machine's build of a cold key. nullopt:
@@ -63,8 +65,9 @@ struct RemoteCacheConfig {
   std::chrono::milliseconds lockTtl{30000};
   /// Errors after which the tier is disabled for the rest of the process.
   uint32_t maxErrors = 3;
-  /// Entries larger than this (signed envelope) are not uploaded (counted as
-  /// an error). Redis' own proto-max-bulk-len is 512 MiB.
+  /// Entries larger than this (signed envelope) are not uploaded, and a GET
+  /// reply announcing a larger value is refused before it is read (each
+  /// counted as an error). 0: Redis' own proto-max-bulk-len, 512 MiB.
   uint64_t maxValueBytes = uint64_t{64} << 20;
   /// First part of every Redis key: "<ns>:s<key schema>:v<library version>:".
   std::string keyNamespace = "superkernel";

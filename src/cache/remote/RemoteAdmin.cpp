@@ -45,7 +45,7 @@ std::string RemoteCacheAdmin::secretProblem() const { return impl_->storage->set
 Expected<std::chrono::microseconds> RemoteCacheAdmin::ping() {
   auto t0 = std::chrono::steady_clock::now();
   RedisReply r;
-  if (auto f = impl_->storage->raw({"PING"}, r)) return impl_->failure(*f);
+  if (auto f = impl_->storage->raw({"PING"}, r, remote::ReplyLimits::status())) return impl_->failure(*f);
   if (r.str != "PONG") return ioError(fmt::format("remote cache {}: PING answered '{}'", url(), r.str));
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
 }
@@ -54,7 +54,7 @@ Expected<std::map<std::string, std::string>> RemoteCacheAdmin::serverInfo() {
   std::map<std::string, std::string> out;
   for (const char* section : {"server", "memory"}) {
     RedisReply r;
-    if (auto f = impl_->storage->raw({"INFO", section}, r)) return impl_->failure(*f);
+    if (auto f = impl_->storage->raw({"INFO", section}, r, remote::ReplyLimits::value(1 << 20))) return impl_->failure(*f);
     size_t pos = 0;
     while (pos < r.str.size()) {
       size_t end = r.str.find("\r\n", pos);
@@ -95,7 +95,7 @@ Expected<std::vector<RemoteEntryInfo>> RemoteCacheAdmin::list(bool verify) {
     RemoteEntryInfo info;
     info.key = rk.substr(entryPrefix.size());
     RedisReply r;
-    if (auto f = st.raw({"GET", rk}, r)) return impl_->failure(*f);
+    if (auto f = st.raw({"GET", rk}, r, st.entryLimits())) return impl_->failure(*f);
     if (r.type == RedisReply::Type::Nil) continue;  // evicted meanwhile
     info.bytes = r.str.size();
     if (!isValidCacheKey(info.key)) {
@@ -132,7 +132,7 @@ Expected<uint64_t> RemoteCacheAdmin::remove(const std::vector<std::string>& keys
   uint64_t n = 0;
   for (const std::string& k : keys) {
     RedisReply r;
-    if (auto f = impl_->storage->raw({"DEL", impl_->storage->entryKey(k)}, r)) return impl_->failure(*f);
+    if (auto f = impl_->storage->raw({"DEL", impl_->storage->entryKey(k)}, r, remote::ReplyLimits::integer())) return impl_->failure(*f);
     n += r.type == RedisReply::Type::Integer ? static_cast<uint64_t>(r.integer) : 0;
   }
   return n;

@@ -264,13 +264,19 @@ void RemoteStorage::countMiss() { counters_->misses.fetch_add(1, std::memory_ord
 
 RemoteStorage::~RemoteStorage() = default;
 
-std::optional<RedisFailure> RemoteStorage::run(const std::vector<std::string_view>& argv, RedisReply& reply) {
+std::optional<RedisFailure> RemoteStorage::run(const std::vector<std::string_view>& argv, RedisReply& reply,
+                                               const ReplyLimits& limits) {
   std::lock_guard<std::mutex> g(mutex_);
-  return client_.command(argv, reply);
+  return client_.command(argv, reply, limits);
 }
 
-std::optional<RedisFailure> RemoteStorage::raw(const std::vector<std::string_view>& argv, RedisReply& reply) {
-  return run(argv, reply);
+std::optional<RedisFailure> RemoteStorage::raw(const std::vector<std::string_view>& argv, RedisReply& reply,
+                                               const ReplyLimits& limits) {
+  return run(argv, reply, limits);
+}
+
+ReplyLimits RemoteStorage::entryLimits() const {
+  return ReplyLimits::value(settings_.maxValueBytes ? settings_.maxValueBytes : uint64_t{512} << 20);
 }
 
 void RemoteStorage::fault(const RedisFailure& f, std::string_view what) {
@@ -296,7 +302,7 @@ RemoteStorage::Fetch RemoteStorage::fetch(std::string_view cacheKey, std::string
   if (!usable()) return Fetch::Off;
   const std::string key = entryKey(cacheKey);
   RedisReply r;
-  if (auto f = run({"GET", key}, r)) {
+  if (auto f = run({"GET", key}, r, entryLimits())) {
     fault(*f, fmt::format("fetching {}", cacheKey.substr(0, 16)));
     return Fetch::Error;
   }
@@ -345,7 +351,7 @@ bool RemoteStorage::uploadText(std::string_view cacheKey, std::string_view manif
     return false;
   }
   RedisReply r;
-  if (auto f = run({"SET", key, value}, r)) {
+  if (auto f = run({"SET", key, value}, r, ReplyLimits::status())) {
     fault(*f, fmt::format("uploading {}", cacheKey.substr(0, 16)));
     return false;
   }
@@ -358,7 +364,7 @@ RemoteStorage::Lock RemoteStorage::tryLock(std::string_view cacheKey, std::strin
   std::string t = randomToken();
   std::string ttl = std::to_string(settings_.lockTtl.count());
   RedisReply r;
-  if (auto f = run({"SET", lockKey(cacheKey), t, "NX", "PX", ttl}, r)) {
+  if (auto f = run({"SET", lockKey(cacheKey), t, "NX", "PX", ttl}, r, ReplyLimits::status())) {
     fault(*f, fmt::format("locking {}", cacheKey.substr(0, 16)));
     return Lock::Error;
   }
@@ -370,7 +376,7 @@ RemoteStorage::Lock RemoteStorage::tryLock(std::string_view cacheKey, std::strin
 bool RemoteStorage::lockHeld(std::string_view cacheKey) {
   if (!usable()) return false;
   RedisReply r;
-  if (auto f = run({"EXISTS", lockKey(cacheKey)}, r)) {
+  if (auto f = run({"EXISTS", lockKey(cacheKey)}, r, ReplyLimits::integer())) {
     fault(*f, fmt::format("checking the lock of {}", cacheKey.substr(0, 16)));
     return false;
   }
@@ -382,7 +388,7 @@ void RemoteStorage::unlock(std::string_view cacheKey, const std::string& token) 
   static constexpr std::string_view kScript =
       "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
   RedisReply r;
-  if (auto f = run({"EVAL", kScript, "1", lockKey(cacheKey), token}, r))
+  if (auto f = run({"EVAL", kScript, "1", lockKey(cacheKey), token}, r, ReplyLimits::integer()))
     fault(*f, fmt::format("unlocking {}", cacheKey.substr(0, 16)));
 }
 

@@ -117,11 +117,16 @@ class RemoteStorage {
   void unlock(std::string_view cacheKey, const std::string& token);
 
   /// A raw command for admin tools: not counted, never disables the tier.
-  std::optional<RedisFailure> raw(const std::vector<std::string_view>& argv, RedisReply& reply);
+  std::optional<RedisFailure> raw(const std::vector<std::string_view>& argv, RedisReply& reply,
+                                  const ReplyLimits& limits = {});
+  /// What a GET of an entry may answer: nil or a string no larger than the
+  /// largest entry allowed (maxValueBytes; 0: Redis' own 512 MiB limit).
+  ReplyLimits entryLimits() const;
 
  private:
   void fault(const RedisFailure& f, std::string_view what);
-  std::optional<RedisFailure> run(const std::vector<std::string_view>& argv, RedisReply& reply);
+  std::optional<RedisFailure> run(const std::vector<std::string_view>& argv, RedisReply& reply,
+                                  const ReplyLimits& limits);
 
   RemoteSettings settings_;
   RemoteCounters* counters_;
