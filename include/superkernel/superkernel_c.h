@@ -114,7 +114,10 @@ SK_C_API uint64_t sk_plan_buffer_bytes(const sk_plan* plan, size_t index);
 
 /* Run every step on caller memory: `buffers[i]` is the base of the op list's
  * buffer i (at least sk_plan_buffer_bytes(i) bytes); count must equal
- * sk_plan_buffer_count. */
+ * sk_plan_buffer_count. Several threads may run one plan at once, each on
+ * its own buffers: a run only reads the plan (its argument arrays are its
+ * own) and the session's device serializes the launches. Runs that share an
+ * output buffer race on its contents. */
 SK_C_API sk_status sk_run(sk_session* session, sk_plan* plan, void* const* buffers, size_t count);
 
 /* Buffers owned by the library, initialized as the op list says (zeros,

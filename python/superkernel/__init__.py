@@ -140,7 +140,7 @@ class Plan:
         self.buffer_names: Tuple[str, ...] = tuple(l.sk_plan_buffer_name(handle, i).decode() for i in range(n))
         self.buffer_bytes: Tuple[int, ...] = tuple(int(l.sk_plan_buffer_bytes(handle, i)) for i in range(n))
         self._index = {name: i for i, name in enumerate(self.buffer_names)}
-        self._ptrs = (ctypes.c_void_p * max(1, n))()
+        self._ptrs_type = ctypes.c_void_p * max(1, n)
         self._sk_run = l.sk_run  # bound once: run_pointers is the per-step path
 
     def __del__(self):
@@ -169,24 +169,31 @@ class Plan:
 
     def run(self, buffers: Union[Mapping[str, int], Sequence[int]]) -> None:
         """Runs every step on caller memory: `buffers` maps each buffer name
-        (or gives, in buffer order) the address of at least buffer_bytes."""
+        (or gives, in buffer order) the address of at least buffer_bytes.
+
+        Several threads may run one plan at once, each on its own buffers:
+        every call has its own address array, and the library's run only
+        reads the plan (sk_run; Session.h, "Thread-safety"). Calls that
+        share an output buffer race on its contents."""
         n = len(self.buffer_names)
+        ptrs = self._ptrs_type()
         if isinstance(buffers, Mapping):
             missing = [b for b in self.buffer_names if b not in buffers]
             if missing:
                 raise InvalidArgumentError(f"run: no address for buffer(s) {', '.join(missing)}")
             for name, i in self._index.items():
-                self._ptrs[i] = buffers[name]
+                ptrs[i] = buffers[name]
         else:
             if len(buffers) != n:
                 raise InvalidArgumentError(f"run: {len(buffers)} addresses for {n} buffers")
             for i, p in enumerate(buffers):
-                self._ptrs[i] = p
-        self.run_pointers(self._ptrs)
+                ptrs[i] = p
+        self.run_pointers(ptrs)
 
     def run_pointers(self, ptrs) -> None:
         """run() for a prepared ctypes array in buffer order (the hot path of
-        superkernel.torch: no per-call dict or list work)."""
+        superkernel.torch: no per-call dict or list work). Thread-safe as
+        run() is, as long as each concurrent call passes its own array."""
         status = self._sk_run(self._session._handle(), self._h, ptrs, len(self.buffer_names))
         if status:
             check(status)

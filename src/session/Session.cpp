@@ -58,7 +58,7 @@ struct Session::Impl {
   std::map<std::string, std::unique_ptr<TargetState>, std::less<>> targets;
   // Graph launches run immediately: one compiled single-op plan per distinct op.
   std::map<std::string, std::unique_ptr<CompiledPlan>> immediate;
-  std::mutex immediateMu;
+  std::mutex immediateMu;  // guards `immediate`
 
   Expected<TargetState*> target(std::string_view name) {
     std::lock_guard lock(mu);
@@ -313,7 +313,6 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     cs.cached = cs.artifact.cached;
     cs.numCores = sk.numCores;
     for (const PlanBuffer& b : sk.buffers) cs.listBuffers.push_back(b.listIndex);
-    cs.pointers.assign(sk.buffers.size(), nullptr);
     for (const PlannedOp& op : sk.ops) cs.opNames.push_back(op.name);
     cs.label = fmt::format("step {} ({})", i, stepLabel(sk));
     if (im.options.progress) {
@@ -323,8 +322,6 @@ Expected<CompiledPlan> Session::compile(const OpList& list, const CompileRequest
     return Status::success();
   });
   if (!st) return st.error().context(what);
-  // runBeside()'s argument, sized once (planOpList puts a SuperKernel's side launches right after it).
-  for (size_t i = 0; i < n; ++i) cp.steps[i].sideRuns.resize(cp.plan.steps[i].sides.size());
   for (const CompiledStep& cs : cp.steps) {
     if (cs.cached) {
       ++cp.stats.superKernelHits;
@@ -396,12 +393,11 @@ void Session::attach(Graph& graph) {
       if (!slot) slot = std::make_unique<CompiledPlan>(std::move(*compiled));
       cp = slot.get();
     }
-    std::lock_guard lock(im.immediateMu);  // run() of one CompiledPlan is not reentrant
     return run(*cp, host.data(), host.size());
   });
 }
 
-Status Session::run(CompiledPlan& plan, BufferSet& buffers) {
+Status Session::run(const CompiledPlan& plan, BufferSet& buffers) {
   if (buffers.size() != plan.list.buffers.size()) {
     return badInput(fmt::format("run: the buffer set has {} buffers, the op list {}", buffers.size(),
                                 plan.list.buffers.size()));
@@ -414,7 +410,31 @@ Status Session::run(CompiledPlan& plan, BufferSet& buffers) {
   return memory.download();
 }
 
-Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
+namespace {
+// One run()'s argument arrays. Each thread keeps one between its runs, so
+// the hot path allocates nothing once warm, and runs on several threads
+// (of one plan too) never share them. A run takes its thread's scratch for
+// its duration: a nested run on the same thread would find none and make
+// its own.
+struct RunScratch {
+  std::vector<void*> pointers;
+  std::vector<SideRun> sides;
+};
+RunScratch& threadScratch() {
+  thread_local RunScratch scratch;
+  return scratch;
+}
+class ScratchLease {
+ public:
+  ScratchLease() : s(std::move(threadScratch())) {}
+  ~ScratchLease() { threadScratch() = std::move(s); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  RunScratch s;
+};
+}  // namespace
+
+Status Session::run(const CompiledPlan& plan, void* const* buffers, size_t count) {
   if (count != plan.list.buffers.size()) {
     return badInput(fmt::format("run: {} buffer pointers given, the op list has {} buffers", count,
                                 plan.list.buffers.size()));
@@ -422,33 +442,42 @@ Status Session::run(CompiledPlan& plan, void* const* buffers, size_t count) {
   if (!plan.device) return badInput("run: the plan was not compiled by a session");
   Device& dev = *plan.device;
   void* stream = dev.defaultStream();
-  // Hot path: no allocation; the argument arrays were sized at compile time.
-  auto fill = [&](CompiledStep& step) {
-    for (size_t k = 0; k < step.listBuffers.size(); ++k) step.pointers[k] = buffers[step.listBuffers[k]];
-  };
-  for (CompiledStep& step : plan.steps) {
+  ScratchLease lease;
+  std::vector<void*>& ptrs = lease.s.pointers;
+  std::vector<SideRun>& sideRuns = lease.s.sides;
+  for (const CompiledStep& step : plan.steps) {
     const SuperKernelPlan& sp = plan.plan.steps[step.stepIndex];
     if (sp.besideStep >= 0) continue;  // runs with its SuperKernel
-    fill(step);
-    for (size_t k = 0; k < sp.sides.size(); ++k) {
-      CompiledStep& side = plan.steps[sp.sides[k].step];
-      fill(side);
-      // Pointers into this plan's steps, set here: the plan may have been moved since it was compiled.
-      step.sideRuns[k] = SideRun{side.kernel.get(), side.pointers.data(), static_cast<uint32_t>(side.pointers.size()),
-                                 sp.sides[k].stream, &side.label};
+    // The step's arguments, then each side launch's, one after the other (sized first: no reallocation
+    // once pointers into it are taken).
+    size_t total = step.listBuffers.size();
+    for (const SideLaunch& side : sp.sides) total += plan.steps[side.step].listBuffers.size();
+    ptrs.resize(total);
+    size_t at = 0;
+    auto fill = [&](const CompiledStep& s) {
+      void** out = ptrs.data() + at;
+      for (uint32_t b : s.listBuffers) ptrs[at++] = buffers[b];
+      return out;
+    };
+    void** args = fill(step);
+    sideRuns.clear();
+    for (const SideLaunch& side : sp.sides) {
+      const CompiledStep& ss = plan.steps[side.step];
+      void** sideArgs = fill(ss);
+      sideRuns.push_back(SideRun{ss.kernel.get(), sideArgs, static_cast<uint32_t>(ss.listBuffers.size()),
+                                 side.stream, &ss.label});
     }
     dev.setLaunchContext(&step.label, &step.opNames);  // names for the launch watchdog's report
-    Status st = sp.sides.empty() ? dev.run(*step.kernel, step.numCores, stream, step.pointers.data(),
-                                           static_cast<uint32_t>(step.pointers.size()))
-                                 : dev.runBeside(*step.kernel, step.numCores, stream, step.pointers.data(),
-                                                 static_cast<uint32_t>(step.pointers.size()), step.sideRuns);
+    const auto numArgs = static_cast<uint32_t>(step.listBuffers.size());
+    Status st = sp.sides.empty() ? dev.run(*step.kernel, step.numCores, stream, args, numArgs)
+                                 : dev.runBeside(*step.kernel, step.numCores, stream, args, numArgs, sideRuns);
     dev.setLaunchContext(nullptr, nullptr);
     if (!st) return st.error().context("while running " + stepLabel(plan.plan.steps[step.stepIndex]));
   }
   return Status::success();
 }
 
-Expected<std::string> Session::runProfiled(CompiledPlan& plan, BufferSet& buffers) {
+Expected<std::string> Session::runProfiled(const CompiledPlan& plan, BufferSet& buffers) {
   bool any = std::any_of(plan.plan.steps.begin(), plan.plan.steps.end(),
                          [](const SuperKernelPlan& s) { return s.options.profiling; });
   if (!any) return badInput("runProfiled: the plan was not compiled with profiling=1");

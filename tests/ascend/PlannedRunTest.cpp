@@ -71,7 +71,7 @@ TEST(AscendPlannedRun, WrongBufferCountIsBadInput) {
   auto plan = session->compile(list, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   const sk::CompiledStep& step = plan->steps.at(0);
-  std::vector<void*> ptrs(step.pointers.size() + 1, nullptr);
+  std::vector<void*> ptrs(step.listBuffers.size() + 1, nullptr);
   sk::Status st = plan->device->run(*step.kernel, step.numCores, nullptr, ptrs.data(),
                                     static_cast<uint32_t>(ptrs.size()));
   ASSERT_FALSE(st.ok());

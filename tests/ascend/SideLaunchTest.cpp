@@ -52,7 +52,7 @@ TEST(AscendSideLaunches, ProfiledRunRecordsTheGmWaits) {
   auto plan = session->compile(*l, req);
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   ASSERT_EQ(plan->steps.size(), 3u);
-  EXPECT_EQ(plan->steps[0].sideRuns.size(), 2u);
+  EXPECT_EQ(plan->plan.steps[0].sides.size(), 2u);
   EXPECT_EQ(plan->plan.steps[1].besideStep, 0);
   auto bufs = sk::BufferSet::create(plan->list);
   ASSERT_TRUE(bufs.ok());

@@ -56,6 +56,37 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(plan.buffer_names, ("a", "b", "c"))
         self.assertEqual(plan.buffer_bytes, (256, 256, 256))
 
+    def test_one_plan_runs_from_eight_threads(self):
+        # Plan.run from several threads at once (sk_run releases the GIL): each thread has its own buffers
+        # and inputs, so a run that used another call's addresses computes another thread's answer.
+        import threading
+        plan = self.session.compile(oplist(), sources={"add1.cpp": ADD})
+        wrong, errors = [], []
+
+        def worker(t):
+            a = (ctypes.c_float * 64)(*[float(t * 1000 + i) for i in range(64)])
+            b, c = (ctypes.c_float * 64)(), (ctypes.c_float * 64)()
+            want = [float(t * 1000 + i + 2) for i in range(64)]
+            for k in range(150):
+                try:
+                    if k % 2:
+                        plan.run([ctypes.addressof(a), ctypes.addressof(b), ctypes.addressof(c)])
+                    else:
+                        plan.run({"a": ctypes.addressof(a), "b": ctypes.addressof(b), "c": ctypes.addressof(c)})
+                except superkernel.SuperkernelError as e:
+                    errors.append(str(e))
+                if list(c) != want:
+                    wrong.append((t, k))
+                ctypes.memset(c, 0, ctypes.sizeof(c))
+
+        threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(wrong, [])
+
     def test_cache_stats_count_compiles_and_hits(self):
         ol = oplist(96)
         before = superkernel.cache_stats(self.cache.path)

@@ -20,9 +20,13 @@
 // (tests/docs/check_snippets.cmake compiles the lines above.)
 //
 // Thread-safety: compile() may be called from several threads at once (the
-// cache single-flights identical keys). run() of one CompiledPlan is not
-// reentrant (it reuses the plan's prebuilt argument arrays); different
-// CompiledPlans may run concurrently (the executor serializes launches).
+// cache single-flights identical keys). run() may be called from several
+// threads at once, on one CompiledPlan or on several: a run only reads the
+// plan and fills argument arrays of its own (its thread's scratch), and the
+// device serializes the launches, so each run computes what it would alone
+// as long as runs at the same time are given different buffers (runs that
+// share an output buffer race on its contents, as any two writers would).
+// The test: tests/runtime/ConcurrentRunTest.cpp, under TSan in CI.
 #pragma once
 
 #include <chrono>
@@ -96,12 +100,8 @@ struct CompiledStep {
   std::shared_ptr<const LoadedKernel> kernel;  // loaded by the target's Device
   uint32_t numCores = 1;                    // run()'s block_dim
   std::vector<uint32_t> listBuffers;        // manifest order -> OpList buffer index
-  std::vector<void*> pointers;              // prebuilt run() argument array (refilled per run)
   std::vector<std::string> opNames;         // for traces (profiling ids)
   std::string label;                        // `step 0 (SuperKernel sk1)`: the launch watchdog's name for it
-  /// runBeside()'s argument for a SuperKernel with side launches (SuperKernelPlan::sides; run() starts them
-  /// with it and skips their steps): sized at compile time, its pointers set per run.
-  std::vector<SideRun> sideRuns;
   bool cached = false;                      // served by the cache (memory or disk)
 };
 
@@ -157,12 +157,14 @@ class Session {
 
   /// Execute every step in order on `buffers` (created for plan.list). On a
   /// device without host memory the buffers are uploaded before and
-  /// downloaded after.
-  Status run(CompiledPlan& plan, BufferSet& buffers);
+  /// downloaded after. Safe to call from several threads at once, on the
+  /// same plan too (see Thread-safety above); a SuperKernel's side launches
+  /// (SuperKernelPlan::sides) start with it and their own steps are skipped.
+  Status run(const CompiledPlan& plan, BufferSet& buffers);
   /// The same with raw base pointers in op-list buffer order (a Graph's
   /// hostPointers(); device memory on a device without host memory);
   /// `count` must equal plan.list.buffers.size().
-  Status run(CompiledPlan& plan, void* const* buffers, size_t count);
+  Status run(const CompiledPlan& plan, void* const* buffers, size_t count);
 
   /// Measure what the sync cost model compares (SyncCosts) on `target`'s device, this machine, and cache it
   /// under the disk cache's root (calibration/<target>-<cores>.json), where every later plan for that
@@ -172,7 +174,7 @@ class Session {
 
   /// Run with profiling on and return the Chrome/Perfetto trace JSON. The
   /// plan must have been compiled with profiling=1 (else BadInput).
-  Expected<std::string> runProfiled(CompiledPlan& plan, BufferSet& buffers);
+  Expected<std::string> runProfiled(const CompiledPlan& plan, BufferSet& buffers);
 
  private:
   Session();
