@@ -29,11 +29,12 @@ from torch.utils._pytree import tree_flatten, tree_map
 from .. import shared_session
 from .._capi import BadInputError, InvalidArgumentError, SuperkernelError
 from . import lowering
+from ._chunked import ChunkedModule
 from ._scope import scope
 from ._trace import trace
 from .lowering import DTYPES, KERNEL_SOURCE, EagerStep, Segment, TRef, width
 
-__all__ = ["compile", "scope", "CompiledModule", "lowering"]
+__all__ = ["compile", "compile_chunked", "scope", "CompiledModule", "ChunkedModule", "lowering"]
 
 _SOURCE_NAME = "torch_ops.cpp"
 
@@ -78,6 +79,16 @@ def compile(model_or_fn: Union[torch.nn.Module, Callable], example_args, options
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
         raise InvalidArgumentError(f"compile: workers must be a positive int or None, not {workers!r}")
     return CompiledModule(model_or_fn, tuple(example_args), options, cache_dir, workers, bool(fuse))
+
+
+def compile_chunked(model, example_args, seq_dims: Sequence[Optional[int]], max_len: int, out_dim: int = 1,
+                    **compile_kwargs) -> "ChunkedModule":
+    """A model that takes every sequence length 1..max_len with at most floor(log2(max_len)) + 1 compiles
+    (chunked prefill, exact for causal models over a KV cache: _chunked.py says when).
+
+    seq_dims: for each argument, its sequence dimension or None (gpt-fast's (tokens, input_pos): (1, 0));
+    out_dim: the output's sequence dimension; compile_kwargs go to `compile`."""
+    return ChunkedModule(model, example_args, seq_dims, max_len, out_dim, compile_kwargs)
 
 
 class CompiledModule:

@@ -433,13 +433,13 @@ def _gather(low: Lowering, n, v, table: TRef, d: int, idx: TRef, wrap: bool):
     table, idx = _tensor(table), _tensor(idx, "index")
     if idx.dtype != torch.int64:
         raise Unsupported("a non-int64 index")
-    if table.dtype == torch.complex64:
-        raise Unsupported("indexing a complex tensor")
     if not _dense_around(table, d):
         raise Unsupported("indexing a non-contiguous tensor")
     if not (len(idx.shape) <= 1 or _dense_around(idx, 0)):
         raise Unsupported("a non-contiguous index")
-    out = low.fresh(n.name, v, contiguous_only=True)
+    result = out = low.fresh(n.name, v, contiguous_only=True)
+    # A complex table (Llama's freqs_cis[input_pos]) is gathered as its float pairs: one more inner dimension.
+    table, out = as_real(table), as_real(out)
     macros = {"SKT_GATHER": 1, "SKT_P": math.prod(table.shape[:d]), "SKT_I": idx.numel,
               "SKT_Q": math.prod(table.shape[d + 1:]), "SKT_ROWS": table.shape[d], "SKT_IDX_OFF": idx.offset,
               "SKT_IDX_S": idx.stride[-1] if len(idx.shape) == 1 else 1, "SKT_TABLE_OFF": table.offset,
@@ -447,7 +447,7 @@ def _gather(low: Lowering, n, v, table: TRef, d: int, idx: TRef, wrap: bool):
     params = [low.bparam("table", table, "read", "all"), low.bparam("idx", idx, "read", "all"),
               low.bparam("out", out, "write", "block")]
     low.emit(n, "skt_gather", params, {"table": table.buf, "idx": idx.buf, "out": out.buf}, macros, out.numel)
-    return out
+    return result
 
 
 @register(aten.embedding.default)
