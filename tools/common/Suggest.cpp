@@ -84,6 +84,29 @@ std::string suggestForArgs(const CLI::App& app, int argc, char** argv) {
   return out;
 }
 
+std::string unknownSubcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() > 1 && arg[0] == '-') {
+      // An option's value (--cache-dir DIR) is not a subcommand.
+      const CLI::Option* o = arg.find('=') == std::string::npos ? current->get_option_no_throw(arg) : nullptr;
+      if (!o && current != &app) o = app.get_option_no_throw(arg);
+      if (o && o->get_type_size() > 0) ++i;
+      continue;
+    }
+    const auto subs = current->get_subcommands([](const CLI::App*) { return true; });
+    if (subs.empty()) return "";
+    auto it = std::find_if(subs.begin(), subs.end(), [&](const CLI::App* s) { return s->get_name() == arg; });
+    if (it == subs.end())
+      return current == &app ? fmt::format("unknown subcommand '{}'", arg)
+                             : fmt::format("unknown {} subcommand '{}'", current->get_name(), arg);
+    current = *it;
+  }
+  return "";
+}
+
 void printSuggestions(std::string_view tool, const std::string& suggestions) {
   size_t start = 0;
   while (start < suggestions.size()) {

@@ -26,6 +26,12 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
 /// match. Each line reads: `'--rnu' is not a flag of sk-compile; did you mean '--run'?`
 std::string suggestForArgs(const CLI::App& app, int argc, char** argv);
 
+/// For a failed parse of a tool with subcommands: "unknown subcommand 'stast'"
+/// (or "unknown remote subcommand 'pnig'") when a word where a subcommand
+/// belongs names none; "" otherwise. The error line says this first, the
+/// suggestion follows as a hint.
+std::string unknownSubcommand(const CLI::App& app, int argc, char** argv);
+
 /// Each line of `suggestions` on stderr as "<tool>: hint: <line>".
 void printSuggestions(std::string_view tool, const std::string& suggestions);
 

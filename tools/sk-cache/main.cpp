@@ -252,8 +252,12 @@ class CacheTool {
     std::string t = fmt::format("cache {}{}\n", s.root.string(), exists_ ? "" : " (does not exist yet)");
     auto row = [&](std::string_view k, const std::string& v) { t += fmt::format("  {:<18}{}\n", k, v); };
     row("entries", fmt::format("{} ({})", s.entries, formatSize(s.bytes)));
-    row("size cap", s.maxBytes ? fmt::format("{} ({:.1f}% used; SK_CACHE_MAX_SIZE)", formatSize(s.maxBytes),
-                                             100.0 * static_cast<double>(s.bytes) / static_cast<double>(s.maxBytes))
+    // Name the variable only when it set the cap: a default cap says it is the default.
+    const char* capEnv = std::getenv("SK_CACHE_MAX_SIZE");
+    const bool capFromEnv = capEnv && *capEnv;
+    row("size cap", s.maxBytes ? fmt::format("{} ({:.1f}% used; {})", formatSize(s.maxBytes),
+                                             100.0 * static_cast<double>(s.bytes) / static_cast<double>(s.maxBytes),
+                                             capFromEnv ? "SK_CACHE_MAX_SIZE" : "the default; SK_CACHE_MAX_SIZE sets it")
                                : std::string("unlimited (SK_CACHE_MAX_SIZE=0)"));
     row("hits", fmt::format("{} (memory {}, disk {}, remote {})", s.hits, s.memoryHits, s.diskHits, s.remoteHits));
     row("misses", std::to_string(s.misses));
@@ -1107,7 +1111,10 @@ int realMain(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, e.what(), kTool);
+    // A misspelt subcommand is what the user needs to hear first, not CLI11's "A subcommand is required".
+    const std::string unknown = unknownSubcommand(app, argc, argv);
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, unknown.empty() ? e.what() : unknown.c_str(),
+                 kTool);
     printSuggestions(kTool, suggestForArgs(app, argc, argv));
     return kExitBadInput;
   }

@@ -9,6 +9,7 @@
 // that object, so --json and the text never disagree.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "common/Suggest.h"
 #include "common/Timing.h"
@@ -102,6 +104,34 @@ Status makeOutputDir(const fs::path& dir, const std::string& what) {
   return ioError(fmt::format("cannot create {} directory {}: {}{}", what, dir.string(),
                              e == EEXIST ? "a file of that name exists" : std::strerror(e),
                              e == ENOENT ? " (its parent directory does not exist; create it first)" : ""));
+}
+
+// Whether `path` can be written as `what` (a file, or with `directory` a
+// directory makeOutputDir would make or reuse), checked before anything is
+// compiled so a mistyped path costs no compile. Creates nothing; the errors
+// read as writing would report them.
+Status checkOutputPath(const fs::path& path, const std::string& what, bool directory) {
+  auto fail = [&](int e, std::string_view extra) {
+    return ioError(directory ? fmt::format("cannot create {} directory {}: {}{}", what, path.string(),
+                                           std::strerror(e), extra)
+                             : fmt::format("cannot write {} {}: {}{}", what, path.string(), std::strerror(e), extra));
+  };
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (directory && !S_ISDIR(st.st_mode)) return fail(EEXIST, " (a file of that name exists)");
+    if (!directory && S_ISDIR(st.st_mode)) return fail(EISDIR, "");
+    return ::access(path.c_str(), W_OK) == 0 ? Status::success() : fail(errno, "");
+  }
+  if (errno != ENOENT) return fail(errno, "");
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const bool parentFound = ::stat(parent.c_str(), &st) == 0;
+  if (!parentFound || !S_ISDIR(st.st_mode)) {
+    const int e = parentFound ? ENOTDIR : errno;
+    return fail(e, e != ENOENT        ? ""
+                   : directory        ? " (its parent directory does not exist; create it first)"
+                                      : " (its directory does not exist; create it first)");
+  }
+  return ::access(parent.c_str(), W_OK) == 0 ? Status::success() : fail(errno, "");
 }
 
 // ---- progress (a terminal only) --------------------------------------------
@@ -254,9 +284,14 @@ std::string renderText(const json& rep) {
   const std::string compiler = rep.contains("compiler") ? rep["compiler"]["version"].get<std::string>()
                                                         : std::string("no compiler used");
   // The machine model's word for its cores ("workers", "cores", "resident CTAs").
-  const std::string cores = rep.value("core_noun", std::string("workers"));
-  s += fmt::format("  target {} (arch {}), {} {}, {}\n", rep["target"].get<std::string>(), rep["arch"].get<std::string>(),
-                   rep["workers"].get<uint32_t>(), cores, compiler);
+  std::string cores = fmt::format("{} {}", rep["workers"].get<uint32_t>(), rep.value("core_noun", std::string("workers")));
+  // A machine of several core pools counts in its own units, as --workers does: "8 AI Cores (24 cores: 8 cube
+  // + 16 vector)".
+  if (const auto u = rep.find("device_units"); u != rep.end())
+    cores = fmt::format("{} {} ({}: {})", (*u)["count"].get<uint32_t>(), (*u)["noun"].get<std::string>(), cores,
+                        (*u)["pools"].get<std::string>());
+  s += fmt::format("  target {} (arch {}), {}, {}\n", rep["target"].get<std::string>(), rep["arch"].get<std::string>(),
+                   cores, compiler);
   s += fmt::format("  options {}\n", rep["options"].get<std::string>());
   const json& p = rep["plan"];
   s += fmt::format("\nFusion: {} -> {} ({}, {}), {}\n", plural(p["ops_before"].get<uint32_t>(), "op"),
@@ -529,6 +564,14 @@ class Compiler {
     // as a malformed one.
     if (!list) return Failure{Error(ErrorKind::BadInput, list.error().message()), kExitBadInput};
     makePathsAbsolute(*list);
+    // Every output is checked before anything is planned or compiled.
+    for (const auto& [path, what, directory] : {std::tuple{&args_.emitSource, "--emit-source", true},
+                                                std::tuple{&args_.dump, "--dump", true},
+                                                std::tuple{&args_.emitDot, "--emit-dot", false},
+                                                std::tuple{&args_.trace, "--trace", false}}) {
+      if (path->empty()) continue;
+      if (Status st = checkOutputPath(*path, what, directory); !st) return failure(st.error());
+    }
     // A list with runtime values is one step of a loop: each run may advance its position, so it is run and
     // timed as T tokens from its initial buffers (common/Tokens.h), never as thousands of runs of one state.
     tokens_ = args_.tokens;
@@ -566,6 +609,11 @@ class Compiler {
     // The machine the plan was made for (the back end's static model, the same with or without the device).
     rep_["workers"] = plannedOr->cores;
     rep_["core_noun"] = planned.plan.machine.coreNoun;  // "workers" on cpu, "resident CTAs" / "cores" elsewhere
+    if (const MachineModel& m = planned.plan.machine; m.pools.size() > 1) {
+      std::vector<std::string> pools;
+      for (const CorePool& p : m.pools) pools.push_back(fmt::format("{} {}", p.count, coreTypeName(p.kind)));
+      rep_["device_units"] = json{{"count", m.deviceCores()}, {"noun", m.unitNoun}, {"pools", fmt::format("{}", fmt::join(pools, " + "))}};
+    }
     if (args_.planOnly) {
       rep_["plan_only"] = true;
       if (!args_.emitDot.empty()) {
@@ -652,7 +700,6 @@ class Compiler {
   }
 
   void note(std::string n) {
-    if (!rep_.contains("notes")) rep_["notes"] = json::array();
     rep_["notes"].push_back(std::move(n));
   }
 
@@ -862,7 +909,8 @@ class Compiler {
   const Args& args_;
   int tokens_ = 0;  // decode steps to run (common/Tokens.h); 0: the frozen-step --run
   uint64_t compilesBefore_ = 0;  // the cache's compile counter when the session opened it
-  json rep_ = json::object();
+  // "notes" and "outputs" are always there, empty or not (docs/CLI.md's schema).
+  json rep_ = json{{"notes", json::array()}, {"outputs", json::object()}};
   Progress progress_;
   // openSession(); declared after what its callbacks use (progress_, the report), so it is destroyed first.
   std::unique_ptr<Session> session_;

@@ -61,7 +61,7 @@ class AscendDeviceRecipe final : public BuildRecipe {
       compiler_ = tools_->bisheng.string();
     } else {
       compiler_ = "bisheng";
-      hint_ = tools.error().message() + "\n  (--target ascend-sim runs the same op list on the Ascend C simulator)";
+      hint_ = tools.error().message() + "; --target ascend-sim runs the same op list on the Ascend C simulator";
     }
   }
 

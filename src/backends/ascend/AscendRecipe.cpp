@@ -2,6 +2,7 @@
 #include "backends/ascend/AscendRecipe.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -111,30 +112,29 @@ Expected<AscendTools> findAscendTools(const EnvLookup& env) {
       t.foundVia = "PATH";
     }
     if (t.bisheng.empty()) {
-      std::string list;
-      for (const std::string& s : tried) list += "\n  tried: " + s;
-      return compileError(fmt::format("bisheng (the CANN Ascend C compiler) not found{}{}\n  set SK_BISHENG to its "
-                                      "path, or ASCEND_HOME_PATH to the CANN toolkit (source its set_env.sh)",
-                                      home ? "" : " (ASCEND_HOME_PATH is not set)", list));
+      // One line (sk-compile prints every error as one): what is missing, where it was looked for, the remedy.
+      return compileError(fmt::format("bisheng (the CANN Ascend C compiler) not found ({}tried: {}); set SK_BISHENG "
+                                      "to its path, or ASCEND_HOME_PATH to the CANN toolkit (source its set_env.sh)",
+                                      home ? "" : "ASCEND_HOME_PATH is not set; ", fmt::join(tried, ", ")));
     }
   }
   // Binutils: beside bisheng first.
   std::vector<fs::path> dirs{t.bisheng.parent_path()};
   for (const fs::path& d : cannBins) dirs.push_back(d);
   auto tool = [&](const char* name, fs::path* out) -> Status {
-    std::string places;
+    std::vector<std::string> places;
     for (const fs::path& d : dirs) {
       if (isExecutableFile(d / name)) {
         *out = d / name;
         return Status::success();
       }
-      places += "\n  tried: " + (d / name).string();
+      places.push_back((d / name).string());
     }
     *out = findExecutableUnresolved(name);
     if (!out->empty()) return Status::success();
-    return compileError(fmt::format("{} not found next to {} nor on PATH{}\n  the CANN toolkit ships it in "
-                                    "compiler/ccec_compiler/bin; set ASCEND_HOME_PATH",
-                                    name, t.bisheng.string(), places));
+    return compileError(fmt::format("{} not found next to {} nor on PATH (tried: {}); the CANN toolkit ships it in "
+                                    "compiler/ccec_compiler/bin: set ASCEND_HOME_PATH",
+                                    name, t.bisheng.string(), fmt::join(places, ", ")));
   };
   SK_RETURN_IF_ERROR(tool("ld.lld", &t.ldLld));
   SK_RETURN_IF_ERROR(tool("llvm-objcopy", &t.objcopy));
