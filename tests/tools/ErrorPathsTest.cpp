@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/HostileRedis.h"
 #include "tools/ToolTestUtil.h"
 
 namespace sk::tooltest {
@@ -124,6 +125,40 @@ TEST(ErrorPaths, TheAscendReportCountsAiCoresAsWorkersDoes) {
   EXPECT_EQ(j["device_units"]["count"], 8);
   EXPECT_EQ(j["device_units"]["noun"], "AI Cores");
   EXPECT_EQ(j["workers"], 24);
+}
+
+// The reproduction: sk-compile with SK_REMOTE_CACHE pointing at a server that answers every GET with an
+// array header of 2^31 - 1 elements. A warning naming the server and the problem, a local build, exit 0, within
+// the compile's own time (no 1.5 GB, no hang).
+TEST(ErrorPaths, SkCompileBuildsLocallyPastAHostileRemoteCache) {
+  test::HostileRedis server([](const std::vector<std::string>& argv) {
+    const std::string& cmd = argv.at(0);
+    if (cmd == "GET") return test::Answer::reply("*2147483647\r\n");
+    return test::Answer::reply(cmd == "SET" ? "+OK\r\n" : ":1\r\n");
+  });
+  ASSERT_TRUE(server.ok()) << server.reason();
+  TempDir d;
+  writeFile(d.path() / "secret", "hostile-cli-secret-0123456789");
+  fs::permissions(d.path() / "secret", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  Spawn s;
+  s.argv = {kCompile, seedList(), "--workers", "2", "--cache-dir", d / "cache"};
+  s.env = {{"SK_REMOTE_CACHE", server.url()},
+           {"SK_REMOTE_CACHE_SECRET_FILE", d / "secret"},
+           {"SK_REMOTE_CACHE_TIMEOUT_MS", std::string("300")},
+           {"SK_LOG_LEVEL", std::string("warn")}};
+  s.timeoutSec = 120;
+  Result r = run(s);
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.err, HasSubstr("remote cache " + server.url()));
+  EXPECT_THAT(r.err, HasSubstr("reply refused: an array of 2147483647 elements, which GET does not return"));
+  EXPECT_THAT(r.err, HasSubstr("compiling locally"));
+  Result st = run({kCache, "stats", "--json", "--cache-dir", d / "cache"});
+  ASSERT_EQ(st.code, 0) << st.all();
+  json j = json::parse(st.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << st.out;
+  EXPECT_GE(j["remote_errors"].get<int>(), 1);
+  EXPECT_EQ(j["remote_hits"], 0);
+  EXPECT_GE(j["compiles"].get<int>(), 1);
 }
 
 }  // namespace
