@@ -95,6 +95,13 @@ struct Keys {
   Keys() { test::writeFile(secret, kSecret, 0600); }
 };
 
+remote::RedisUrl loopback(const HostileRedis& server) {
+  remote::RedisUrl u;
+  u.host = "127.0.0.1";
+  u.port = server.port();
+  return u;
+}
+
 long maxRssKb() {
   struct rusage u {};
   ::getrusage(RUSAGE_SELF, &u);
@@ -274,10 +281,7 @@ TEST(HostileRemote, AValueOverTheEntryLimitIsRefusedUnread) {
     return a;
   });
   ASSERT_TRUE(server.ok()) << server.reason();
-  remote::RedisUrl u;
-  u.host = "127.0.0.1";
-  u.port = server.port();
-  remote::RedisClient client(u, kTimeout);
+  remote::RedisClient client(loopback(server), kTimeout);
   remote::RedisReply reply;
   auto f = client.command({"GET", "k"}, reply, remote::ReplyLimits::value(1024));
   ASSERT_TRUE(f.has_value());
@@ -298,10 +302,7 @@ TEST(HostileRemote, BytesAfterAReplyAreNeverTheNextCommandsReply) {
     return gets.fetch_add(1) == 0 ? Answer::reply("$-1\r\n$5\r\nstale\r\n") : Answer::reply("$5\r\nfresh\r\n");
   });
   ASSERT_TRUE(server.ok()) << server.reason();
-  remote::RedisUrl u;
-  u.host = "127.0.0.1";
-  u.port = server.port();
-  remote::RedisClient client(u, kTimeout);
+  remote::RedisClient client(loopback(server), kTimeout);
   remote::RedisReply reply;
   ASSERT_FALSE(client.command({"GET", "k"}, reply, remote::ReplyLimits::value(1024)).has_value());
   EXPECT_EQ(reply.type, remote::RedisReply::Type::Nil);

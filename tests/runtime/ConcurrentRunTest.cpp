@@ -11,27 +11,17 @@
 #include <thread>
 #include <vector>
 
-#include "TestCache.h"
+#include "session/SessionFixture.h"
 #include "superkernel/superkernel.h"
 
 namespace sk {
 namespace concurrent_run_test {
 namespace fs = std::filesystem;
 
-fs::path cacheDir() {
-  if (auto shared = sktest::sharedTestCache()) return *shared;
-  fs::path dir = fs::path(SK_BINARY_ROOT) / "test-cache" / "runtime";
-  fs::create_directories(dir);
-  // The cache refuses group/other-writable roots; make ours private.
-  fs::permissions(dir.parent_path(), fs::perms::owner_all, fs::perm_options::replace);
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
-  return dir;
-}
-
 TEST(ConcurrentRun, OnePlanFromEightThreadsGivesTheSingleThreadedResult) {
   SessionOptions o;
   o.workers = 2;
-  o.cacheDir = cacheDir();
+  o.cacheDir = testing::sharedCacheDir();  // the session tests' (tests/session/SessionFixture.h)
   auto session = Session::create(o);
   ASSERT_TRUE(session.ok()) << session.error().message();
   auto list = loadOpList(fs::path(SK_SOURCE_ROOT) / "examples" / "seed" / "seed.json");

@@ -150,6 +150,16 @@ class Wire {
     }
   }
 
+  /// Up to `cap` more bytes (at least one) appended to `out`.
+  std::optional<std::string> recvAppend(std::string& out, size_t cap) {
+    const size_t old = out.size();
+    out.resize(old + cap);
+    size_t got = 0;
+    auto e = recvSome(out.data() + old, cap, got);
+    out.resize(old + (e ? 0 : got));
+    return e;
+  }
+
   /// Make `n` unread bytes available in the buffer.
   std::optional<std::string> need(size_t n) {
     while (in_.size() - pos_ < n) {
@@ -157,12 +167,7 @@ class Wire {
         in_.erase(0, pos_);
         pos_ = 0;
       }
-      const size_t old = in_.size(), want = std::max<size_t>(n - (old - pos_), 16 * 1024);
-      in_.resize(old + want);
-      size_t got = 0;
-      auto e = recvSome(in_.data() + old, want, got);
-      in_.resize(old + (e ? 0 : got));
-      if (e) return e;
+      if (auto e = recvAppend(in_, std::max<size_t>(n - (in_.size() - pos_), 16 * 1024))) return e;
     }
     return std::nullopt;
   }
@@ -192,12 +197,7 @@ class Wire {
     out.append(in_, pos_, take);
     pos_ += take;
     while (out.size() < n) {
-      const size_t old = out.size(), want = std::min<size_t>(n - old, 1 << 20);
-      out.resize(old + want);
-      size_t got = 0;
-      auto e = recvSome(out.data() + old, want, got);
-      out.resize(old + (e ? 0 : got));
-      if (e) return e;
+      if (auto e = recvAppend(out, std::min<size_t>(n - out.size(), 1 << 20))) return e;
     }
     return std::nullopt;
   }
