@@ -112,10 +112,11 @@ def unary_(low: Lowering, n, v, x, *rest, **kw):
 
 
 def _binary_operands(low: Lowering, v, a, b):
-    a = _tensor(a, "first operand")
-    # A Python number takes torch's promotion: the result's dtype for arithmetic, a's for comparisons.
-    b = _operand(low, b, a.dtype if v.dtype == torch.bool else v.dtype)
-    return a, b
+    # A Python number takes torch's promotion: the result's dtype for arithmetic, the tensor's for comparisons.
+    if not isinstance(a, TRef):
+        b = _tensor(b, "operand")
+        return _operand(low, a, b.dtype if v.dtype == torch.bool else v.dtype), b
+    return a, _operand(low, b, a.dtype if v.dtype == torch.bool else v.dtype)
 
 
 @register(*_BINARY)
@@ -137,6 +138,7 @@ def binary_(low: Lowering, n, v, a, b, *rest, alpha=1, **kw):
     if rest or kw:
         raise Unsupported("extra arguments")
     _check_real(a, b)
+    a = _tensor(a, "destination")
     a, b = _binary_operands(low, v, a, b)
     low.elementwise(n, op_code(_BINARY_INPLACE[n.target]), [a, b], a, alpha=alpha, access="readwrite")
     return _in_place(low, a)
