@@ -23,7 +23,13 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-import torch
+try:
+    import torch
+except ImportError as e:  # say which interpreter lacks it: Debian's torch serves /usr/bin/python3 only
+    import sys as _sys
+    raise ImportError(f"superkernel.torch needs PyTorch (1.13 or later), which this interpreter ({_sys.executable}) "
+                      f"cannot import: {e}. Debian's python3-torch (scripts/setup.sh installs it) is for "
+                      "/usr/bin/python3; run that, or install torch for this interpreter") from e
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import shared_session
@@ -313,8 +319,28 @@ class CompiledModule:
         }
 
     def oplists(self) -> List[dict]:
-        """The op list of each compiled segment (what `sk-compile` would take)."""
-        return [ol for _, _, ol in self._plans]
+        """The op list of each compiled segment, as `sk-compile` takes it: each kernel's source is the absolute
+        path of this package's torch_ops.cpp (json.dump one to a file and run `sk-compile FILE`)."""
+        out = []
+        for _, _, ol in self._plans:
+            ol = json.loads(json.dumps(ol))
+            for k in ol["kernels"].values():
+                k["source"] = str(KERNEL_SOURCE)
+            out.append(ol)
+        return out
+
+    def write_oplists(self, directory: Union[str, os.PathLike]) -> List[Path]:
+        """Writes segment_<i>.json for each compiled segment and torch_ops.cpp beside them (sources relative to
+        the lists, so the folder can be moved or shared); returns the lists' paths."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / _SOURCE_NAME).write_text(_kernel_source())
+        paths = []
+        for i, (_, _, ol) in enumerate(self._plans):
+            p = d / f"segment_{i}.json"
+            p.write_text(json.dumps(ol, indent=1, allow_nan=False) + "\n")
+            paths.append(p)
+        return paths
 
 
 def _copy_into(o: torch.Tensor, shape, stride, offset) -> torch.Tensor:
