@@ -4,6 +4,11 @@ way people write it (1 - x, in-place updates, Python scalars on 0-d results,
 -inf and NaN fills), f64 computed in f64, a lowering that declines leaving
 nothing behind, and one compiled module called from 8 threads at once."""
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import threading
 import unittest
 
@@ -169,6 +174,32 @@ class FrontendTest(unittest.TestCase):
     def test_dropout_in_eval_and_no_grad(self):
         m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.Linear(8, 4)).eval()
         self.check(m, (torch.randn(2, 8),))
+
+    # ---- usability -------------------------------------------------------------------------
+    def test_oplists_run_in_sk_compile_as_they_are(self):
+        m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16)).eval()
+        cm = self.compile(m, (torch.randn(2, 8),))
+        tool = os.path.join(os.environ.get("SK_TEST_BINARY_DIR", ""), "tools", "sk-compile")
+        if not os.path.exists(tool):
+            self.skipTest("sk-compile is not built beside this package")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "from_oplists.json")
+            with open(path, "w") as f:
+                json.dump(cm.oplists()[0], f)
+            paths = cm.write_oplists(os.path.join(d, "written"))
+            for p in (path, str(paths[0])):
+                r = subprocess.run([tool, p, "--run", "--cache-dir", self.cache.path], capture_output=True, text=True,
+                                   timeout=600)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("identical", r.stdout)
+
+    def test_import_without_torch_names_the_interpreter(self):
+        code = "import sys; sys.modules['torch'] = None; import superkernel.torch"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError", r.stderr)
+        self.assertIn(sys.executable, r.stderr)
+        self.assertIn("python3-torch", r.stderr)
 
     # ---- several threads -------------------------------------------------------------------
     def test_one_compiled_module_from_eight_threads(self):
