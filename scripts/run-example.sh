@@ -12,7 +12,9 @@
 # rows, each step's output fed to the next): sk-compile --tokens 32 checks
 # every token fused vs unfused and prints tokens per second, and the
 # benchmark's loop section adds the barrier-per-op pool, for the 61-layer and
-# the hidden-128 stacks.
+# the hidden-128 stacks. Last, the PyTorch part (examples/torch_decode): a
+# Llama-style model file compiled unchanged with superkernel.torch, a prompt
+# and 32 greedy tokens, tokens per second eager vs fused.
 #   scripts/run-example.sh [OPLIST.json] [sk-compile flags...]
 # Default: the 61-layer decode stack (examples/decode_stack/decode_stack.json).
 # SK_EXAMPLE_COMPARE=0 skips the comparison; SK_NUM_WORKERS sets W.
@@ -25,7 +27,7 @@ if [ "$oplist" != "$default" ] || [ "${SK_EXAMPLE_COMPARE:-1}" = 0 ]; then
   "$root/scripts/build.sh" release sk-compile sk-cache
   exec "$root/build/release/tools/sk-compile" --run "$oplist" "$@"
 fi
-"$root/scripts/build.sh" release sk-compile sk-cache sk_bench_suite
+"$root/scripts/build.sh" release sk-compile sk-cache sk_bench_suite sk_python
 "$root/build/release/tools/sk-compile" --run "$oplist" "$@"
 
 out=$root/build/example-results
@@ -45,3 +47,8 @@ echo "Decode loop: 32 tokens of examples/decode_loop (one compiled plan serves e
 echo
 echo "Decode loop, tokens per second: fused vs unfused vs pool ($w workers, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
 "$root/build/release/bench/sk_bench_suite" --ops "$out/ops" --out "$out" --only loop --reps 5 --loop-tokens 32
+
+echo
+echo "PyTorch: a Llama-style model file compiled unchanged with superkernel.torch, eager vs fused ($w workers, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+PYTHONPATH="$root/build/release/python" OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 "$root/examples/torch_decode/decode_loop.py" \
+  --tokens 32 --workers "$w"

@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox python3
   python3-torch python3-torchvision python3-numpy
-  libhiredis-dev redis-server
+  redis-server
 )
 
 missing=()
