@@ -5,6 +5,7 @@ missing torch is a broken machine, not a reason to skip)."""
 import os
 import shutil
 import tempfile
+import unittest
 
 try:
     import torch  # noqa: F401
@@ -20,3 +21,20 @@ class ScratchCache:
 
     def close(self):
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+class CompileTestCase(unittest.TestCase):
+    """A test class whose compiles share one scratch cache (named by `cache_tag`) on 2 workers."""
+    cache_tag = "torch"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cache = ScratchCache(cls.cache_tag)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cache.close()
+
+    def compile(self, model_or_fn, args, **kw):
+        import superkernel.torch as skt
+        return skt.compile(model_or_fn, args, cache_dir=self.cache.path, workers=2, **kw)

@@ -19,7 +19,6 @@ failure prints the program's source, so it reproduces without the fuzzer.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import sys
 import tempfile

@@ -16,9 +16,8 @@ import torch
 import torch.nn.functional as F
 
 import superkernel
-import superkernel.torch as skt
 from superkernel.torch import lowering
-from _util import ScratchCache
+from _util import CompileTestCase
 from models import DecoderLayer, decode_inputs
 
 F32 = dict(rtol=1e-4, atol=1e-5)
@@ -40,17 +39,8 @@ class Outer(torch.nn.Module):
         return self.block(x * 2)
 
 
-class FrontendTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = ScratchCache("frontend")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cache.close()
-
-    def compile(self, fn, args, **kw):
-        return skt.compile(fn, args, cache_dir=self.cache.path, workers=2, **kw)
+class FrontendTest(CompileTestCase):
+    cache_tag = "frontend"
 
     def check(self, fn, args, eager_ops=0, tol=F32):
         cm = self.compile(fn, args)

@@ -14,22 +14,13 @@ import torch
 import superkernel
 import superkernel.torch as skt
 import idioms
-from _util import ScratchCache
+from _util import CompileTestCase
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 
 
-class IdiomTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = ScratchCache("idioms")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cache.close()
-
-    def compile(self, model, args, **kw):
-        return skt.compile(model, args, cache_dir=self.cache.path, workers=2, **kw)
+class IdiomTest(CompileTestCase):
+    cache_tag = "idioms"
 
     def assert_fused(self, cm, superkernels=1):
         s = cm.summary()

@@ -7,25 +7,14 @@ import unittest
 
 import torch
 
-import superkernel
-import superkernel.torch as skt
-from _util import ScratchCache
+from _util import CompileTestCase
 from models import DecoderLayer, DecoderStack, MoELayer, decode_inputs
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 
 
-class LayersTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = ScratchCache("layers")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cache.close()
-
-    def compile(self, model, args, **kw):
-        return skt.compile(model, args, cache_dir=self.cache.path, workers=2, **kw)
+class LayersTest(CompileTestCase):
+    cache_tag = "layers"
 
     def check_steps(self, model, dim, steps, tol, dtype=torch.float32):
         """Runs `steps` decode steps on the compiled module and on an eager copy

@@ -9,25 +9,18 @@ import unittest
 
 import torch
 
-import superkernel.torch as skt
-from _util import ScratchCache
+from _util import CompileTestCase
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 MAY_STAY_EAGER = ("aten.convolution.default", "aten.max_pool2d_with_indices.default")
 
 
-class DebianModelsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = ScratchCache("models")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cache.close()
+class DebianModelsTest(CompileTestCase):
+    cache_tag = "models"
 
     def check(self, model, args, tol=F32):
         torch.manual_seed(0)
-        cm = skt.compile(model, args, cache_dir=self.cache.path, workers=2)
+        cm = self.compile(model, args)
         with torch.no_grad():
             want = model(*args)
         got = cm(*args)

@@ -7,7 +7,7 @@ import torch
 
 import superkernel
 import superkernel.torch as skt
-from _util import ScratchCache
+from _util import CompileTestCase, ScratchCache
 
 F32 = dict(rtol=1e-4, atol=1e-5)
 
@@ -29,17 +29,8 @@ class Scoped(torch.nn.Module):
         return y + x
 
 
-class ScopeTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.cache = ScratchCache("scope")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.cache.close()
-
-    def compile(self, fn, args, **kw):
-        return skt.compile(fn, args, cache_dir=self.cache.path, workers=2, **kw)
+class ScopeTest(CompileTestCase):
+    cache_tag = "scope"
 
     def test_without_scopes_the_whole_graph_is_one_superkernel(self):
         def f(x):

@@ -33,7 +33,7 @@ except ImportError as e:  # say which interpreter lacks it: Debian's torch serve
 from torch.utils._pytree import tree_flatten, tree_map
 
 from .. import shared_session
-from .._capi import BadInputError, InvalidArgumentError, SuperkernelError
+from .._capi import BadInputError, InvalidArgumentError
 from . import lowering
 from ._chunked import ChunkedModule
 from ._scope import scope

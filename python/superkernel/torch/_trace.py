@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
