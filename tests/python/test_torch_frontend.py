@@ -161,6 +161,23 @@ class FrontendTest(CompileTestCase):
         self.assertEqual(orphans, [])
         self.assertIn("largest", cm.summary()["splits"][0]["reason"])
 
+    def test_a_lowering_that_fails_unexpectedly_runs_the_op_eagerly_counted(self):
+        op = torch.ops.aten.exp.default
+        original = lowering.lowering_for(op)
+
+        def broken(low, n, v, x):
+            raise KeyError("a bug")
+
+        lowering._LOWERINGS[op] = broken
+        try:
+            with self.assertLogs("superkernel.torch", level="WARNING") as logs:
+                cm = self.check(lambda x: torch.exp(x) * 2.0, (torch.randn(5),), eager_ops=1)
+        finally:
+            lowering._LOWERINGS[op] = original
+        self.assertEqual(cm.summary()["lowering_failures"], 1)
+        self.assertIn("KeyError", cm.summary()["splits"][0]["reason"])
+        self.assertIn("a bug", "".join(logs.output))
+
     def test_dropout_in_eval_and_no_grad(self):
         m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.5), torch.nn.Linear(8, 4)).eval()
         self.check(m, (torch.randn(2, 8),))

@@ -4,7 +4,7 @@
     cm = skt.compile(model, (x, pos), options="", cache_dir="/tmp/skc", workers=2)
     out = cm(x, pos)          # the model's outputs, computed on its own tensors
     print(cm.report)          # the plan report of every compiled segment
-    cm.summary()              # {"aten_ops", "launches", "superkernels", "eager_ops", "splits"}
+    cm.summary()              # {"aten_ops", "launches", "superkernels", "eager_ops", "splits", "lowering_failures"}
 
 `compile` traces the call with make_fx on fake tensors (no real work, no side
 effect on the model's buffers; _trace.py, with _decomp.py's decompositions)
@@ -316,6 +316,7 @@ class CompiledModule:
             "superkernels": sum(p.superkernel_count for _, p, _ in self._plans),
             "eager_ops": eager,
             "splits": [dict(s) for s in self._program.splits],
+            "lowering_failures": self._program.lowering_failures,
         }
 
     def oplists(self) -> List[dict]:

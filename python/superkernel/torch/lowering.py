@@ -31,6 +31,7 @@ as TRefs. Raise `Unsupported(reason)` for a case the kernels do not cover.
 
 from __future__ import annotations
 
+import logging
 import math
 import operator
 import re
@@ -50,6 +51,7 @@ __all__ = ["Lowering", "TRef", "Buffer", "Unsupported", "register", "lowering_fo
            "EagerStep", "Op"]
 
 aten = torch.ops.aten
+_log = logging.getLogger("superkernel.torch")
 
 # dtype -> (op-list dtype, C storage type). complex64 is stored as float pairs.
 DTYPES = {torch.float32: ("f32", "float"), torch.float64: ("f64", "double"), torch.bfloat16: ("bf16", "bf16"),
@@ -192,6 +194,7 @@ class Program:
     scope_options: Dict[str, str]
     splits: List[Dict[str, str]]
     aten_ops: int
+    lowering_failures: int = 0               # lowerings that raised something other than Unsupported (logged)
 
 
 _FACTORIES = {aten.arange.default, aten.arange.start, aten.arange.start_step, aten.full.default, aten.zeros.default,
@@ -236,6 +239,7 @@ class Lowering:
         self.has_scopes = any(n.op == "call_function" and n.target is SCOPE_ENTER for n in gm.graph.nodes)
         self.splits: List[Dict[str, str]] = []
         self.aten_ops = 0
+        self.lowering_failures = 0
         self.used_names = set()
 
     # ---- buffers -------------------------------------------------------------
@@ -460,7 +464,8 @@ class Lowering:
             self.aten_ops += 1
             self._node(n)
         self._close_segment()
-        return Program(self.buffers, self.steps, output, self.scope_options, self.splits, self.aten_ops)
+        return Program(self.buffers, self.steps, output, self.scope_options, self.splits, self.aten_ops,
+                       self.lowering_failures)
 
     def _enter_scope(self, name, options, never):
         if not never:
@@ -507,6 +512,14 @@ class Lowering:
         except Unsupported as e:
             self._rollback(cp)
             self._eager(n, args, kwargs, v, str(e))
+        except BadInputError:
+            raise
+        except Exception as e:  # a lowering's own failure: the node still runs, eagerly, counted and logged
+            self._rollback(cp)
+            self.lowering_failures += 1
+            _log.warning("superkernel.torch: lowering %s (%s) failed with %s: %s; it runs eagerly (please report "
+                         "this)", n.name, n.target, type(e).__name__, e)
+            self._eager(n, args, kwargs, v, f"its lowering failed ({type(e).__name__}: {e})")
 
     def _fold(self, n, args, kwargs):
         """A node that depends on constants only is computed once, now."""

@@ -453,22 +453,78 @@ inline ct dot(const EA* a, const EB* b) {
   for (; k < K; ++k) acc += static_cast<ct>(load(a + k * A_SK)) * static_cast<ct>(load(b + k * B_SK));
   return acc;
 }
+// Four columns n .. n+3 of one output row at once: each A chunk is loaded
+// once for four dot products. Every column is summed exactly as dot() sums
+// it (two 8-lane accumulators, the same reduction and tail), so a result
+// does not depend on whether it was computed alone or in a group of four.
+constexpr bool kGroup4 = A_SK == 1 && B_SK == 1 && std::is_same_v<ct, float> && K >= 16;
+template <typename EA, typename EB>
+inline void dot4(const EA* a, const EB* b, ct* out) {
+  const vf8 z = {0, 0, 0, 0, 0, 0, 0, 0};
+  vf8 s0[4] = {z, z, z, z}, s1[4] = {z, z, z, z};
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    const vf8 a0 = load8(a + k), a1 = load8(a + k + 8);
+    for (int j = 0; j < 4; ++j) {
+      s0[j] += a0 * load8(b + j * B_SN + k);
+      s1[j] += a1 * load8(b + j * B_SN + k + 8);
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    const vf8 v = s0[j] + s1[j];
+    ct acc = ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+    for (int64_t kk = k; kk < K; ++kk)
+      acc += static_cast<ct>(load(a + kk)) * static_cast<ct>(load(b + j * B_SN + kk));
+    out[j] = acc;
+  }
+}
 }  // namespace
 SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const SKT_TC* bias, SKT_TO* out) {
   (void)bias;
   constexpr int64_t n_out = (int64_t)T * M * N;
   int64_t b, e;
   sk_block_range(ctx, n_out, &b, &e);
-  for (int64_t i = b; i < e; ++i) {
-    const int64_t n = i % N, m = (i / N) % M, t = i / (N * M);
-    const SKT_TA* ar = a + A_OFF + t * A_ST + m * A_SM;
-    const SKT_TB* bc = w + B_OFF + t * B_ST + n * B_SN;
-    ct acc = dot(ar, bc);
+  auto finish = [&](int64_t i, int64_t n, ct acc) {
 #if SKT_HAS_BIAS
     acc += load(bias + BIAS_OFF + n * BIAS_SN);
+#else
+    (void)n;
 #endif
     store(out + i, acc);
+  };
+  // Outputs [i0, i1) of one row r = (t, m): groups of four columns, then single ones.
+  auto row_part = [&](int64_t r, int64_t n0, int64_t n1) {
+    const int64_t m = r % M, t = r / M;
+    const SKT_TA* ar = a + A_OFF + t * A_ST + m * A_SM;
+    int64_t n = n0;
+    if constexpr (kGroup4) {
+      for (; n + 4 <= n1; n += 4) {
+        ct acc[4];
+        dot4(ar, w + B_OFF + t * B_ST + n * B_SN, acc);
+        for (int j = 0; j < 4; ++j) finish(r * N + n + j, n + j, acc[j]);
+      }
+    }
+    for (; n < n1; ++n) finish(r * N + n, n, dot(ar, w + B_OFF + t * B_ST + n * B_SN));
+  };
+  // The block's slice of the flat output: a partial first row, whole rows, a partial last row. Over whole rows
+  // the column groups are the outer loop, so four columns of weights (4 K values each) stay in L1 while every
+  // row uses them: the weights are read once per block, not once per row (a prompt of 16 tokens).
+  int64_t i = b;
+  if (i % N != 0 && i < e) {
+    const int64_t end = (i / N + 1) * N < e ? (i / N + 1) * N : e;
+    row_part(i / N, i % N, end - (i / N) * N);
+    i = end;
   }
+  const int64_t r0 = i / N, r1 = e / N;
+  if (r1 > r0) {
+    constexpr int64_t G = kGroup4 ? 4 : 1;
+    for (int64_t n = 0; n < N; n += G) {
+      const int64_t n1 = n + G <= N ? n + G : N;
+      for (int64_t r = r0; r < r1; ++r) row_part(r, n, n1);
+    }
+    i = r1 * N;
+  }
+  if (i < e) row_part(i / N, i % N, e - (i / N) * N);
 }
 #endif
 
@@ -598,8 +654,11 @@ constexpr int64_t P = SKT_P, I = SKT_I, Q = SKT_Q, ROWS = SKT_ROWS, IDX_OFF = SK
 SK_KERNEL void skt_gather(const sk_ctx* ctx, const SKT_TA* table, const int64_t* idx, SKT_TO* out) {
   int64_t b, e;
   sk_block_range(ctx, P * I * Q, &b, &e);
-  for (int64_t o = b; o < e; ++o) {
-    const int64_t q = o % Q, i = (o / Q) % I, p = o / (Q * I);
+  // One contiguous run per gathered row (an expert's weights, an embedding row): the index is read once per run
+  // and the run is a plain copy (memcpy when the types are equal).
+  for (int64_t o = b; o < e;) {
+    const int64_t q0 = o % Q, i = (o / Q) % I, p = o / (Q * I);
+    const int64_t n = (Q - q0) < (e - o) ? (Q - q0) : (e - o);
     int64_t row = idx[IDX_OFF + i * IDX_S];
 #if SKT_WRAP
     if (row < 0) row += ROWS;
@@ -608,7 +667,13 @@ SK_KERNEL void skt_gather(const sk_ctx* ctx, const SKT_TA* table, const int64_t*
       sk_report_error(ctx, "superkernel.torch gather (embedding/index_select/indexing): index out of range");
       return;
     }
-    store(out + o, static_cast<double>(load(table + TABLE_OFF + (p * ROWS + row) * Q + q)));
+    const SKT_TA* src = table + TABLE_OFF + (p * ROWS + row) * Q + q0;
+    if constexpr (std::is_same_v<SKT_TA, SKT_TO>) {
+      std::memcpy(out + o, src, static_cast<size_t>(n) * sizeof(SKT_TO));
+    } else {
+      for (int64_t j = 0; j < n; ++j) store(out + o + j, static_cast<double>(load(src + j)));
+    }
+    o += n;
   }
 }
 #endif
