@@ -20,7 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
+# Eager runs with one thread, its fastest on a small VM (a second thread competes for microsecond ops, PERFORMANCE.md
+# section 10b); OpenBLAS's own pool is kept to that thread too, so that no BLAS thread spins beside the SuperKernel's
+# workers in the next sample.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 
@@ -72,23 +76,30 @@ def main():
           f"prompt {a.prompt} + {a.tokens} tokens, batch 1, {workers} workers")
     print(f"  compiled unchanged: chunk lengths {fused.compiled_lengths} compiled or loaded in {compile_s:.1f} s "
           f"(first run compiles, later runs hit the cache); same {a.tokens} tokens as eager")
-    torch.set_num_threads(workers)
-    sides = {"eager": lambda x, p: eager(x, p), "fused": fused}
+    def eager_step(x, p):
+        torch.set_num_threads(1)
+        return eager(x, p)
+
+    sides = {"eager": eager_step, "fused": fused}
     secs = {k: [] for k in sides}
     with torch.no_grad():
         for k in sides:  # warm-up
             generate(sides[k], prompt, a.tokens)
         for r in range(a.reps):
-            for k in (list(sides) if r % 2 == 0 else list(sides)[::-1]):
+            names = list(sides)
+            for k in names[r % len(names):] + names[:r % len(names)]:  # rotated order
                 t0 = time.perf_counter()
                 generate(sides[k], prompt, a.tokens)
                 secs[k].append(time.perf_counter() - t0)
-    print(f"  {a.reps} interleaved runs of the whole loop after a warm-up; tokens/s median (min-max):")
+    print(f"  {a.reps} runs of the whole loop per side, interleaved (rotated), after a warm-up; tokens/s median (min-max):")
     for k, xs in secs.items():
         tps = sorted(a.tokens / x for x in xs)
         print(f"  {k:6s} {statistics.median(tps):8.1f} tok/s ({tps[0]:.1f}-{tps[-1]:.1f})")
-    ratio = sorted(e / f for e, f in zip(secs["eager"], secs["fused"]))
-    print(f"  speedup {statistics.median(ratio):.2f}x (min-max {ratio[0]:.2f}x-{ratio[-1]:.2f}x over run pairs)")
+    for k in sides:
+        if k != "fused":
+            ratio = sorted(e / f for e, f in zip(secs[k], secs["fused"]))
+            print(f"  fused over {k}: {statistics.median(ratio):.2f}x (min-max {ratio[0]:.2f}x-{ratio[-1]:.2f}x "
+                  "over run pairs)")
     return 0
 
 
