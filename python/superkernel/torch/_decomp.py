@@ -5,7 +5,7 @@ instead of running eagerly.
 
 Guarantee: each decomposition computes what the op computes (same shapes,
 dtypes and values up to float rounding; low-precision inputs are computed
-in f32 as torch's own kernels do) from ops that `_lower.py` lowers, and
+in f32 as torch's own kernels do) from ops that `_aten.py` lowers, and
 returns NotImplemented for a case it does not cover, which then traces as
 the op itself (and runs eagerly with its reason if nothing lowers it).
 
