@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <latch>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -263,12 +264,16 @@ TEST(CacheMemory, ErrorIsSharedThenRetried) {
   auto cache = openAt(t / "c");
   FakeBuild fb;
   fb.fail = true;
-  fb.sleepMs = 50;
+  // Every thread must ask while the one build is still running: all start together (the latch), and the build
+  // takes long enough that a thread scheduled late on a loaded 2-core machine under TSan still finds it running.
+  fb.sleepMs = 400;
   std::string key = keyOf("fails");
   std::atomic<int> errors{0};
+  std::latch ready(8);
   std::vector<std::thread> th;
   for (int i = 0; i < 8; ++i) {
     th.emplace_back([&] {
+      ready.arrive_and_wait();
       auto r = cache->getOrBuild(request(key, fb));
       if (!r) {
         EXPECT_NE(r.error().message().find("boom"), std::string::npos);
