@@ -240,6 +240,8 @@ def main(argv=None):
         if sys.stderr.isatty():
             print(f"\r{i + 1}/{args.count} programs, {failures} failed, {time.time() - t0:.0f} s", end="",
                   file=sys.stderr)
+        elif (i + 1) % 100 == 0:  # a long run in a log: a line per hundred programs
+            print(f"{i + 1}/{args.count} programs, {failures} failed, {time.time() - t0:.0f} s", flush=True)
     print(f"\nfuzz_torch: seed {args.seed}: {args.count - failures} passed, {failures} failed "
           f"({time.time() - t0:.0f} s, cache {cache})")
     return 1 if failures else 0
