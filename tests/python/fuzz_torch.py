@@ -227,12 +227,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="the first program's index (split a long run over processes: "
+                    "--start 0 --count 1000 and --start 1000 --count 1000 are the 2,000 programs of one seed)")
     ap.add_argument("--cache-dir", default=None)
     args = ap.parse_args(argv)
     cache = args.cache_dir or tempfile.mkdtemp(prefix="sk-fuzz-torch-")
     failures, t0 = 0, time.time()
     for i in range(args.count):
-        seed = args.seed * 1_000_003 + i
+        seed = args.seed * 1_000_003 + args.start + i
         report = check_one(seed, cache)
         if report:
             failures += 1
@@ -242,7 +244,8 @@ def main(argv=None):
                   file=sys.stderr)
         elif (i + 1) % 100 == 0:  # a long run in a log: a line per hundred programs
             print(f"{i + 1}/{args.count} programs, {failures} failed, {time.time() - t0:.0f} s", flush=True)
-    print(f"\nfuzz_torch: seed {args.seed}: {args.count - failures} passed, {failures} failed "
+    print(f"\nfuzz_torch: seed {args.seed}, programs {args.start}..{args.start + args.count - 1}: "
+          f"{args.count - failures} passed, {failures} failed "
           f"({time.time() - t0:.0f} s, cache {cache})")
     return 1 if failures else 0
 
