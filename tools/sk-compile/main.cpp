@@ -363,10 +363,9 @@ std::string renderText(const json& rep) {
     if (r.contains("fused_seconds")) {
       // Say exactly what was measured: the numbers are medians of samples,
       // each the median run of a batch (bench/suite.cpp's method).
-      s += fmt::format(", {} {}\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
+      s += fmt::format(", {}\n  {} samples per side, each the median run of a ~{:g} ms batch, after {} warm-up "
                        "runs; median and min-max over the samples\n",
-                       rep["workers"].get<uint32_t>(), cores,
-                       r["repeat"].get<int>(), r["batch_ms"].get<double>(),
+                       cores, r["repeat"].get<int>(), r["batch_ms"].get<double>(),
                        r["warmups"].get<int>());
       Table rt({"", "median", "min", "max", "runs/sample", "launches"}, "lrrrrr");
       rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()),
@@ -401,9 +400,9 @@ std::string renderTokens(const json& rep, const json& p, const std::string& core
   std::string s = fmt::format("\nTokens: {} decode step{} fused vs unfused from identical buffers", tokens,
                               tokens == 1 ? "" : "s");
   if (r.contains("fused_tokens_per_second")) {
-    s += fmt::format(", {} {}\n  {} samples per side, each {} consecutive run{} from the initial buffers (restored "
+    s += fmt::format(", {}\n  {} samples per side, each {} consecutive run{} from the initial buffers (restored "
                      "before each sample, untimed), after {} warm-up sequence; median and min-max over the samples\n",
-                     rep["workers"].get<uint32_t>(), cores, r["repeat"].get<int>(), tokens, tokens == 1 ? "" : "s",
+                     cores, r["repeat"].get<int>(), tokens, tokens == 1 ? "" : "s",
                      r["warmups"].get<int>());
     Table rt({"", "tokens/s", "min", "max", "ms/token", "launches/token"}, "lrrrrr");
     auto row = [&](const char* side, const char* key, uint32_t launches) {
