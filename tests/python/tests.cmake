@@ -19,7 +19,9 @@ if(_sk_py AND SK_BUILD_PYTHON AND NOT SK_SANITIZE)
   foreach(f IN LISTS _sk_py_tests)
     string(REGEX REPLACE "\\.py$" "" m "${f}")
     add_test(NAME python.${m} COMMAND "${_sk_py}" -m unittest -v ${m} WORKING_DIRECTORY "${CMAKE_CURRENT_LIST_DIR}")
-    set_tests_properties(python.${m} PROPERTIES LABELS python TIMEOUT 1200
+    # COST: ctest -j starts the costliest tests first; these are minutes of compiles each and come last by
+    # number, so without it they would run alone at the end of the suite instead of beside the C++ tests.
+    set_tests_properties(python.${m} PROPERTIES LABELS python TIMEOUT 1200 COST 1000
       ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1;SK_LOG_LEVEL=warn;SK_TEST_BINARY_DIR=${PROJECT_BINARY_DIR}")
   endforeach()
 endif()
