@@ -105,6 +105,17 @@ class FrontendTest(CompileTestCase):
             torch.testing.assert_close(g, w, equal_nan=True, **F32)
         self.assertEqual(cm.summary()["eager_ops"], 0)
 
+    def test_maximum_and_minimum_propagate_nan(self):
+        # Found by fuzz_torch.py (seed 1, program 1000727): -inf @ a zero weight is NaN, and maximum must keep it.
+        def f(x, y):
+            return torch.maximum(x, y), torch.minimum(y, x)
+
+        x = torch.tensor([1.0, float("nan"), -2.0, 0.5])
+        y = torch.tensor([0.0, 3.0, float("nan"), 0.25])
+        cm = self.compile(f, (x, y))
+        for g, w in zip(cm(x, y), f(x, y)):
+            torch.testing.assert_close(g, w, equal_nan=True)
+
     def test_f64_is_computed_in_f64(self):
         def f(a, b):
             return (a + b) - a, (a * b).sum(dim=-1), torch.softmax(a, dim=0), a @ b.t()

@@ -320,9 +320,15 @@ inline double f2(T x, U y, double alpha) {
   return static_cast<ct>(x) / static_cast<ct>(y);
 #elif SKT_OP == OP_POW
   return std::pow(static_cast<ct>(x), static_cast<ct>(y));
-#elif SKT_OP == OP_MAX
+#elif SKT_OP == OP_MAX  // torch.maximum: NaN if either is NaN
+  if constexpr (!kIntegral<T, U>) {
+    if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) return NAN;
+  }
   return x > y ? x : y;
-#elif SKT_OP == OP_MIN
+#elif SKT_OP == OP_MIN  // torch.minimum: NaN if either is NaN
+  if constexpr (!kIntegral<T, U>) {
+    if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) return NAN;
+  }
   return x < y ? x : y;
 #elif SKT_OP == OP_EQ
   return x == y;
