@@ -213,15 +213,6 @@ def node_value(node, index: Optional[int] = None):
     return v
 
 
-def where(node) -> str:
-    """The model source line of a node, where the tracer recorded one."""
-    st = node.meta.get("stack_trace")
-    if not st:
-        return ""
-    lines = [ln.strip() for ln in st.strip().splitlines() if ln.strip().startswith("File ")]
-    return f" ({lines[-1]})" if lines else ""
-
-
 class Lowering:
     """Walks the graph once, in order, building segments of ops and eager steps."""
 
@@ -241,6 +232,8 @@ class Lowering:
         self.aten_ops = 0
         self.lowering_failures = 0
         self.used_names = set()
+        self._names_log: List[str] = []          # names in the order given (a rollback forgets the newest)
+        self._written_log: List[str] = []        # buffers first marked written, in order (a rollback unmarks them)
 
     # ---- buffers -------------------------------------------------------------
     def name(self, base: str) -> str:
@@ -250,6 +243,7 @@ class Lowering:
         while n in self.used_names:
             n, i = f"{base}_{i}", i + 1
         self.used_names.add(n)
+        self._names_log.append(n)
         return n
 
     @staticmethod
@@ -318,7 +312,10 @@ class Lowering:
         return b.kind == "const" and not b.mutated
 
     def mark_written(self, t: TRef):
-        self.buffers[t.buf].mutated = True
+        b = self.buffers[t.buf]
+        if not b.mutated:
+            b.mutated = True
+            self._written_log.append(b.name)
 
     # ---- ops -----------------------------------------------------------------
     def _scope(self):
@@ -484,15 +481,23 @@ class Lowering:
         self.seg = Segment()
 
     def _checkpoint(self):
-        return (dict(self.buffers), dict(self.base_so), set(self.used_names), len(self.seg.ops),
-                {k: b.mutated for k, b in self.buffers.items()})
+        """Where a node's lowering starts: lengths only (buffers are an insertion-ordered dict), so a node costs
+        nothing more when it succeeds, however large the graph."""
+        return len(self.buffers), len(self._names_log), len(self.seg.ops), len(self._written_log)
 
     def _rollback(self, cp):
-        buffers, base_so, used, nops, mutated = cp
-        self.buffers, self.base_so, self.used_names = buffers, base_so, used
+        nbuf, nnames, nops, nwritten = cp
+        for b in self._written_log[nwritten:]:
+            if b in self.buffers:
+                self.buffers[b].mutated = False
+        del self._written_log[nwritten:]
+        for k in list(self.buffers)[nbuf:]:
+            del self.buffers[k]
+            self.base_so.pop(k, None)
+        for nm in self._names_log[nnames:]:
+            self.used_names.discard(nm)
+        del self._names_log[nnames:]
         del self.seg.ops[nops:]
-        for k, m in mutated.items():
-            self.buffers[k].mutated = m
 
     def _node(self, n):
         args, kwargs = self._map(n.args), self._map(n.kwargs)
@@ -537,7 +542,7 @@ class Lowering:
 
     def _eager(self, n, args, kwargs, v, reason):
         self._close_segment()
-        self.splits.append({"at": f"{n.name} ({n.target}){where(n)}", "reason": reason + "; it runs eagerly in PyTorch"})
+        self.splits.append({"at": f"{n.name} ({n.target})", "reason": reason + "; it runs eagerly in PyTorch"})
         vals = v if isinstance(v, (list, tuple)) else [v]
         refs, outs = [], []
         for i, ov in enumerate(vals):
