@@ -25,10 +25,10 @@
 // from this file by name (_lower.op_codes), so the two cannot drift.
 #include <superkernel/cpu/kernel.h>
 
-#include <cmath>
-#include <cstdint>
-#include <cstring>
-#include <type_traits>
+// No <cmath>, <cstring> or <type_traits>: every op is one object, and those
+// headers cost clang 14 about as long as the kernel itself (0.15 of about
+// 0.3 s per object), so the math below goes through the compiler's builtins
+// (the same libm calls <cmath> makes) and the two traits are spelled out.
 
 #ifndef SKT_CT
 #define SKT_CT float
@@ -36,6 +36,46 @@
 
 namespace {
 using ct = SKT_CT;
+
+namespace skm {  // float and double overloads, as std:: has them
+#define SKT_MATH1(name) \
+  inline float name(float x) { return __builtin_##name##f(x); } \
+  inline double name(double x) { return __builtin_##name(x); }
+SKT_MATH1(sqrt)
+SKT_MATH1(exp)
+SKT_MATH1(tanh)
+SKT_MATH1(cos)
+SKT_MATH1(sin)
+SKT_MATH1(erf)
+SKT_MATH1(log)
+SKT_MATH1(fabs)
+#undef SKT_MATH1
+inline float pow(float x, float y) { return __builtin_powf(x, y); }
+inline double pow(double x, double y) { return __builtin_pow(x, y); }
+inline float fmax(float x, float y) { return __builtin_fmaxf(x, y); }
+inline double fmax(double x, double y) { return __builtin_fmax(x, y); }
+template <typename T>
+inline bool isnan(T x) { return __builtin_isnan(x); }
+using size_t = decltype(sizeof 0);
+inline void memcpy(void* d, const void* s, size_t n) { __builtin_memcpy(d, s, n); }
+constexpr double kNaN = __builtin_nan("");
+constexpr float kInf = __builtin_inff();
+}  // namespace skm
+
+template <typename T, typename U>
+constexpr bool same = false;
+template <typename T>
+constexpr bool same<T, T> = true;
+template <typename T>  // std::is_integral for the types load() returns
+constexpr bool integral = false;
+template <>
+constexpr bool integral<bool> = true;
+template <>
+constexpr bool integral<int64_t> = true;
+template <>
+constexpr bool integral<int32_t> = true;
+template <>
+constexpr bool integral<uint8_t> = true;
 
 struct bf16 {
   uint16_t bits;
@@ -46,7 +86,7 @@ inline double load(const double* p) { return *p; }
 inline float load(const bf16* p) {
   uint32_t u = static_cast<uint32_t>(p->bits) << 16;
   float f;
-  std::memcpy(&f, &u, 4);
+  skm::memcpy(&f, &u, 4);
   return f;
 }
 // IEEE half, by bits (no compiler half type needed): exact widening.
@@ -72,7 +112,7 @@ inline float load(const f16* p) {
     u = sign | ((112u - e) << 23) | ((m & 0x3ffu) << 13);
   }
   float f;
-  std::memcpy(&f, &u, 4);
+  skm::memcpy(&f, &u, 4);
   return f;
 }
 inline int64_t load(const int64_t* p) { return *p; }
@@ -85,7 +125,7 @@ inline void store(bf16* p, double v) {
   // Round to nearest even, as torch does; NaN stays NaN.
   float f = static_cast<float>(v);
   uint32_t u;
-  std::memcpy(&u, &f, 4);
+  skm::memcpy(&u, &f, 4);
   if ((u & 0x7fffffffu) > 0x7f800000u) {
     p->bits = static_cast<uint16_t>((u >> 16) | 0x40u);
     return;
@@ -97,7 +137,7 @@ inline void store(f16* p, double v) {
   // Round to nearest even, as torch's float -> half conversion does.
   const float f = static_cast<float>(v);
   uint32_t u;
-  std::memcpy(&u, &f, 4);
+  skm::memcpy(&u, &f, 4);
   const uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;
   uint16_t h;
   if (a > 0x7f800000u) {
@@ -247,37 +287,37 @@ inline double f1(T x, double alpha, double beta) {
 #elif SKT_OP == OP_NEG
   return -v;
 #elif SKT_OP == OP_RSQRT
-  return ct(1) / std::sqrt(static_cast<ct>(v));
+  return ct(1) / skm::sqrt(static_cast<ct>(v));
 #elif SKT_OP == OP_EXP
-  return std::exp(static_cast<ct>(v));
+  return skm::exp(static_cast<ct>(v));
 #elif SKT_OP == OP_SILU
   const ct f = static_cast<ct>(v);
-  return f / (ct(1) + std::exp(-f));
+  return f / (ct(1) + skm::exp(-f));
 #elif SKT_OP == OP_SIGMOID
-  return ct(1) / (ct(1) + std::exp(-static_cast<ct>(v)));
+  return ct(1) / (ct(1) + skm::exp(-static_cast<ct>(v)));
 #elif SKT_OP == OP_SQRT
-  return std::sqrt(static_cast<ct>(v));
+  return skm::sqrt(static_cast<ct>(v));
 #elif SKT_OP == OP_RECIP
   return ct(1) / static_cast<ct>(v);
 #elif SKT_OP == OP_ABS
-  return std::fabs(v);
+  return skm::fabs(v);
 #elif SKT_OP == OP_TANH
-  return std::tanh(static_cast<ct>(v));
+  return skm::tanh(static_cast<ct>(v));
 #elif SKT_OP == OP_COS
-  return std::cos(static_cast<ct>(v));
+  return skm::cos(static_cast<ct>(v));
 #elif SKT_OP == OP_SIN
-  return std::sin(static_cast<ct>(v));
+  return skm::sin(static_cast<ct>(v));
 #elif SKT_OP == OP_RELU
   return v > 0 ? v : 0.0;
 #elif SKT_OP == OP_GELU  // torch's gelu(approximate="none")
   const ct f = static_cast<ct>(v);
-  return f * ct(0.5) * (ct(1) + std::erf(f * ct(0.70710678118654752440)));
+  return f * ct(0.5) * (ct(1) + skm::erf(f * ct(0.70710678118654752440)));
 #elif SKT_OP == OP_GELU_TANH  // torch's gelu(approximate="tanh")
   const ct f = static_cast<ct>(v);
   const ct inner = ct(0.79788456080286535588) * (f + ct(0.044715) * f * f * f);
-  return ct(0.5) * f * (ct(1) + std::tanh(inner));
+  return ct(0.5) * f * (ct(1) + skm::tanh(inner));
 #elif SKT_OP == OP_ERF
-  return std::erf(static_cast<ct>(v));
+  return skm::erf(static_cast<ct>(v));
 #elif SKT_OP == OP_CLAMP  // NaN stays NaN (both comparisons are false)
   double r = v;
 #if SKT_CLAMP_LO
@@ -288,7 +328,7 @@ inline double f1(T x, double alpha, double beta) {
 #endif
   return r;
 #elif SKT_OP == OP_LOG
-  return std::log(static_cast<ct>(v));
+  return skm::log(static_cast<ct>(v));
 #elif SKT_OP == OP_NOT
   return v == 0.0;
 #elif SKT_OP == OP_FILL
@@ -302,7 +342,7 @@ inline double f1(T x, double alpha, double beta) {
 #if SKT_ARITY == 2 && SKT_OP != OP_CMUL
 // Integer operands (positions, indices) stay exact in int64.
 template <typename T, typename U>
-constexpr bool kIntegral = std::is_integral<T>::value && std::is_integral<U>::value;
+constexpr bool kIntegral = integral<T> && integral<U>;
 
 template <typename T, typename U>
 inline double f2(T x, U y, double alpha) {
@@ -319,15 +359,15 @@ inline double f2(T x, U y, double alpha) {
 #elif SKT_OP == OP_DIV
   return static_cast<ct>(x) / static_cast<ct>(y);
 #elif SKT_OP == OP_POW
-  return std::pow(static_cast<ct>(x), static_cast<ct>(y));
+  return skm::pow(static_cast<ct>(x), static_cast<ct>(y));
 #elif SKT_OP == OP_MAX  // torch.maximum: NaN if either is NaN
   if constexpr (!kIntegral<T, U>) {
-    if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) return NAN;
+    if (skm::isnan(static_cast<double>(x)) || skm::isnan(static_cast<double>(y))) return skm::kNaN;
   }
   return x > y ? x : y;
 #elif SKT_OP == OP_MIN  // torch.minimum: NaN if either is NaN
   if constexpr (!kIntegral<T, U>) {
-    if (std::isnan(static_cast<double>(x)) || std::isnan(static_cast<double>(y))) return NAN;
+    if (skm::isnan(static_cast<double>(x)) || skm::isnan(static_cast<double>(y))) return skm::kNaN;
   }
   return x < y ? x : y;
 #elif SKT_OP == OP_EQ
@@ -436,7 +476,7 @@ inline vf8 load8(const E* p) {
 }
 inline vf8 load8(const float* p) {
   vf8 v;
-  std::memcpy(&v, p, sizeof v);
+  skm::memcpy(&v, p, sizeof v);
   return v;
 }
 
@@ -447,7 +487,7 @@ template <typename EA, typename EB>
 inline ct dot(const EA* a, const EB* b) {
   int64_t k = 0;
   ct acc = 0;
-  if constexpr (A_SK == 1 && B_SK == 1 && std::is_same_v<ct, float>) {
+  if constexpr (A_SK == 1 && B_SK == 1 && same<ct, float>) {
     vf8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0;
     for (; k + 16 <= K; k += 16) {
       s0 += load8(a + k) * load8(b + k);
@@ -463,7 +503,7 @@ inline ct dot(const EA* a, const EB* b) {
 // once for four dot products. Every column is summed exactly as dot() sums
 // it (two 8-lane accumulators, the same reduction and tail), so a result
 // does not depend on whether it was computed alone or in a group of four.
-constexpr bool kGroup4 = A_SK == 1 && B_SK == 1 && std::is_same_v<ct, float> && K >= 16;
+constexpr bool kGroup4 = A_SK == 1 && B_SK == 1 && same<ct, float> && K >= 16;
 template <typename EA, typename EB>
 inline void dot4(const EA* a, const EB* b, ct* out) {
   const vf8 z = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -548,10 +588,10 @@ SK_KERNEL void skt_reduce(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
   for (int64_t r = b; r < e; ++r) {
     const SKT_TA* row = x + X_at(r);
 #if SKT_RED == 2  // amax: NaN wins, as in torch
-    ct acc = -INFINITY;
+    ct acc = -skm::kInf;
     for (int64_t l = 0; l < L; ++l) {
       const ct xv = static_cast<ct>(load(row + l * X_SL));
-      acc = (std::isnan(xv) || xv > acc) ? xv : acc;
+      acc = (skm::isnan(xv) || xv > acc) ? xv : acc;
     }
 #else
     ct acc = 0;
@@ -581,10 +621,10 @@ constexpr int64_t O_SL = SKT_O_SL;
 constexpr int64_t L = SKT_L, X_SL = SKT_X_SL;
 template <typename E>
 inline void row_stats(const E* row, ct* mx_out, ct* sum_out) {
-  ct mx = -INFINITY;
-  for (int64_t l = 0; l < L; ++l) mx = std::fmax(mx, static_cast<ct>(load(row + l * X_SL)));
+  ct mx = -skm::kInf;
+  for (int64_t l = 0; l < L; ++l) mx = skm::fmax(mx, static_cast<ct>(load(row + l * X_SL)));
   ct sum = 0;
-  for (int64_t l = 0; l < L; ++l) sum += std::exp(static_cast<ct>(load(row + l * X_SL)) - mx);
+  for (int64_t l = 0; l < L; ++l) sum += skm::exp(static_cast<ct>(load(row + l * X_SL)) - mx);
   *mx_out = mx;
   *sum_out = sum;
 }
@@ -598,7 +638,7 @@ SK_KERNEL void skt_softmax(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
     ct mx, sum;
     row_stats(row, &mx, &sum);
     for (int64_t l = 0; l < L; ++l)
-      store(out + O_at(r) + l * O_SL, std::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
+      store(out + O_at(r) + l * O_SL, skm::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
   }
 #else
   sk_block_range(ctx, kN * L, &b, &e);
@@ -607,7 +647,7 @@ SK_KERNEL void skt_softmax(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* out) {
     ct mx, sum;
     row_stats(row, &mx, &sum);
     const int64_t lo = r * L < b ? b - r * L : 0, hi = (r + 1) * L > e ? e - r * L : L;
-    for (int64_t l = lo; l < hi; ++l) store(out + r * L + l, std::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
+    for (int64_t l = lo; l < hi; ++l) store(out + r * L + l, skm::exp(static_cast<ct>(load(row + l * X_SL)) - mx) / sum);
   }
 #endif
 }
@@ -634,7 +674,7 @@ SK_KERNEL void skt_topk(const sk_ctx* ctx, const SKT_TA* x, SKT_TO* values, int6
         bool used = false;
         for (int64_t t = 0; t < j; ++t) used = used || taken[t] == l;
         const float xv = static_cast<float>(load(row + l * X_SL));
-        if (!used && (best < 0 || xv > bv || (std::isnan(xv) && !std::isnan(bv)))) {
+        if (!used && (best < 0 || xv > bv || (skm::isnan(xv) && !skm::isnan(bv)))) {
           best = l;
           bv = xv;
         }
@@ -674,8 +714,8 @@ SK_KERNEL void skt_gather(const sk_ctx* ctx, const SKT_TA* table, const int64_t*
       return;
     }
     const SKT_TA* src = table + TABLE_OFF + (p * ROWS + row) * Q + q0;
-    if constexpr (std::is_same_v<SKT_TA, SKT_TO>) {
-      std::memcpy(out + o, src, static_cast<size_t>(n) * sizeof(SKT_TO));
+    if constexpr (same<SKT_TA, SKT_TO>) {
+      skm::memcpy(out + o, src, static_cast<skm::size_t>(n) * sizeof(SKT_TO));
     } else {
       for (int64_t j = 0; j < n; ++j) store(out + o + j, static_cast<double>(load(src + j)));
     }
