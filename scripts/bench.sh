@@ -102,7 +102,7 @@ run_one() {
   echo "bench.sh: results in $out"
 }
 
-# The PyTorch decode benchmark (bench/torch_decode.py) needs the Python
+# The PyTorch benchmarks (bench/torch_decode.py, bench/torch_matmul.py) need the Python
 # package of the same build and Debian's python3 with torch.
 run_torch() {
   cmake --build "$build" -j "${SK_BUILD_JOBS:-$(nproc)}" --target sk_python >/dev/null
@@ -111,6 +111,8 @@ run_torch() {
   mkdir -p "$out"
   PYTHONPATH="$build/python" /usr/bin/python3 "$root/bench/torch_decode.py" ${targs[@]+"${targs[@]}"} \
     --cache-dir "$out/torch-cache" | tee "$out/torch_decode.md"
+  PYTHONPATH="$build/python" /usr/bin/python3 "$root/bench/torch_matmul.py" ${targs[@]+"${targs[@]}"} \
+    --cache-dir "$out/torch-cache" | tee "$out/torch_matmul.md"
 }
 
 if [ -z "$workers" ]; then
