@@ -20,97 +20,51 @@
 //    primitives exactly as the hardware library builds them, so their flags
 //    interact with the generated code's own flags as they would on a device;
 //  - GM is host memory (GM_ADDR is a plain pointer); dcci is a fence;
-//  - the vector programming model (TPipe, TQue, TBuf, LocalTensor / GlobalTensor, DataCopy, the vector
-//    instructions, SetFlag / WaitFlag, the UB and its capacity, the pipes' ordering) is in
-//    superkernel/ascend/kernel_vector.h, included at the end. No cube instruction, L1 or L0 is modelled.
+//  - the vector programming model (below) is in one header per concern, under the names of CANN's headers,
+//    included at the end: kernel_common.h (types, positions, events), kernel_tensor.h (GlobalTensor,
+//    LocalTensor), kernel_tpipe.h (TPipe, TQue / TQueBind, TBuf), kernel_operator_sync_intf.h (SetFlag /
+//    WaitFlag), kernel_operator_data_copy_intf.h (DataCopy, DataCopyPad) and kernel_operator_vec_*_intf.h
+//    (binary, unary, vconv, gather, reduce). Their checks are the simulator's, compiled once into its
+//    library (runtime/ascend/sim/src/VectorChecker.cpp) and reached through the core's ops
+//    (superkernel/ascend/vector_state.h says why). No cube instruction, L1 or L0 is modelled.
+//
+// The vector programming model: what is modelled, and why (docs/ASCEND.md "Writing a sub-kernel" says the
+// same for kernel authors):
+//  - The UB: 192 KiB per vector core (Atlas A2 vector core), one per simulated core thread, filled with
+//    0xFF bytes (NaN as f32 / f16) when the core first builds a TPipe, so a read of data nobody wrote is
+//    visible as NaN rather than as a lucky zero. TPipe::InitBuffer allocates from it; an allocation past
+//    the capacity fails the launch naming the sizes. Cube cores have no UB here (no L1 / L0 model).
+//  - The pipes: every instruction is executed at once, in program order, on the host. What a device
+//    would do concurrently is modelled as *ordering knowledge*: each pipe (S, V, MTE2, MTE3) counts the
+//    instructions it issued, and knows how far each other pipe has got only through a sync that tells it
+//    (SetFlag/WaitFlag, EnQue/DeQue, FreeTensor/AllocTensor, PipeBarrier<PIPE_ALL>). Every UB access is
+//    checked per 32-byte block against the last writer and the last reader of each other pipe: an access
+//    that no sync orders after a conflicting one (read after write, write after read or write) is the
+//    race a device would run into, and fails the launch naming both pipes and the HardEvent that would
+//    order them. GM written by MTE3 and read back by MTE2 or the scalar unit on the same core is checked
+//    the same way. So a missing WaitFlag is an error, not a silently right answer.
+//  - Queues: each buffer of a TQue is Free, Allocated, Queued or Dequeued; AllocTensor with every buffer
+//    in use, EnQue past the queue depth, DeQue of an empty queue, FreeTensor twice or of a queued tensor,
+//    and a LocalTensor used after its EnQue (it belongs to the queue until DeQue) or its FreeTensor are
+//    errors. A TPipe ending with tensors still allocated or queued, or with a SetFlag nobody waited for,
+//    is an error.
+//  - Early start: a sub-kernel's own WaitPreTaskEnd must come before its first GM transfer (MTE2 copy-in,
+//    MTE3 copy-out, GlobalTensor Get/SetValue) and its own SetNextTaskStart after its last: checked on the
+//    TPipe alive when they are called, in fused and unfused launches alike. SetNextTaskStart<AIV_PIPE>
+//    is issued on AIV_PIPE (default PIPE_MTE3): that pipe must already know every MTE2 and MTE3 transfer
+//    completed, or the next sub-kernel could start while this one still moves data.
+// Not modelled: timing and throughput (instructions take no time; the simulator says nothing about
+// performance), bank conflicts, the level-0 mask / repeat forms of the vector instructions, the cube unit
+// (L1, L0A/B/C, MTE1, Mmad, Fixpipe), atomics, and the exact reduction order of the hardware (ReduceSum
+// sums each 256-byte repeat in order, then the repeats in order, in f32).
 #ifndef SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 #define SUPERKERNEL_ASCEND_SIM_KERNEL_OPERATOR_H
 
-// No <math.h>: in C++ it is libstdc++'s wrapper around <cmath>, a third of a kernel's compile time.
-// The simulator and the builtins call the compiler's __builtin_expf and friends instead.
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "superkernel/ascend/sim_core.h"
+#include "superkernel/ascend/vector_check.h"
 
-// The C++ headers kernel_vector.h uses, here: what is declared inside the hidden-visibility region
-// below would be hidden too, and a hidden declaration of a libm function does not link.
-#include <exception>
-#include <initializer_list>
-#include <type_traits>
-
-#include "superkernel/ascend/sim_abi.h"
-
-#ifndef __cplusplus
-#error "Ascend C is C++: compile simulated kernels with clang++ / g++"
-#endif
-
-#define SK_ASCEND_SIMULATOR 1
-
-// Everything below is hidden: each object that includes this header (a
-// simulated kernel library, a test executable with exported symbols) must
-// use its own copy of these helpers and of the per-thread core pointer.
-// With default visibility a library's calls to get_block_idx() and friends
-// could bind to another object's copy (an executable built with exported
-// symbols), which reads a core pointer nobody set. sk_ascend_sim_enter keeps
-// its explicit default visibility: the simulator finds it with dlsym.
+// What this header defines is hidden, as sim_core.h explains.
 #pragma GCC visibility push(hidden)
-
-// Address-space and function qualifiers mean nothing on the host.
-#define __aicore__
-#define __global__
-#define __gm__
-#define __ubuf__
-#define __cbuf__
-// Per-core storage: every simulated core is its own thread.
-#define __BLOCK_LOCAL__ thread_local
-#define GM_ADDR __gm__ uint8_t*
-
-typedef enum {
-  PIPE_S = 0,
-  PIPE_V = 1,
-  PIPE_M = 2,
-  PIPE_MTE1 = 3,
-  PIPE_MTE2 = 4,
-  PIPE_MTE3 = 5,
-  PIPE_ALL = 6,
-  PIPE_MTE4 = 7,
-  PIPE_MTE5 = 8,
-  PIPE_V2 = 9,
-  PIPE_FIX = 10,
-} pipe_t;
-
-enum cache_line_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
-enum dcci_dst_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
-
-// Task types for KERNEL_TASK_TYPE_DEFAULT (the AIC:AIV ratio of a launch).
-enum KernelMetaType : uint32_t {
-  KERNEL_TYPE_AIV_ONLY = 0,
-  KERNEL_TYPE_AIC_ONLY = 1,
-  KERNEL_TYPE_MIX_AIV_1_0 = 2,
-  KERNEL_TYPE_MIX_AIC_1_0 = 3,
-  KERNEL_TYPE_MIX_AIC_1_1 = 4,
-  KERNEL_TYPE_MIX_AIC_1_2 = 5,
-};
-
-// The core this thread simulates, for code of this shared object (hidden:
-// each object loaded into a process has its own, bound by its own enter).
-__attribute__((visibility("hidden"))) inline thread_local const sk_ascend_sim_core* sk_ascend_sim_self = nullptr;
-
-extern "C" __attribute__((weak, visibility("default"))) void sk_ascend_sim_enter(const sk_ascend_sim_core* core) {
-  sk_ascend_sim_self = core;
-}
-
-inline const sk_ascend_sim_core* sk_ascend_sim_core_now() {
-  const sk_ascend_sim_core* c = sk_ascend_sim_self;
-  if (c == nullptr || c->ops == nullptr || c->ops->abi != SK_ASCEND_SIM_ABI) {
-    // Not a recoverable state: kernel code is running outside a simulated launch.
-    fputs("Ascend C simulator: kernel code called outside a simulated launch (or ABI mismatch)\n", stderr);
-    abort();
-  }
-  return c;
-}
 
 // ---- system registers ----------------------------------------------------
 inline int64_t get_block_idx() { return sk_ascend_sim_core_now()->block_idx; }
@@ -257,16 +211,11 @@ inline void wait_flag_dev(pipe_t pipe, int64_t flagId) {
 }
 
 // ---- pipes, caches, instruction preload ---------------------------------------
-// Hooks into the vector model (kernel_vector.h, defined below): a PIPE_ALL barrier orders every pipe;
-// a kernel's own WaitPreTaskEnd / SetNextTaskStart are checked against its GM transfers.
-inline void sk_ascend_sim_vec_barrier(pipe_t pipe);
-inline void sk_ascend_sim_vec_wait_pre();
-inline void sk_ascend_sim_vec_set_next(pipe_t aivPipe);
-
+// The vector model's checker sees every barrier: a PIPE_ALL barrier orders every pipe of a vector core.
 inline void pipe_barrier(pipe_t pipe) {
   const sk_ascend_sim_core* c = sk_ascend_sim_core_now();
   c->ops->pipe_barrier(c, static_cast<uint32_t>(pipe));
-  sk_ascend_sim_vec_barrier(pipe);
+  sk_ascend_sim_vec::checker().pipeBarrier(sk_ascend_sim_vec::core(), static_cast<uint32_t>(pipe));
 }
 template <typename T>
 inline void dcci(T* addr, uint64_t entire, uint64_t dst) {
@@ -421,18 +370,18 @@ inline void WaitPreTaskEndImpl() {
 // What a sub-kernel calls itself. Outside a SuperKernel (no enabling macro:
 // an unfused launch) both do nothing, as with the CANN library. In both cases
 // the simulator checks where they stand against the kernel's GM transfers
-// through its TPipe (kernel_vector.h): the wait before the first, the set after
+// through its TPipe (the vector model's checker): the wait before the first, the set after
 // the last, the set's pipe ordered after every copy-in and copy-out, so a
 // misplaced call is an error even in an unfused launch.
 template <pipe_t AIV_PIPE = PIPE_MTE3, pipe_t AIC_PIPE = PIPE_FIX>
 static inline void SetNextTaskStart() {
-  sk_ascend_sim_vec_set_next(AIV_PIPE);
+  sk_ascend_sim_vec::checker().setNext(sk_ascend_sim_vec::core(), static_cast<uint32_t>(AIV_PIPE));
 #ifdef __ASCENDC_ENABLE_SET_NEXT_TASK_START
   SetNextTaskStartImpl<AIV_PIPE, AIC_PIPE>();
 #endif
 }
 static inline void WaitPreTaskEnd() {
-  sk_ascend_sim_vec_wait_pre();
+  sk_ascend_sim_vec::checker().waitPre(sk_ascend_sim_vec::core());
 #ifdef __ASCENDC_ENABLE_WAIT_PRE_TASK_END
   WaitPreTaskEndImpl<-1>();
 #endif
@@ -440,8 +389,18 @@ static inline void WaitPreTaskEnd() {
 
 }  // namespace AscendC
 
-#include "superkernel/ascend/kernel_vector.h"
-
 #pragma GCC visibility pop
+
+// The vector programming model, one header per concern (each self-contained).
+#include "kernel_common.h"
+#include "kernel_tensor.h"
+#include "kernel_tpipe.h"
+#include "kernel_operator_sync_intf.h"
+#include "kernel_operator_data_copy_intf.h"
+#include "kernel_operator_vec_binary_intf.h"
+#include "kernel_operator_vec_unary_intf.h"
+#include "kernel_operator_vec_vconv_intf.h"
+#include "kernel_operator_vec_gather_intf.h"
+#include "kernel_operator_vec_reduce_intf.h"
 
 #endif

@@ -362,8 +362,8 @@ uint64_t opCycle(const sk_ascend_sim_core* c) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - L.start).count());
 }
 
-const sk_ascend_sim_ops kOps = {SK_ASCEND_SIM_ABI, opSet,     opWait, opPipeBarrier, opDcci,
-                                opPreload,         opDeclare, opTrap, opCycle};
+const sk_ascend_sim_ops kOps = {SK_ASCEND_SIM_ABI, opSet,   opWait,  opPipeBarrier, opDcci,
+                                opPreload,         opDeclare, opTrap, opCycle,       vectorChecker()};
 
 // Calls entry with n GM_ADDR arguments, for every n up to kMaxArgs.
 using Invoker = void (*)(void* entry, void* const* args);

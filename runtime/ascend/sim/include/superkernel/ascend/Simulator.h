@@ -82,6 +82,9 @@ struct LaunchStats {
 /// simulator runs (128 AI Cores), a mix launch wider than residentBlocks.
 Status launch(const LaunchSpec& spec, LaunchStats* stats = nullptr);
 
+// The vector model's checker every simulated core is given (sim_abi.h vector_checker; VectorChecker.cpp).
+const void* vectorChecker();
+
 /// Upper bound on a launch's argument count.
 constexpr size_t kMaxArgs = 64;
 /// Flag ids and the counter limit of the hardware.

@@ -20,8 +20,8 @@
 extern "C" {
 #endif
 
-/* 2: runtime_values / runtime_count (runtime scalars). */
-#define SK_ASCEND_SIM_ABI 2u
+/* 2: runtime_values / runtime_count (runtime scalars). 3: vector_checker. */
+#define SK_ASCEND_SIM_ABI 3u
 
 /* Runtime scalar slots one launch passes at most (runtime_count <= this). */
 #define SK_ASCEND_SIM_MAX_RUNTIME_VALUES 16u
@@ -48,6 +48,9 @@ typedef struct sk_ascend_sim_ops {
   /* trap(): fail the launch with `what`. */
   void (*trap)(const sk_ascend_sim_core* c, const char* what);
   uint64_t (*system_cycle)(const sk_ascend_sim_core* c);
+  /* The Ascend C vector model's checker, compiled once into the simulator: a C++ table,
+   * sk_ascend_sim_vec::Checker (superkernel/ascend/vector_state.h). */
+  const void* vector_checker;
 } sk_ascend_sim_ops;
 
 struct sk_ascend_sim_core {
