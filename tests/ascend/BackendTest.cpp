@@ -11,7 +11,7 @@
 #include "superkernel/plan/Plan.h"
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendMachine.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 #include "backends/ascend/AscendStep.h"
 
 namespace fs = std::filesystem;

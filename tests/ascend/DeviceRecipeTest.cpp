@@ -19,7 +19,7 @@
 #include "superkernel/support/Sha256.h"
 #include "superkernel/target/Backend.h"
 #include "backends/ascend/AclRuntime.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace {
 namespace fs = std::filesystem;

@@ -19,8 +19,8 @@
 #include "ascend/SimBuild.h"
 #include "superkernel/ascend/Simulator.h"
 #include "backends/ascend/AscendBackend.h"
-#include "backends/ascend/AscendEmitter.h"
-#include "backends/ascend/SideLaunches.h"
+#include "backends/ascend/AscendSuperKernel.h"
+#include "backends/ascend/AscendSimSideLaunches.h"
 
 namespace fs = std::filesystem;
 using namespace sktest::ascend;
@@ -218,7 +218,7 @@ TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
 }
 
 // Side launches: chainWithSide's SuperKernel run beside a host stand-in for its side launch (r = 2 * y, from
-// proj's output y into add's input r), through the device's protocol (SideLaunches.h), the side launch held
+// proj's output y into add's input r), through the device's protocol (AscendSimSideLaunches.h), the side launch held
 // back `delay` after its signal. Returns the run's status; `ok` says whether the data shows both orders:
 // r holds 2 * proj's final y (the side launch started after proj), z = y + r (add waited for it).
 struct SideRunResult {

@@ -1,4 +1,4 @@
-// The ascend build recipe (src/backends/ascend/AscendRecipe): tool discovery
+// The ascend build recipe (src/backends/ascend/AscendBuild): tool discovery
 // with fake CANN layouts, the exact argv of each build step, the kernel JSON,
 // the simulator build run for real with the host compiler, and the device
 // build run for real when a CANN toolkit is present (skipped otherwise).
@@ -14,7 +14,7 @@
 #include "superkernel/ascend/Simulator.h"
 #include "superkernel/driver/Process.h"
 #include "backends/ascend/AscendBackend.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace fs = std::filesystem;
 using namespace sk::ascend;

@@ -16,7 +16,7 @@
 #include "superkernel/ascend/Simulator.h"
 #include "superkernel/frontend/OpList.h"
 #include "backends/ascend/AscendBackend.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace {
 

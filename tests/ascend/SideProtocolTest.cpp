@@ -1,4 +1,4 @@
-// The host half of the side-launch protocol (src/backends/ascend/SideLaunches.h)
+// The host half of the side-launch protocol (src/backends/ascend/AscendSimSideLaunches.h)
 // on its own: a stand-in SuperKernel sets and reads the words itself, so each
 // rule is checked without compiling anything — a side launch starts only once
 // all of its notify words are set; launches of one stream run in order, after
@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/ascend/SideLaunches.h"
+#include "backends/ascend/AscendSimSideLaunches.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "superkernel/support/Error.h"
-#include "backends/ascend/AscendEmitter.h"
+#include "backends/ascend/AscendSuperKernel.h"
 #include "backends/ascend/AscendStep.h"
 
 namespace sktest::ascend {

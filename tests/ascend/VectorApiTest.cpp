@@ -1,8 +1,9 @@
-// The simulator's Ascend C vector programming model (runtime/ascend/sim/include/superkernel/ascend/
-// kernel_vector.h): the public add sample compiled unchanged and run on 8 vector cores; each vector
-// instruction, Cast, the reductions, strided and padded copies, TBuf and the scalar unit's UB access with
-// their syncs, against host arithmetic; and each misuse (UB overflow, queue misuse, a missing WaitFlag,
-// early start misplaced, ...) failing the launch with its own message. Kernels: VectorKernels.cpp and
+// The simulator's Ascend C vector programming model (runtime/ascend/sim/include: kernel_tensor.h,
+// kernel_tpipe.h, kernel_operator_*_intf.h; its checks in runtime/ascend/sim/src/VectorChecker.cpp): the
+// public add sample compiled unchanged and run on 8 vector cores; each vector instruction, Cast, the
+// reductions, strided and padded copies, TBuf and the scalar unit's UB access with their syncs, against host
+// arithmetic; and each misuse (UB overflow, queue misuse, a missing WaitFlag, early start misplaced, ...)
+// failing the launch with its own message. Kernels: VectorKernels.cpp and
 // data/kernels/add_custom.cpp.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -17,7 +18,7 @@
 #include "superkernel/ascend/Simulator.h"
 #include "SimLaunch.h"
 #include "superkernel/driver/Process.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 #include "WorkDir.h"
 
 extern "C" {

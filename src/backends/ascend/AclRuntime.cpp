@@ -1,4 +1,4 @@
-// libascendcl by dlopen (AclRuntime.h).
+// libascendcl by dlopen, for the CANN device (target ascend; AclRuntime.h).
 #include "backends/ascend/AclRuntime.h"
 
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-// CANN's runtime (libascendcl) by dlopen: the ascend device needs no CANN at
+// CANN's runtime (libascendcl) by dlopen, for target ascend (the CANN device): the device needs no CANN at
 // build time, and creating it never fails for want of one; the first call
 // that needs the runtime answers what is missing (load, run, buffers).
 //

@@ -1,4 +1,4 @@
-// The ascend back end, assembled, and its launch descriptor (see AscendBackend.h).
+// The ascend back ends, ascend and ascend-sim, assembled, and their launch descriptor (see AscendBackend.h).
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendKernelKeys.h"
 
@@ -7,7 +7,7 @@
 #include <charconv>
 
 #include "backends/ascend/AscendMachine.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace sk {
 
@@ -20,8 +20,8 @@ Backend ascendBackend() {
     return ascend::ascendDeviceMachineModel(q.cores ? q.cores : ascend::deviceAiCoresForArch(q.arch));
   };
   b.makeEmitter = [] { return makeAscendEmitter("ascend"); };
-  b.makeRecipe = [] { return makeAscendDeviceRecipe(); };
-  b.makeDevice = [](const DeviceOptions& o) { return makeAscendCannDevice(o); };
+  b.makeRecipe = [] { return makeAscendRecipe(); };
+  b.makeDevice = [](const DeviceOptions& o) { return makeAscendDevice(o); };
   return b;
 }
 

@@ -1,13 +1,17 @@
-// Private: the ascend back end on the seam (target/Backend.h), assembled by
-// the registry. Emitter (AscendSeamEmitter.cpp: makeAscendStep + emitAscend),
-// build recipe for the simulator (AscendSimRecipe.cpp), device running the
-// simulator (AscendDevice.cpp), machine model (AscendMachine.h).
+// Private: the ascend back ends on the seam (target/Backend.h), assembled by
+// the registry: `ascend` (a real device) and `ascend-sim` (the simulator),
+// as cuda and cuda-sim. Both share the emitter (AscendEmitter.cpp:
+// makeAscendStep + emitAscend, the printer AscendSuperKernel.h), the machine
+// model (AscendMachine.h) and the build steps (AscendBuild.h); each has its
+// recipe (AscendRecipe.cpp: bisheng; AscendSimRecipe.cpp: the host compiler)
+// and its device (AscendDevice.cpp: CANN's runtime; AscendSimDevice.cpp: the
+// simulator, with its side launches, AscendSimSideLaunches.h).
 //
 // What ties them together is the launch descriptor, "entry=... type=MIX_AIC_1_2
 // block_dim=8 ...": the emitter passes it beside the source
 // (GeneratedSource::launch), which the recipe's link reads (which objects to
 // split-copy), the SuperKernel key hashes, and the link stores beside the
-// code in the artifact (SimBundle, DeviceBundle: AscendRecipe.h), where the
+// code in the artifact (SimBundle, DeviceBundle: AscendBuild.h), where the
 // device reads it (what to launch: entry, task type, block dim, how buffers
 // map to parameters, where the runtime scalars' slots point). So an artifact
 // from the cache carries its own, and no host data is printed into code.
@@ -70,8 +74,8 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text);
 namespace sk {
 
 /// Backend{"ascend", ...}: a real device. bisheng builds the objects and the
-/// SuperKernel (AscendDeviceRecipe.cpp), CANN's runtime runs them
-/// (AscendCannDevice.cpp, libascendcl by dlopen).
+/// SuperKernel (AscendRecipe.cpp), CANN's runtime runs them
+/// (AscendDevice.cpp, libascendcl by dlopen).
 Backend ascendBackend();
 /// Backend{"ascend-sim", ...}: the same Ascend C sources built by the host
 /// compiler and run by the simulator (runtime/ascend/sim).
@@ -83,10 +87,10 @@ Expected<std::shared_ptr<const Emitter>> makeAscendEmitter(std::string target);
 std::shared_ptr<const BuildRecipe> makeAscendSimRecipe();
 /// The simulator device: options.cores AI Cores (0: SK_ASCEND_AI_CORES, else 8).
 Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options);
-/// bisheng and CANN's binutils, found when the recipe is made (AscendRecipe.h findAscendTools); when they
+/// bisheng and CANN's binutils, found when the recipe is made (AscendBuild.h findAscendTools); when they
 /// are missing, the Session's toolchain lookup says so with compilerHint().
-std::shared_ptr<const BuildRecipe> makeAscendDeviceRecipe();
+std::shared_ptr<const BuildRecipe> makeAscendRecipe();
 /// The CANN device (never fails to be created: without CANN, load, run and buffers say what is missing).
-Expected<std::unique_ptr<Device>> makeAscendCannDevice(const DeviceOptions& options);
+Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options);
 
 }  // namespace sk

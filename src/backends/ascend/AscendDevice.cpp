@@ -1,138 +1,123 @@
-// The ascend device, simulated (DESIGN section 9): an artifact is a shared
-// object of simulated Ascend C, loaded through ascend_sim::Module from a memfd
-// holding exactly the verified bytes; run() reads the launch descriptor the
-// emitter put in it and makes one ascend_sim::launch (task type, block dim,
-// GM arguments). Buffers are host memory: the simulator's cores are host
-// threads, GM is the process's memory.
+// The ascend device on CANN (target ascend, DESIGN section 9): an artifact is
+// an ascend::DeviceBundle (the relocatable kernel ELF the bisheng recipe
+// linked, its kernel JSON, the launch descriptor); load() checks it and
+// keeps the ELF, which the first run() registers with the runtime
+// (aclrtBinaryLoadFromData, then aclrtBinaryGetFunction for the
+// descriptor's entry: a machine without a device still compiles and caches
+// SuperKernels, like cuda's); run() packs the entry's
+// GM arguments as the descriptor says (the buffers one by one, or one GM
+// table of their addresses; an unfused launch's (buffer, byte offset)
+// pairs; a profile buffer when it has one) into device memory the device
+// keeps and reuses (nothing is allocated per run once warm) and launches
+// them with the descriptor's block dim (aclrtLaunchKernel), then waits for
+// the stream, so the argument memory can be freed and a failure is this
+// run's. Buffers are device memory (aclrtMalloc / aclrtMemcpy).
 //
-// Profiling: a SuperKernel compiled with profiling=1 writes 16-byte records
-// {op, kind, cycle} per core into an extra GM buffer (AscendEmitter.h); while
-// profiling is on, run() turns each launch's records into TraceEvents, one
-// track per core ("cube c", "vector v"), and takeTrace() exports them with
-// the cpu target's trace writer. The simulator's cycle is nanoseconds since
-// the launch began, placed on the host clock at the launch.
-#include <sys/mman.h>
-
+// What the simulator has and this device does not (its machine model says
+// so, so the planner never asks): runtime-scalar slots, launches beside a
+// SuperKernel, profiling records read back.
+//
+// Unverified: there is no CANN toolkit or Ascend device where this project is
+// built and tested; what is tested here is that it is created without CANN
+// and that each use then names what is missing (tests/ascend/CannDeviceTest.cpp).
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <optional>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
-#include "superkernel/ascend/Simulator.h"
-#include "superkernel/runtime/Executor.h"
-#include "support/Fd.h"
-#include "support/HostMemory.h"
-#include "backends/LaunchTrace.h"
+#include "backends/ascend/AclRuntime.h"
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendMachine.h"
-#include "backends/ascend/AscendRecipe.h"
-#include "backends/ascend/SideLaunches.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace sk {
 
 namespace {
 
-class AscendKernel final : public LoadedKernel {
+class CannKernel final : public LoadedKernel {
  public:
-  AscendKernel(detail::UniqueFd fd, ascend_sim::Module module, ascend::LaunchDescriptor d, void* entry,
-               ascend_sim::TaskType type)
-      : fd_(std::move(fd)), module_(std::move(module)), desc_(std::move(d)), entry_(entry), type_(type) {}
-  const ascend_sim::Module& module() const { return module_; }
+  CannKernel(std::string key, std::string elf, ascend::LaunchDescriptor d)
+      : key_(std::move(key)), elf_(std::move(elf)), desc_(std::move(d)) {}
+  ~CannKernel() override {
+    if (bin_) (void)api_->binaryUnLoad(bin_);
+  }
+  CannKernel(const CannKernel&) = delete;
+  CannKernel& operator=(const CannKernel&) = delete;
   const ascend::LaunchDescriptor& descriptor() const { return desc_; }
-  void* entry() const { return entry_; }
-  ascend_sim::TaskType type() const { return type_; }
+
+  /// The entry's function handle, registering the ELF with the runtime at the first call (so a machine
+  /// without a device compiles and caches, and the first run says the device is missing).
+  Expected<void*> function(const ascend::AclApi* api) const {
+    std::lock_guard lock(mu_);
+    if (func_) return func_;
+    void* bin = nullptr;
+    if (ascend::AclError e = api->binaryLoadFromData(elf_.data(), elf_.size(), nullptr, &bin); e)
+      return runtimeError(api->describe("aclrtBinaryLoadFromData", e)).context("SuperKernel " + key_);
+    void* func = nullptr;
+    if (ascend::AclError e = api->binaryGetFunction(bin, desc_.entry.c_str(), &func); e) {
+      (void)api->binaryUnLoad(bin);
+      return runtimeError(api->describe(fmt::format("aclrtBinaryGetFunction({})", desc_.entry).c_str(), e))
+          .context("SuperKernel " + key_);
+    }
+    api_ = api;
+    bin_ = bin;
+    func_ = func;
+    return func_;
+  }
 
  private:
-  detail::UniqueFd fd_;  // the memfd the module was loaded from
-  ascend_sim::Module module_;
+  std::string key_;
+  std::string elf_;
   ascend::LaunchDescriptor desc_;
-  void* entry_ = nullptr;
-  ascend_sim::TaskType type_ = ascend_sim::TaskType::AivOnly;
+  mutable std::mutex mu_;
+  mutable const ascend::AclApi* api_ = nullptr;
+  mutable void* bin_ = nullptr;
+  mutable void* func_ = nullptr;
 };
 
-Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
-  if (!a.bytes) return internalError("ascend load: an artifact without bytes");
-  // The bundle's descriptor says what to launch; the shared object beside it is what the simulator loads.
-  auto bundle = ascend::parseSimBundle(*a.bytes);
-  if (!bundle) return std::move(bundle).error().context("SuperKernel " + a.key);
-  auto d = ascend::parseLaunchDescriptor(bundle->launch);
-  if (!d) return std::move(d).error().context("SuperKernel " + a.key);
-  detail::UniqueFd fd(::memfd_create("sk-ascend-sim", MFD_CLOEXEC));
-  if (!fd.valid()) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", a.key, std::strerror(errno)));
-  if (!detail::writeAllFd(fd.get(), bundle->object)) {
-    return runtimeError(fmt::format("cannot load {}: writing the memfd: {}", a.key, std::strerror(errno)));
+// One piece of device memory a launch needs besides the buffers (the argument area, a buffer table, the
+// profile records): kept by the device and reused by every run, grown when a launch needs more, so the
+// run path allocates nothing once warm. Guarded by the device's run mutex; run() waits for its launch before
+// returning, so the next run may overwrite it.
+class LaunchScratch {
+ public:
+  void release(const ascend::AclApi* api) {
+    if (ptr_) (void)api->free(ptr_);
+    ptr_ = nullptr;
+    bytes_ = 0;
   }
-  SK_ASSIGN_OR_RETURN(ascend_sim::Module module, ascend_sim::Module::load(fmt::format("/proc/self/fd/{}", fd.get())));
-  // The entry's parameter count follows from the descriptor: checked once here, not on every run.
-  const size_t params = d->args.empty() ? (d->bufferTable ? 1 : d->buffers) + (d->profileBytes ? 1 : 0) : d->args.size();
-  if (params > ascend_sim::kMaxArgs) {
-    return badInput(fmt::format("SuperKernel {}: its entry takes {} arguments, the simulator passes at most {}", a.key,
-                                params, ascend_sim::kMaxArgs));
-  }
-  // The runtime scalars' slots (parseLaunchDescriptor bounds them by ascend::kMaxRuntimeValues).
-  static_assert(ascend::kMaxRuntimeValues <= SK_ASCEND_SIM_MAX_RUNTIME_VALUES);
-  ascend_sim::TaskType type;
-  if (!ascend_sim::parseTaskType(d->type, &type)) {
-    return runtimeError(fmt::format("SuperKernel {}: unknown task type {}", a.key, d->type));
-  }
-  SK_ASSIGN_OR_RETURN(void* entry, module.entry(d->entry));
-  return std::shared_ptr<const LoadedKernel>(
-      std::make_shared<AscendKernel>(std::move(fd), std::move(module), std::move(*d), entry, type));
-}
-
-// Trace tracks: cube core c is tid c, vector core v is tid kVectorTrack + v.
-constexpr uint32_t kVectorTrack = 1024;
-
-// The records of one profiled launch (AscendEmitter.h: per core `slots`
-// records of 16 bytes; slots the core did not write keep the 0xff fill, an
-// unknown kind that ends its list).
-void collectRecords(const std::vector<uint8_t>& profile, ascend_sim::TaskType type, uint32_t blockDim,
-                    uint64_t launchNs, uint32_t launch, std::vector<TraceEvent>& out,
-                    std::map<uint32_t, std::string>& tracks) {
-  const uint32_t nAic = ascend_sim::aicCount(type, blockDim);
-  const uint32_t cores = nAic + ascend_sim::aivCount(type, blockDim);
-  if (cores == 0 || profile.size() % (static_cast<size_t>(cores) * 16) != 0) {
-    spdlog::warn("ascend profiling: {} bytes of records do not divide among {} cores; launch {} dropped",
-                   profile.size(), cores, launch);
-    return;
-  }
-  const size_t slots = profile.size() / (static_cast<size_t>(cores) * 16);
-  for (uint32_t core = 0; core < cores; ++core) {
-    const bool cube = core < nAic;
-    const uint32_t tid = cube ? core : kVectorTrack + (core - nAic);
-    tracks.emplace(tid, cube ? fmt::format("cube {}", core) : fmt::format("vector {}", core - nAic));
-    for (size_t r = 0; r < slots; ++r) {
-      const uint8_t* rec = profile.data() + (core * slots + r) * 16;
-      uint32_t id, kind;
-      uint64_t cycle;
-      std::memcpy(&id, rec, 4);
-      std::memcpy(&kind, rec + 4, 4);
-      std::memcpy(&cycle, rec + 8, 8);
-      if (kind > SK_PROF_WAIT_END) break;
-      out.push_back(TraceEvent{tid, core, kind, id, launch, launchNs + cycle});
+  Expected<void*> reserve(const ascend::AclApi* api, size_t bytes, const char* what) {
+    if (bytes <= bytes_) return ptr_;
+    release(api);
+    if (ascend::AclError e = api->malloc(&ptr_, bytes, ascend::kAclMemMallocHugeFirst); e) {
+      ptr_ = nullptr;
+      return runtimeError(api->describe(fmt::format("aclrtMalloc ({}, {} bytes)", what, bytes).c_str(), e));
     }
+    bytes_ = bytes;
+    return ptr_;
   }
-}
+  Expected<void*> upload(const ascend::AclApi* api, const void* src, size_t bytes, const char* what) {
+    SK_ASSIGN_OR_RETURN(void* p, reserve(api, bytes, what));
+    if (ascend::AclError e = api->memcpy(p, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
+      return runtimeError(api->describe(fmt::format("aclrtMemcpy ({})", what).c_str(), e));
+    return p;
+  }
 
-// What the next launch on this thread is called in errors (Session::run sets it around each run() on the
-// calling thread; per thread, so plans run concurrently never see each other's label).
-thread_local std::string tLaunchLabel;
-
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
 
 class AscendDevice final : public Device {
  public:
-  explicit AscendDevice(const DeviceOptions& o) : options_(o) {
-    machine_ = ascend::ascendMachineModel(o.cores ? o.cores : ascend::aiCoresFromEnv());
-    // Test hook: hold every side launch back this long after its signal, so that a SuperKernel that reads
-    // a side launch's output without waiting for it reads stale data (a wrong result, never a lucky pass).
-    if (const char* v = std::getenv("SK_ASCEND_SIM_SIDE_DELAY_MS"); v && *v) {
-      sideDelayMs_ = static_cast<uint32_t>(std::clamp(std::strtol(v, nullptr, 10), 0L, 60000L));
+  explicit AscendDevice(const DeviceOptions& o)
+      : machine_(ascend::ascendDeviceMachineModel(o.cores ? o.cores : ascend::kDeviceAiCores)) {}
+
+  ~AscendDevice() override {
+    if (auto api = ascend::aclRuntime(); api) {
+      for (LaunchScratch* s : {&argsDev_, &tableDev_, &profileDev_}) s->release(*api);
     }
   }
 
@@ -140,161 +125,110 @@ class AscendDevice final : public Device {
   const MachineModel& machine() const override { return machine_; }
 
   Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
-    std::lock_guard<std::mutex> g(mu_);
-    if (auto k = loaded_[a.key].lock()) return k;
-    SK_ASSIGN_OR_RETURN(auto k, loadSimulated(a));
+    if (!a.bytes) return internalError("ascend load: an artifact without bytes");
+    // The artifact is checked before any runtime is needed: a bad one is the cache's problem, named as such.
+    auto bundle = ascend::parseDeviceBundle(*a.bytes);
+    if (!bundle) return std::move(bundle).error().context("SuperKernel " + a.key);
+    auto d = ascend::parseLaunchDescriptor(bundle->launch);
+    if (!d) return std::move(d).error().context("SuperKernel " + a.key);
+    if (d->entry != bundle->meta.kernelName || d->blockDim != bundle->meta.blockDim) {
+      return badInput(fmt::format("SuperKernel {}: its launch descriptor ({} on {} cores) and kernel JSON ({} on {}) "
+                                  "disagree; remove the cache entry",
+                                  a.key, d->entry, d->blockDim, bundle->meta.kernelName, bundle->meta.blockDim));
+    }
+    if (!d->runtime.empty() || d->notifyWords) {
+      return badInput(fmt::format("SuperKernel {}: it reads runtime-scalar slots or runs launches beside it, which "
+                                  "the CANN device does not provide (a plan for ascend-sim?)",
+                                  a.key));
+    }
+    std::lock_guard lock(mu_);
+    if (auto it = loaded_.find(a.key); it != loaded_.end())
+      if (auto k = it->second.lock()) return std::shared_ptr<const LoadedKernel>(k);
+    auto k = std::make_shared<const CannKernel>(a.key, std::move(bundle->elf), std::move(*d));
     loaded_[a.key] = k;
-    return k;
+    return std::shared_ptr<const LoadedKernel>(k);
   }
 
-  void* defaultStream() override { return nullptr; }
+  void* defaultStream() override { return nullptr; }  // CANN's default stream
 
-  void setLaunchContext(const std::string* label, const std::vector<std::string>*) override {
-    tLaunchLabel = label ? *label : std::string();
-  }
-
-  Status run(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers) override {
-    SK_ASSIGN_OR_RETURN(const AscendKernel* k, checked(kernel, numBuffers));
-    if (k->descriptor().notifyWords) {
-      return badInput(fmt::format("ascend run: SuperKernel {} has launches of other streams beside it; run it with "
-                                  "them (Device::runBeside)",
-                                  k->descriptor().entry));
+  Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
+             uint32_t numBuffers) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    const auto& k = static_cast<const CannKernel&>(kernel);
+    const ascend::LaunchDescriptor& d = k.descriptor();
+    if (numBuffers != d.buffers) {
+      return internalError(fmt::format("ascend run: {} buffers for an entry that takes {}", numBuffers, d.buffers));
     }
-    std::lock_guard<std::mutex> g(runMu_);  // launches with scratch or profiling state run one at a time
-    return launchLocked(*k, buffers, numBuffers, nullptr);
-  }
-
-  // Side launches: SideLaunches.h runs the protocol; the side launches are unfused launches (no scratch).
-  Status runBeside(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers,
-                   const std::vector<SideRun>& sides) override {
-    SK_ASSIGN_OR_RETURN(const AscendKernel* k, checked(kernel, numBuffers));
-    const ascend::LaunchDescriptor& d = k->descriptor();
-    // A side launch is an unfused step's kernel (Session::compile links them): launched directly, no scratch.
-    std::vector<ascend::SideLaunchRun> runs;
-    for (const SideRun& r : sides) {
-      SK_ASSIGN_OR_RETURN(const AscendKernel* side, checked(*r.kernel, r.numBuffers));
-      std::string name = r.label ? *r.label : side->descriptor().entry;
-      runs.push_back({name, r.stream, [this, side, buffers = r.buffers, name] {
-                        return launchDirect(*side, buffers, name);
-                      }});
+    (void)cores;  // the launch's block dim is the plan's cores, compiled into the descriptor
+    SK_ASSIGN_OR_RETURN(void* function, k.function(api));
+    std::lock_guard lock(runMu_);
+    args_.clear();
+    if (!d.args.empty()) {
+      for (const auto& [b, off] : d.args) args_.push_back(reinterpret_cast<uintptr_t>(buffers[b]) + off);
+    } else if (d.bufferTable) {
+      table_.resize(numBuffers);
+      std::transform(buffers, buffers + numBuffers, table_.begin(),
+                     [](void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); });
+      SK_ASSIGN_OR_RETURN(void* t, tableDev_.upload(api, table_.data(), table_.size() * sizeof(uint64_t), "buffer table"));
+      args_.push_back(reinterpret_cast<uintptr_t>(t));
+    } else {
+      for (uint32_t b = 0; b < numBuffers; ++b) args_.push_back(reinterpret_cast<uintptr_t>(buffers[b]));
     }
-    return ascend::runWithSideLaunches(
-        d.notifyWords, d.sides, tLaunchLabel.empty() ? d.entry : tLaunchLabel,
-        [&](void* notify) {
-          std::lock_guard<std::mutex> g(runMu_);
-          // The side launches' numbers follow the SuperKernel's, as their steps follow its step.
-          return launchLocked(*k, buffers, numBuffers, notify, 1 + static_cast<uint32_t>(sides.size()));
-        },
-        runs, std::chrono::milliseconds(sideDelayMs_));
-  }
-
-  Status setProfiling(bool on) override {
-    trace_.setOn(on);
+    if (d.profileBytes) {
+      SK_ASSIGN_OR_RETURN(void* p, profileDev_.reserve(api, d.profileBytes, "profile records"));
+      args_.push_back(reinterpret_cast<uintptr_t>(p));
+    }
+    const size_t argBytes = args_.size() * sizeof(uint64_t);
+    SK_ASSIGN_OR_RETURN(void* argsDev, argsDev_.upload(api, args_.data(), argBytes, "kernel arguments"));
+    if (ascend::AclError e = api->launchKernel(function, d.blockDim, argsDev, argBytes, stream); e)
+      return runtimeError(api->describe(fmt::format("aclrtLaunchKernel({}, block dim {})", d.entry, d.blockDim).c_str(), e));
+    // The scratch is reused by the next run: wait for this launch (a failure on the device reports here).
+    if (ascend::AclError e = api->synchronizeStream(stream); e)
+      return runtimeError(api->describe(fmt::format("aclrtSynchronizeStream (after {})", d.entry).c_str(), e));
     return Status::success();
   }
 
-  Expected<std::string> takeTrace(const std::vector<std::vector<std::string>>& opNamesByLaunch) override {
-    return trace_.take(opNamesByLaunch);
-  }
+  bool hostMemory() const override { return false; }
 
-  // Buffers are host memory, allocated and copied as on every host-memory device (support/HostMemory.h).
-  Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
-  void release(void* buffer) override { hostRelease(buffer); }
-  Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
-  Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+  Expected<void*> allocate(size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    void* p = nullptr;
+    if (ascend::AclError e = api->malloc(&p, std::max<size_t>(bytes, 1), ascend::kAclMemMallocHugeFirst); e)
+      return runtimeError(fmt::format("cannot allocate {} bytes of device memory: {}", bytes,
+                                      api->describe("aclrtMalloc", e)));
+    return p;
+  }
+  void release(void* buffer) override {
+    auto api = ascend::aclRuntime();
+    if (api && buffer) (void)(*api)->free(buffer);
+  }
+  Status upload(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    if (!bytes) return Status::success();
+    if (ascend::AclError e = api->memcpy(dst, bytes, src, bytes, ascend::kAclMemcpyHostToDevice); e)
+      return runtimeError(api->describe("aclrtMemcpy (upload)", e));
+    return Status::success();
+  }
+  Status download(void* dst, const void* src, size_t bytes) override {
+    SK_ASSIGN_OR_RETURN(const ascend::AclApi* api, ascend::aclRuntimeOnThisThread());
+    if (!bytes) return Status::success();
+    if (ascend::AclError e = api->memcpy(dst, bytes, src, bytes, ascend::kAclMemcpyDeviceToHost); e)
+      return runtimeError(api->describe("aclrtMemcpy (download)", e));
+    return Status::success();
+  }
 
  private:
-  Expected<const AscendKernel*> checked(const LoadedKernel& kernel, uint32_t numBuffers) const {
-    const auto* k = dynamic_cast<const AscendKernel*>(&kernel);
-    if (!k) return internalError("ascend run: not a kernel this device loaded");
-    if (numBuffers != k->descriptor().buffers) {
-      return badInput(fmt::format("ascend run: {} buffer(s) given, {} takes {}", numBuffers, k->descriptor().entry,
-                                  k->descriptor().buffers));
-    }
-    return k;
-  }
-
-  // `buffers`: the run's buffers, which the runtime scalars' slots point into (a fixed array in the spec:
-  // no allocation per run).
-  ascend_sim::LaunchSpec specOf(const AscendKernel& k, std::string name, void* const* buffers) const {
-    ascend_sim::LaunchSpec spec;
-    spec.type = k.type();
-    spec.blockDim = k.descriptor().blockDim;
-    // The device's cores of the launch's kind: a single-core-type launch with more blocks runs them in waves,
-    // a SuperKernel (mix) with more is refused. Block dims count AI Cores, vector cores for AIV launches.
-    const bool vectorDim = spec.type == ascend_sim::TaskType::AivOnly || spec.type == ascend_sim::TaskType::MixAiv1_0;
-    spec.residentBlocks = vectorDim ? machine_.pools[1].count : machine_.pools[0].count;
-    spec.entry = k.entry();
-    spec.enter = k.module().enter();
-    spec.name = std::move(name);
-    const auto& runtime = k.descriptor().runtime;  // at most kMaxRuntimeValues (checked at load)
-    for (size_t i = 0; i < runtime.size(); ++i)
-      spec.runtimeValues[i] = static_cast<const uint8_t*>(buffers[runtime[i].first]) + runtime[i].second;
-    spec.numRuntimeValues = static_cast<uint32_t>(runtime.size());
-    if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
-    return spec;
-  }
-
-  static std::vector<void*> directArguments(const AscendKernel& k, void* const* buffers) {
-    std::vector<void*> args;
-    for (const auto& [b, offset] : k.descriptor().args) args.push_back(static_cast<uint8_t*>(buffers[b]) + offset);
-    return args;
-  }
-
-  // An unfused launch: its arguments come from the descriptor, no scratch, so it may run beside another.
-  Status launchDirect(const AscendKernel& k, void* const* buffers, const std::string& name) const {
-    ascend_sim::LaunchSpec spec = specOf(k, name, buffers);
-    spec.args = directArguments(k, buffers);
-    return ascend_sim::launch(spec);
-  }
-
-  // runMu_ held. `notify`: the side launches' words (a SuperKernel with side launches), else null. `numbers`:
-  // the trace's launch numbers this launch takes (its own and its side launches').
-  Status launchLocked(const AscendKernel& k, void* const* buffers, uint32_t numBuffers, void* notify,
-                      uint32_t numbers = 1) {
-    const ascend::LaunchDescriptor& d = k.descriptor();
-    ascend_sim::LaunchSpec spec = specOf(k, tLaunchLabel.empty() ? d.entry : tLaunchLabel, buffers);
-    const std::optional<uint32_t> launch = trace_.nextLaunch(numbers);
-    const bool record = launch && d.profileBytes;
-    // The profile buffer and the buffer table are kept between runs (runs are serialised by runMu_).
-    std::vector<uint8_t>& profile = profileScratch_;
-    if (d.args.empty()) {
-      if (record) {
-        profile.assign(d.profileBytes, 0xff);  // 0xff: an unwritten record (kind ~0)
-      } else if (profile.size() < d.profileBytes) {
-        profile.resize(d.profileBytes);  // written and never read
-      }
-      spec.args = ascend::fusedLaunchArguments(d.bufferTable, buffers, numBuffers, tableScratch_, notify,
-                                               d.profileBytes ? profile.data() : nullptr);
-    } else {
-      spec.args = directArguments(k, buffers);
-    }
-    const uint64_t launchNs = record ? steadyClockNs() : 0;
-    Status st = ascend_sim::launch(spec);
-    // A failed launch's records are kept: its unfinished slices show where it stopped.
-    if (record) {
-      std::vector<TraceEvent> events;
-      std::map<uint32_t, std::string> tracks;
-      collectRecords(profile, spec.type, spec.blockDim, launchNs, *launch, events, tracks);
-      trace_.add(std::move(events), tracks);
-    }
-    return st;
-  }
-
-  DeviceOptions options_;
   MachineModel machine_;
-  uint32_t sideDelayMs_ = 0;
-  std::mutex mu_, runMu_;
-  std::map<std::string, std::weak_ptr<const LoadedKernel>> loaded_;
-  // Launch scratch, guarded by runMu_.
-  std::vector<uint8_t> profileScratch_;
-  std::vector<uint64_t> tableScratch_;
-  LaunchTrace trace_;
+  std::mutex mu_;
+  std::mutex runMu_;  // the launch scratch below
+  std::vector<uint64_t> args_, table_;
+  LaunchScratch argsDev_, tableDev_, profileDev_;
+  std::map<std::string, std::weak_ptr<const CannKernel>> loaded_;
 };
 
 }  // namespace
 
-Expected<std::unique_ptr<Device>> makeAscendSimDevice(const DeviceOptions& options) {
+Expected<std::unique_ptr<Device>> makeAscendDevice(const DeviceOptions& options) {
   return std::unique_ptr<Device>(std::make_unique<AscendDevice>(options));
 }
 

@@ -1,4 +1,4 @@
-// The key ascend defines for its kernel declarations (target/Targets.h): how many times one launch of a
+// The key ascend and ascend-sim define for their kernel declarations (target/Targets.h): how many times one launch of a
 // kernel_sync kernel calls AscendC::SyncAll (docs/ASCEND.md); with feed-sync-all the SuperKernel's cores
 // outside the op's blocks call it as often. A header so that the op-list fuzzer, which compiles only the
 // frontend, describes the targets with the back ends' own definitions (fuzz/FuzzTargets.cpp).

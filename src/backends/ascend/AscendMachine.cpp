@@ -1,4 +1,4 @@
-// The ascend machine model (see AscendMachine.h).
+// The ascend machine model of both targets, ascend and ascend-sim (see AscendMachine.h).
 #include "backends/ascend/AscendMachine.h"
 
 #include <algorithm>
@@ -20,7 +20,7 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // device passes the slots' addresses with every launch (launch descriptor runtime=): the simulator only.
   m.runtimeScalars = true;
   // Launches of other streams (tiling elsewhere, weight prefetch) run beside a SuperKernel, ordered by GM
-  // notify/wait words (AscendEmitter.h, Device::runBeside), instead of splitting it.
+  // notify/wait words (AscendSuperKernel.h, Device::runBeside), instead of splitting it.
   m.sideLaunches = true;
   // A sub-kernel's block index is its core's (GetBlockIdx): one block per core inside a SuperKernel.
   m.oneBlockPerCore = true;

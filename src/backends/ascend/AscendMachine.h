@@ -1,4 +1,4 @@
-// The ascend machine model (DESIGN sections 5 and 9): N AI Cores, each one
+// The ascend machine model of both targets (DESIGN sections 5 and 9): N AI Cores, each one
 // cube core and two vector cores, so two pools {Cube, N} and {Vector, 2N}
 // (cube first: a SuperKernel's cores are pool 0 then pool 1). The one place
 // that says what ascend's defaults are; the emitter reads split-mode's from
@@ -24,7 +24,7 @@ constexpr uint32_t kDeviceAiCores = 24;
 /// compile-time (staticArguments); runtime scalars read through launch slots
 /// and side launches beside a SuperKernel (the simulator's device provides
 /// both). Every option applies (feed-sync-all: kernel_sync ops, see
-/// AscendEmitter.h).
+/// AscendSuperKernel.h).
 MachineModel ascendMachineModel(uint32_t aiCores = kSimulatorAiCores);
 
 /// A real device's machine (target ascend: bisheng + CANN): the same pools and

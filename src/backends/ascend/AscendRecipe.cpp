@@ -1,493 +1,218 @@
-// The ascend build recipe: tool discovery and argv (see AscendRecipe.h).
-#include "backends/ascend/AscendRecipe.h"
-
+// The ascend build recipe for a real device (target ascend, DESIGN section 9):
+// the argv of AscendBuild.h run for real. Each specialised variant is one
+// bisheng object for the core arch it runs on (its macros, scalars, block
+// count and early-start macros, entry renamed: ascend::variantCompileStep,
+// the same step the simulator's recipe builds from); the link compiles the
+// generated SuperKernel once per core arch of its task type, makes the
+// split-mode copies of each object (llvm-objcopy --redefine-sym), links them
+// relocatable (CANN's ld.lld -m aicorelinux -r -Ttext=0), localizes every
+// sub-kernel symbol so only the entry stays global, and writes one artifact
+// (ascend::DeviceBundle): the kernel ELF, its kernel JSON and the launch
+// descriptor, which the CANN device registers and launches.
+//
+// Tools. bisheng is the recipe's compiler: the Session's toolchain lookup
+// finds it ($SK_BISHENG, else the path findAscendTools found under
+// $ASCEND_HOME_PATH, else bisheng on PATH) and keys its content and version;
+// without one the lookup fails with compilerHint(), naming the places tried
+// and the simulator target. ld.lld and llvm-objcopy are taken from beside
+// bisheng (findAscendTools); their paths and versions are in every object key
+// (postProcessKey) and they run under the driver's deadlines (runTool).
+//
+// Unverified: there is no CANN toolkit or Ascend device where this project is
+// built and tested. Its tests run this recipe end to end with stand-ins for
+// bisheng, ld.lld and llvm-objcopy that check the argv and build host objects
+// with the same macros (tests/ascend/DeviceRecipeTest.cpp).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <unistd.h>
+#include <algorithm>
+#include <mutex>
+#include <optional>
 
-#include <cctype>
-#include <charconv>
-#include <chrono>
-#include <cstdlib>
-#include <set>
-
-#include <nlohmann/json.hpp>
-
-#include "superkernel/codegen/Emitter.h"
+#include "support/BuildFiles.h"
 #include "superkernel/driver/Process.h"
-#include "superkernel/frontend/OpList.h"
+#include "superkernel/support/Paths.h"
 #include "superkernel/support/Sha256.h"
+#include "backends/LinkFiles.h"
+#include "backends/ascend/AscendBackend.h"
+#include "backends/ascend/AscendMachine.h"
+#include "backends/ascend/AscendBuild.h"
 
-namespace sk::ascend {
+namespace sk {
 namespace fs = std::filesystem;
 
-const char* coreArchName(CoreArch arch) { return arch == CoreArch::Cube ? "dav-c220-cube" : "dav-c220-vec"; }
-
-const char* kernelTypeName(KernelType t) {
-  switch (t) {
-    case KernelType::AivOnly: return "KERNEL_TYPE_AIV_ONLY";
-    case KernelType::AicOnly: return "KERNEL_TYPE_AIC_ONLY";
-    case KernelType::MixAiv1_0: return "KERNEL_TYPE_MIX_AIV_1_0";
-    case KernelType::MixAic1_0: return "KERNEL_TYPE_MIX_AIC_1_0";
-    case KernelType::MixAic1_1: return "KERNEL_TYPE_MIX_AIC_1_1";
-    case KernelType::MixAic1_2: return "KERNEL_TYPE_MIX_AIC_1_2";
-  }
-  return "KERNEL_TYPE_?";
-}
-
-std::vector<CoreArch> archsOf(KernelType t) {
-  switch (t) {
-    case KernelType::AivOnly:
-    case KernelType::MixAiv1_0: return {CoreArch::Vec};
-    case KernelType::AicOnly:
-    case KernelType::MixAic1_0: return {CoreArch::Cube};
-    default: return {CoreArch::Cube, CoreArch::Vec};
-  }
-}
-
-uint32_t taskRatio(KernelType t) {
-  switch (t) {
-    case KernelType::AicOnly:
-    case KernelType::MixAic1_0: return 0;
-    case KernelType::MixAic1_2: return 2;
-    default: return 1;
-  }
-}
-
-EnvLookup processEnv() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    const char* v = std::getenv(std::string(name).c_str());
-    if (v == nullptr || *v == '\0') return std::nullopt;
-    return std::string(v);
-  };
-}
-
 namespace {
 
-bool isExecutableFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
-
-// A name (PATH lookup) or a path. Symlinks are kept: CANN installs its tools
-// as links into versioned directories, and a tool may pick its mode from argv[0].
-fs::path locate(const std::string& nameOrPath) {
-  if (nameOrPath.find('/') != std::string::npos) return isExecutableFile(nameOrPath) ? fs::path(nameOrPath) : fs::path();
-  return findExecutableUnresolved(nameOrPath);
-}
-
-}  // namespace
-
-Expected<AscendTools> findAscendTools(const EnvLookup& env) {
-  AscendTools t;
-  std::vector<std::string> tried;
-  const std::optional<std::string> explicitBisheng = env("SK_BISHENG");
+// CANN's Ascend C headers, as its own kernel builds name them (only when ASCEND_HOME_PATH says where CANN is;
+// bisheng finds kernel_operator.h through them).
+std::vector<fs::path> cannIncludeDirs(const ascend::EnvLookup& env) {
   const std::optional<std::string> home = env("ASCEND_HOME_PATH");
-  std::vector<fs::path> cannBins;
-  if (home) {
-    cannBins.push_back(fs::path(*home) / "compiler" / "ccec_compiler" / "bin");
-    cannBins.push_back(fs::path(*home) / "bin");
-  }
-  if (explicitBisheng) {
-    t.bisheng = locate(*explicitBisheng);
-    if (t.bisheng.empty()) {
-      return compileError(fmt::format("SK_BISHENG={} is not an executable (nor a name found on PATH); point it at the "
-                                      "CANN toolkit's bisheng or unset it",
-                                      *explicitBisheng));
+  if (!home) return {};
+  const fs::path h(*home);
+  return {h / "compiler" / "tikcpp" / "tikcfw", h / "compiler" / "tikcpp" / "tikcfw" / "impl",
+          h / "compiler" / "tikcpp" / "tikcfw" / "interface", h / "include"};
+}
+
+class AscendRecipe final : public BuildRecipe {
+ public:
+  explicit AscendRecipe(const ascend::EnvLookup& env) : includes_(cannIncludeDirs(env)) {
+    auto tools = ascend::findAscendTools(env);
+    if (tools) {
+      tools_ = std::move(*tools);
+      compiler_ = tools_->bisheng.string();
+    } else {
+      compiler_ = "bisheng";
+      hint_ = tools.error().message() + "; --target ascend-sim runs the same op list on the Ascend C simulator";
     }
-    t.foundVia = "SK_BISHENG";
-  } else {
-    for (const fs::path& dir : cannBins) {
-      tried.push_back((dir / "bisheng").string() + " (ASCEND_HOME_PATH)");
-      if (isExecutableFile(dir / "bisheng")) {
-        t.bisheng = dir / "bisheng";
-        t.foundVia = "ASCEND_HOME_PATH";
-        break;
+  }
+
+  std::string_view target() const override { return "ascend"; }
+  std::string_view defaultCompiler() const override { return compiler_; }
+  std::string_view compilerEnvVar() const override { return "SK_BISHENG"; }
+  std::string compilerHint() const override { return hint_; }
+
+  Expected<std::string> runtimeDigest() const override {
+    // The device build reads CANN's kernel_operator.h (keyed by bisheng, the compiler whose install it is)
+    // and the kernels' own header.
+    KeyBuilder kb;
+    kb.add("what", "ascend-device-runtime");
+    if (Status st = kb.addFile("sk_ascend_kernel.h", dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"); !st)
+      return Error(st.error()).context("hashing the ascend kernels' header");
+    return kb.finish();
+  }
+
+  std::vector<std::string> objectFlags(const KernelVariant& v, const Options& o, const std::string&) const override {
+    auto cs = ascend::variantCompileStep(v, o.compileOptions, ascend::ObjectBuild::Device, "variant " + v.symbol);
+    // The planner refuses runtime values for this target (its machine model has none), so only a bug upstream
+    // gets here: built with an argument bisheng rejects rather than without the value.
+    if (!cs) return {"--sk-ascend-unbuildable-object", cs.error().message()};
+    cs->includeDirs = includes_;
+    cs->splitMode = o.effectiveSplitMode(ascend::defaultSplitMode());
+    return compileFlags(*cs);
+  }
+
+  std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
+                                      const fs::path& output) const override {
+    std::vector<std::string> tail = flags;
+    tail.insert(tail.end(), {"-c", v.decl.sourcePath.string(), "-o", output.string()});
+    return tail;
+  }
+
+  Expected<std::string> postProcessKey(const Toolchain&) const override {
+    SK_ASSIGN_OR_RETURN(const ascend::AscendTools* t, tools());
+    std::call_once(identityOnce_, [&] {
+      identity_ = ascend::toolIdentity("ld.lld", t->ldLld) + "\n" + ascend::toolIdentity("llvm-objcopy", t->objcopy);
+    });
+    return identity_;
+  }
+
+  std::string linkKey(const Options& o, const std::string&) const override {
+    ascend::CompileStep cs;
+    cs.extra = o.compileOptions;
+    cs.includeDirs = includes_;
+    return "ascend-device-link\n" + joinFlags(compileFlags(cs)) +
+           "\nsplit copies: llvm-objcopy --redefine-sym\nld.lld -m aicorelinux -r -Ttext=0\nlocalize sub-kernels\n";
+  }
+
+  std::string artifactName() const override { return "superkernel.ascend"; }
+
+  Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& rt) const override {
+    SK_ASSIGN_OR_RETURN(const ascend::AscendTools* t, tools());
+    if (req.launch.empty()) {
+      return internalError("ascend link: no launch descriptor beside the source (GeneratedSource::launch)");
+    }
+    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::parseLaunchDescriptor(req.launch));
+    if (d.objects.size() != req.objects.size()) {
+      return internalError(fmt::format("ascend link: the descriptor names {} object(s), {} given", d.objects.size(),
+                                       req.objects.size()));
+    }
+    const std::optional<ascend::KernelType> type = ascend::kernelTypeFromSuffix(d.type);
+    if (!type) return internalError(fmt::format("ascend link: unknown task type {}", d.type));
+    const fs::path dir = linkScratchDir(req);
+    std::vector<fs::path> inputs;
+    std::string diagnostics;
+    // An unfused step launches its one object's entry: there is no SuperKernel source to build.
+    const bool fused = std::find(d.objects.begin(), d.objects.end(), d.entry) == d.objects.end();
+    if (fused) {
+      const fs::path src = dir / "superkernel.cpp";
+      SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
+      for (ascend::CoreArch arch : ascend::archsOf(*type)) {
+        ascend::CompileStep cs;
+        cs.source = src;
+        cs.object = dir / fmt::format("superkernel_{}.o", arch == ascend::CoreArch::Cube ? "aic" : "aiv");
+        cs.arch = arch;
+        cs.includeDirs = includes_;
+        cs.splitMode = d.split;
+        cs.extra = req.options->compileOptions;
+        std::vector<std::string> argv = ascend::deviceCompileArgv(*t, cs);
+        argv.erase(argv.begin());  // runCompiler puts the toolchain's bisheng first
+        SK_ASSIGN_OR_RETURN(auto r, rt.runCompiler(argv, fmt::format("compiling the ascend SuperKernel for {}",
+                                                                      ascend::coreArchName(arch))));
+        diagnostics += r.err;
+        inputs.push_back(cs.object);
       }
     }
-    if (t.bisheng.empty()) {
-      tried.push_back("bisheng on PATH");
-      t.bisheng = findExecutableUnresolved("bisheng");
-      t.foundVia = "PATH";
-    }
-    if (t.bisheng.empty()) {
-      // One line (sk-compile prints every error as one): what is missing, where it was looked for, the remedy.
-      return compileError(fmt::format("bisheng (the CANN Ascend C compiler) not found ({}tried: {}); set SK_BISHENG "
-                                      "to its path, or ASCEND_HOME_PATH to the CANN toolkit (source its set_env.sh)",
-                                      home ? "" : "ASCEND_HOME_PATH is not set; ", fmt::join(tried, ", ")));
-    }
-  }
-  // Binutils: beside bisheng first.
-  std::vector<fs::path> dirs{t.bisheng.parent_path()};
-  for (const fs::path& d : cannBins) dirs.push_back(d);
-  auto tool = [&](const char* name, fs::path* out) -> Status {
-    std::vector<std::string> places;
-    for (const fs::path& d : dirs) {
-      if (isExecutableFile(d / name)) {
-        *out = d / name;
-        return Status::success();
+    std::vector<std::string> localize;
+    for (size_t i = 0; i < req.objects.size(); ++i) {
+      SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
+      inputs.push_back(p);
+      if (!fused) continue;
+      localize.push_back(d.objects[i]);
+      for (int k = 1; k < d.split; ++k) {
+        const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
+        SK_RETURN_IF_ERROR(rt.runTool(ascend::splitCopyArgv(t->objcopy, p, copy, d.objects[i], k),
+                                      fmt::format("split-mode copy {} of {}", k, d.objects[i])));
+        inputs.push_back(copy);
+        localize.push_back(ascend::splitSymbol(d.objects[i], k));
       }
-      places.push_back((d / name).string());
     }
-    *out = findExecutableUnresolved(name);
-    if (!out->empty()) return Status::success();
-    return compileError(fmt::format("{} not found next to {} nor on PATH (tried: {}); the CANN toolkit ships it in "
-                                    "compiler/ccec_compiler/bin: set ASCEND_HOME_PATH",
-                                    name, t.bisheng.string(), fmt::join(places, ", ")));
-  };
-  SK_RETURN_IF_ERROR(tool("ld.lld", &t.ldLld));
-  SK_RETURN_IF_ERROR(tool("llvm-objcopy", &t.objcopy));
-  return t;
-}
+    const fs::path kernel = dir / "kernel.o";
+    const std::vector<std::string> linkArgv = ascend::relocatableLinkArgv(*t, inputs, kernel);
+    SK_ASSIGN_OR_RETURN(auto linked, rt.runTool(linkArgv, "linking the ascend SuperKernel (ld.lld -r)"));
+    diagnostics += linked.err;
+    for (const std::vector<std::string>& argv : ascend::localizeArgv(*t, kernel, localize))
+      SK_RETURN_IF_ERROR(rt.runTool(argv, "localizing the sub-kernel symbols (only the entry stays global)"));
 
-std::string toolIdentity(std::string_view name, const fs::path& tool) {
-  ProcessOptions po;
-  po.timeout = std::chrono::seconds(30);
-  auto r = runProcess({tool.string(), "--version"}, po);
-  std::string version = r && r->succeeded() ? r->out : std::string("(--version failed)");
-  while (!version.empty() && version.back() == '\n') version.pop_back();
-  return fmt::format("{} {}\n{}", name, tool.string(), version);
-}
-
-namespace {
-
-void addDefines(std::vector<std::string>& argv, const CompileStep& s) {
-  for (const auto& [name, value] : s.defines) argv.push_back(value.empty() ? "-D" + name : "-D" + name + "=" + value);
-  if (s.subKernel) {
-    // The sub-kernel sees its own block count and, when honoured, its own early-start points.
-    argv.push_back(fmt::format("-D__SUPER_KERNEL_STATIC_BLOCK_NUM__={}", s.blockNum));
-    if (s.kernelEarlyStart) {
-      argv.push_back("-D__ASCENDC_ENABLE_SET_NEXT_TASK_START");
-      argv.push_back("-D__ASCENDC_ENABLE_WAIT_PRE_TASK_END");
-      argv.push_back("-D__ASCENDC_SUPERKERNEL_EARLY_START_V2");
-    }
+    ascend::DeviceBundle b;
+    SK_ASSIGN_OR_RETURN(b.elf, detail::readFileBytes(kernel));
+    b.meta.kernelName = d.entry;
+    b.meta.binFileName = "kernel";
+    b.meta.blockDim = d.blockDim;
+    b.meta.kernelType = *type;
+    b.meta.sha256 = sha256Hex(b.elf);
+    b.launch = std::string(req.launch);
+    SK_RETURN_IF_ERROR(writeScratchFile(req.outputFile, ascend::formatDeviceBundle(b)));
+    LinkOutput out;
+    out.command = linkArgv;
+    out.diagnostics = std::move(diagnostics);
+    return out;
   }
-}
 
-// What every ascend compile ends with, device (bisheng) or simulator (host
-// C++): one copy, so a simulated object sees exactly the macros, include
-// folders and compile-options of the device build.
-void addCompileTail(std::vector<std::string>& argv, const CompileStep& s) {
-  argv.push_back("-DTILING_KEY_VAR=0");
-  for (const fs::path& d : s.includeDirs) argv.push_back("-I" + d.string());
-  addDefines(argv, s);
-  for (const std::string& e : s.extra) argv.push_back(e);
-  argv.insert(argv.end(), {"-c", s.source.string(), "-o", s.object.string()});
-}
+ private:
+  Expected<const ascend::AscendTools*> tools() const {
+    if (!tools_) return compileError("the CANN tools were not found:\n" + hint_);
+    return &*tools_;
+  }
+
+  // argv of deviceCompileArgv without bisheng and the trailing "-c <src> -o <obj>".
+  std::vector<std::string> compileFlags(const ascend::CompileStep& cs) const {
+    ascend::AscendTools placeholder;
+    placeholder.bisheng = "bisheng";
+    std::vector<std::string> argv = ascend::deviceCompileArgv(placeholder, cs);
+    return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
+  }
+
+  std::vector<fs::path> includes_;
+  std::optional<ascend::AscendTools> tools_;
+  std::string compiler_;
+  std::string hint_;
+  mutable std::once_flag identityOnce_;
+  mutable std::string identity_;
+};
 
 }  // namespace
 
-std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& s) {
-  std::vector<std::string> argv{tools.bisheng.string(), "-x", "cce", "-O3", "-std=c++17",
-                                fmt::format("--cce-aicore-arch={}", coreArchName(s.arch)), "--cce-aicore-only",
-                                "-mllvm", "-cce-aicore-addr-transform", "-mllvm",
-                                "-cce-aicore-dcci-insert-for-scalar=false", "-mllvm", "-cce-aicore-stack-size=0x8000"};
-  if (s.splitMode > 1) {
-    // Code copies spread over the instruction space: calls between them may exceed the short-branch range.
-    for (const char* f : {"-mllvm", "-cce-aicore-jump-expand=true", "--cce-long-call=true", "-mllvm",
-                          "-cce-aicore-long-call"})
-      argv.push_back(f);
-  }
-  addCompileTail(argv, s);
-  return argv;
+std::shared_ptr<const BuildRecipe> makeAscendRecipe() {
+  return std::make_shared<AscendRecipe>(ascend::processEnv());
 }
 
-std::vector<std::string> relocatableLinkArgv(const AscendTools& tools, const std::vector<fs::path>& objects,
-                                             const fs::path& output) {
-  std::vector<std::string> argv{tools.ldLld.string(), "-m", "aicorelinux", "-r", "-Ttext=0"};
-  for (const fs::path& o : objects) argv.push_back(o.string());
-  argv.insert(argv.end(), {"-o", output.string()});
-  return argv;
-}
-
-std::vector<std::vector<std::string>> localizeArgv(const AscendTools& tools, const fs::path& object,
-                                                   const std::vector<std::string>& symbols) {
-  constexpr size_t kBatch = 256;
-  std::vector<std::string> unique;
-  std::set<std::string> seen;
-  for (const std::string& s : symbols)
-    if (seen.insert(s).second) unique.push_back(s);
-  std::vector<std::vector<std::string>> out;
-  for (size_t i = 0; i < unique.size(); i += kBatch) {
-    std::vector<std::string> argv{tools.objcopy.string()};
-    for (size_t j = i; j < std::min(unique.size(), i + kBatch); ++j) argv.push_back("--localize-symbol=" + unique[j]);
-    argv.push_back(object.string());
-    out.push_back(std::move(argv));
-  }
-  return out;
-}
-
-std::string splitSymbol(std::string_view symbol, int k) {
-  return k == 0 ? std::string(symbol) : fmt::format("{}_split{}", symbol, k);
-}
-
-std::vector<std::string> splitCopyArgv(const fs::path& objcopy, const fs::path& input, const fs::path& output,
-                                       std::string_view symbol, int k) {
-  return {objcopy.string(), "--redefine-sym", fmt::format("{}={}", symbol, splitSymbol(symbol, k)), input.string(),
-          output.string()};
-}
-
-std::vector<std::pair<std::string, std::string>> objectDefines(
-    const std::vector<std::pair<std::string, std::string>>& macros,
-    const std::vector<std::pair<std::string, std::string>>& scalars) {
-  std::vector<std::pair<std::string, std::string>> out = macros;
-  std::set<std::string> defined;
-  for (const auto& [name, value] : macros) defined.insert(name);
-  for (const auto& [param, literal] : scalars) {
-    std::string name = scalarMacroName(param);
-    if (defined.insert(name).second) out.emplace_back(std::move(name), literal);
-  }
-  return out;
-}
-
-Expected<std::string> runtimeScalarMacro(DType dtype, uint32_t slot) {
-  const char* t = nullptr;
-  switch (dtype) {
-    case DType::I32: t = "I32"; break;
-    case DType::I64: t = "I64"; break;
-    case DType::U32: t = "U32"; break;
-    case DType::U64: t = "U64"; break;
-    case DType::F32: t = "F32"; break;
-    case DType::F64: t = "F64"; break;
-    default:
-      return badInput(fmt::format("a runtime scalar of dtype {} (ascend reads runtime scalars of dtype i32, i64, u32, "
-                                  "u64, f32 or f64)",
-                                  dtypeName(dtype)));
-  }
-  if (slot >= kMaxRuntimeValues) {
-    return badInput(fmt::format("runtime value slot {} (an ascend launch passes at most {})", slot, kMaxRuntimeValues));
-  }
-  return fmt::format("SK_ASCEND_RUNTIME_{}_{}", t, slot);
-}
-
-Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vector<std::string>& compileOptions,
-                                         ObjectBuild build, const std::string& what) {
-  CompileStep cs;
-  cs.arch = v.decl.coreType == CoreType::Cube ? CoreArch::Cube : CoreArch::Vec;
-  std::vector<std::pair<std::string, std::string>> scalars;
-  size_t next = 0, nextRuntime = 0;
-  for (const ParamDecl& p : v.decl.params) {
-    if (p.kind != ParamKind::Scalar) continue;
-    if (nextRuntime < v.runtimeScalars.size() && v.runtimeScalars[nextRuntime].first == p.name) {
-      const uint32_t slot = v.runtimeScalars[nextRuntime++].second;
-      if (build == ObjectBuild::Device) {
-        return badInput(fmt::format(
-            "{} argument {}: a runtime value (\"from\") cannot be built for an ascend device yet: the bisheng "
-            "recipe compiles sub-kernel scalars in as -DSK_<NAME> literals and has no read of the launch's "
-            "runtime slots; the ascend simulator (target ascend-sim) supports it",
-            what, p.name));
-      }
-      // A slot or dtype the simulator has no macro for: objects are compiled before the step is emitted, and
-      // makeAscendStep then refuses the step (BadInput naming it or the op), so this object is never linked;
-      // it is built reading SK_ASCEND_RUNTIME_INVALID, which traps, rather than failing its compile with a
-      // message about the compiler instead of the op list.
-      auto macro = runtimeScalarMacro(p.dtype, slot);
-      scalars.emplace_back(p.name, macro ? *macro : std::string("SK_ASCEND_RUNTIME_INVALID"));
-      continue;
-    }
-    if (next >= v.staticScalars.size()) break;  // not specialised: the compile names the missing SK_ macro
-    auto lit = cScalarLiteral(v.staticScalars[next++], p.dtype);
-    // The op-list validator already proved every scalar representable; a failure here is left to the compiler.
-    scalars.emplace_back(p.name, lit ? *lit : "sk_unrepresentable_scalar");
-  }
-  if (nextRuntime != v.runtimeScalars.size()) {
-    return internalError(fmt::format("{}: runtime scalar {} is not a scalar parameter of kernel {} (in order)", what,
-                                     v.runtimeScalars[nextRuntime].first, v.decl.name));
-  }
-  cs.defines = objectDefines({v.macros.begin(), v.macros.end()}, scalars);
-  if (!v.decl.entry.empty() && !v.symbol.empty()) cs.defines.emplace_back(v.decl.entry, v.symbol);
-  cs.subKernel = v.staticBlocks > 0;
-  cs.blockNum = v.staticBlocks;
-  cs.kernelEarlyStart = v.ownEarlyStart;
-  cs.extra = compileOptions;
-  return cs;
-}
-
-std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& simInclude, const CompileStep& s) {
-  std::vector<std::string> argv{cxx.string(), "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fexceptions",
-                                "-fvisibility=default", "-I" + simInclude.string()};
-  // The device build's arch macro, so `#if defined(__DAV_C220_CUBE__)` code takes the same branch.
-  argv.push_back(s.arch == CoreArch::Cube ? "-D__DAV_C220_CUBE__" : "-D__DAV_C220_VEC__");
-  addCompileTail(argv, s);
-  return argv;
-}
-
-std::vector<std::string> simLinkArgv(const fs::path& cxx, const std::vector<fs::path>& objects, const fs::path& output) {
-  std::vector<std::string> argv{cxx.string(), "-shared", "-fPIC"};
-  for (const fs::path& o : objects) argv.push_back(o.string());
-  argv.insert(argv.end(), {"-o", output.string()});
-  return argv;
-}
-
-namespace {
-
-const char* coreTypeOf(KernelType t) {
-  switch (t) {
-    case KernelType::AivOnly:
-    case KernelType::MixAiv1_0: return "VectorCore";
-    case KernelType::AicOnly:
-    case KernelType::MixAic1_0: return "AiCore";
-    default: return "MIX";
-  }
-}
-
-std::string ratioOf(KernelType t) {
-  switch (t) {
-    case KernelType::AivOnly:
-    case KernelType::MixAiv1_0: return "0:1";
-    case KernelType::AicOnly:
-    case KernelType::MixAic1_0: return "1:0";
-    case KernelType::MixAic1_1: return "1:1";
-    case KernelType::MixAic1_2: return "1:2";
-  }
-  return "?";
-}
-
-bool isHex64(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-nlohmann::json kernelMetaObject(const KernelMeta& m) {
-  nlohmann::json j;
-  j["binFileName"] = m.binFileName;
-  j["binFileSuffix"] = ".o";
-  j["kernelName"] = m.kernelName;
-  j["blockDim"] = m.blockDim;
-  j["coreType"] = coreTypeOf(m.kernelType);
-  j["kernelType"] = kernelTypeName(m.kernelType);
-  j["taskRation"] = ratioOf(m.kernelType);
-  j["sha256"] = m.sha256;
-  return j;
-}
-
-Expected<KernelMeta> kernelMetaFrom(const nlohmann::json& j) {
-  if (!j.is_object()) return badInput("kernel JSON: not a JSON object");
-  auto str = [&](const char* key) -> Expected<std::string> {
-    if (!j.contains(key) || !j[key].is_string()) return badInput(fmt::format("kernel JSON: \"{}\" missing or not a string", key));
-    return j[key].get<std::string>();
-  };
-  KernelMeta m;
-  SK_ASSIGN_OR_RETURN(m.kernelName, str("kernelName"));
-  SK_ASSIGN_OR_RETURN(m.binFileName, str("binFileName"));
-  SK_ASSIGN_OR_RETURN(m.sha256, str("sha256"));
-  SK_ASSIGN_OR_RETURN(std::string type, str("kernelType"));
-  SK_ASSIGN_OR_RETURN(std::string coreType, str("coreType"));
-  SK_ASSIGN_OR_RETURN(std::string ratio, str("taskRation"));
-  if (!j.contains("blockDim") || !j["blockDim"].is_number_unsigned() || j["blockDim"].get<uint64_t>() == 0 ||
-      j["blockDim"].get<uint64_t>() > 65535) {
-    return badInput("kernel JSON: \"blockDim\" must be an integer in 1..65535");
-  }
-  m.blockDim = j["blockDim"].get<uint32_t>();
-  bool known = false;
-  for (KernelType t : {KernelType::AivOnly, KernelType::AicOnly, KernelType::MixAiv1_0, KernelType::MixAic1_0,
-                       KernelType::MixAic1_1, KernelType::MixAic1_2}) {
-    if (type == kernelTypeName(t)) {
-      m.kernelType = t;
-      known = true;
-    }
-  }
-  if (!known) return badInput(fmt::format("kernel JSON: unknown kernelType \"{}\"", type));
-  if (coreType != coreTypeOf(m.kernelType) || ratio != ratioOf(m.kernelType)) {
-    return badInput(fmt::format("kernel JSON: coreType \"{}\" / taskRation \"{}\" contradict kernelType {}", coreType,
-                                ratio, type));
-  }
-  if (!isHex64(m.sha256)) return badInput("kernel JSON: \"sha256\" is not 64 lowercase hex digits");
-  return m;
-}
-
-}  // namespace
-
-std::string kernelMetaJson(const KernelMeta& m) { return kernelMetaObject(m).dump(2) + "\n"; }
-
-Expected<KernelMeta> parseKernelMetaJson(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) return badInput("kernel JSON: not a JSON object");
-  return kernelMetaFrom(j);
-}
-
-std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix) {
-  for (KernelType t : {KernelType::AivOnly, KernelType::AicOnly, KernelType::MixAiv1_0, KernelType::MixAic1_0,
-                       KernelType::MixAic1_1, KernelType::MixAic1_2}) {
-    if (std::string_view(kernelTypeName(t)) == "KERNEL_TYPE_" + std::string(suffix)) return t;
-  }
-  return std::nullopt;
-}
-
-namespace {
-
-constexpr std::string_view kDeviceMagic = "SK-ASCEND-KERNEL 1 ";
-constexpr std::string_view kSimMagic = "SK-ASCEND-SIM 1 ";
-
-// "<magic><a bytes> <b bytes>\n" then the two parts: a header the loader checks before it trusts a size.
-std::string formatTwoParts(std::string_view magic, std::string_view a, std::string_view b) {
-  return fmt::format("{}{} {}\n", magic, a.size(), b.size()) + std::string(a) + std::string(b);
-}
-
-Error badArtifact(std::string_view what, std::string_view why) {
-  return badInput(fmt::format("{}: {} (not one this version wrote; remove the cache entry)", what, why));
-}
-
-Expected<std::pair<std::string_view, std::string_view>> splitTwoParts(std::string_view bytes, std::string_view magic,
-                                                                      std::string_view what) {
-  auto bad = [&](std::string_view why) { return badArtifact(what, why); };
-  if (bytes.substr(0, magic.size()) != magic) return bad(fmt::format("no {}header", magic));
-  const size_t eol = bytes.find('\n');
-  if (eol == std::string_view::npos || eol > 64) return bad("header line not terminated");
-  const std::string_view sizes = bytes.substr(magic.size(), eol - magic.size());
-  const size_t space = sizes.find(' ');
-  uint64_t first = 0, second = 0;
-  auto num = [](std::string_view s, uint64_t* out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-  };
-  if (space == std::string_view::npos || !num(sizes.substr(0, space), &first) ||
-      !num(sizes.substr(space + 1), &second)) {
-    return bad("header sizes are not two numbers");
-  }
-  const std::string_view rest = bytes.substr(eol + 1);
-  if (first > rest.size() || second != rest.size() - first) {
-    return bad(fmt::format("sizes {} + {} do not add up to the {} bytes present", first, second, rest.size()));
-  }
-  return std::pair{rest.substr(0, first), rest.substr(first)};
-}
-
-}  // namespace
-
-std::string formatDeviceBundle(const DeviceBundle& b) {
-  nlohmann::json j;
-  j["kernel"] = kernelMetaObject(b.meta);
-  j["launch"] = b.launch;
-  return formatTwoParts(kDeviceMagic, j.dump(), b.elf);
-}
-
-Expected<DeviceBundle> parseDeviceBundle(std::string_view bytes) {
-  constexpr std::string_view what = "ascend device artifact";
-  SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kDeviceMagic, what));
-  auto bad = [&](std::string_view why) { return badArtifact(what, why); };
-  nlohmann::json j = nlohmann::json::parse(parts.first, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("kernel") || !j["kernel"].is_object() ||
-      !j.contains("launch") || !j["launch"].is_string()) {
-    return bad("its JSON is not {\"kernel\": {...}, \"launch\": \"...\"}");
-  }
-  DeviceBundle b;
-  auto meta = kernelMetaFrom(j["kernel"]);
-  if (!meta) return bad(meta.error().message());
-  b.meta = std::move(*meta);
-  b.launch = j["launch"].get<std::string>();
-  b.elf = std::string(parts.second);
-  if (sha256Hex(b.elf) != b.meta.sha256) return bad("the kernel ELF's SHA-256 is not its kernel JSON's");
-  return b;
-}
-
-std::string formatSimBundle(const SimBundle& b) { return formatTwoParts(kSimMagic, b.launch, b.object); }
-
-Expected<SimBundleView> parseSimBundle(std::string_view bytes) {
-  SK_ASSIGN_OR_RETURN(auto parts, splitTwoParts(bytes, kSimMagic, "ascend simulator artifact"));
-  return SimBundleView{parts.first, parts.second};
-}
-
-}  // namespace sk::ascend
+}  // namespace sk

@@ -1,6 +1,6 @@
-// The ascend build recipe for the simulator (DESIGN section 9): the generated
+// The ascend build recipe for the simulator (target ascend-sim, DESIGN section 9): the generated
 // Ascend C and every sub-kernel compiled by the host C++ compiler against
-// runtime/ascend/sim/include (the argv of AscendRecipe.h's simCompileArgv, the
+// runtime/ascend/sim/include (the argv of AscendBuild.h's simCompileArgv, the
 // device build's macros included), split-mode copies made with llvm-objcopy
 // --redefine-sym as for the device, one shared object the simulator device
 // loads.
@@ -24,8 +24,8 @@
 // version are in every object's key (postProcessKey), so the SuperKernels it
 // copied are keyed by it too.
 //
-// The device build (bisheng, ld.lld -r, localize, kernel JSON) stays argv
-// only (AscendRecipe.h), tested by comparison: there is no CANN toolkit here.
+// The device's build (target ascend: bisheng, ld.lld -r, localize, kernel JSON) is AscendRecipe.cpp, from
+// the same argv builders (AscendBuild.h).
 #include <fmt/format.h>
 
 #include <cctype>
@@ -36,7 +36,7 @@
 #include "superkernel/driver/Process.h"
 #include "superkernel/support/Paths.h"
 #include "backends/ascend/AscendBackend.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendBuild.h"
 #include "backends/LinkFiles.h"
 
 namespace sk {

@@ -1,4 +1,4 @@
-// FusionPlan step -> AscendStep (see AscendStep.h for the guarantee).
+// FusionPlan step -> AscendStep, for both targets (see AscendStep.h for the guarantee).
 #include "backends/ascend/AscendStep.h"
 #include "support/Fnv1a.h"
 

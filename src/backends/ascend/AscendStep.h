@@ -1,4 +1,4 @@
-// One step of a FusionPlan in the ascend back end's terms (DESIGN section 9):
+// One step of a FusionPlan in the ascend back end's terms, for both targets (DESIGN section 9):
 // which pool (cube or vector cores) each op runs on, the objects to compile
 // (sub-kernel scalars are compile-time macros, so a variant plus its op's
 // scalar values is one object; a runtime scalar is a macro reading a slot of
@@ -27,7 +27,7 @@
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
-#include "backends/ascend/AscendRecipe.h"
+#include "backends/ascend/AscendTypes.h"
 
 namespace sk::ascend {
 

@@ -1,8 +1,10 @@
-# The ascend back end's part of the build (src/CMakeLists.txt includes every
-# src/backends/<name>/backend.cmake). Its device runs the simulator
-# (runtime/ascend/sim): the simulator's host side is compiled into the
-# library, so one copy of its state serves every launch; simulated kernels
-# compile at run time against runtime/ascend/sim/include, installed as data.
+# The ascend back ends' part of the build (src/CMakeLists.txt includes every
+# src/backends/<name>/backend.cmake), for both targets. ascend (bisheng and
+# CANN's runtime, dlopen'ed) needs nothing at build time. ascend-sim runs the
+# simulator (runtime/ascend/sim): its host side and the vector model's
+# checker are compiled into the library, so one copy of their state and code
+# serves every launch; simulated kernels compile at run time against
+# runtime/ascend/sim/include, installed as data.
 list(APPEND SK_LIB_SOURCES ${PROJECT_SOURCE_DIR}/runtime/ascend/sim/src/Simulator.cpp
   ${PROJECT_SOURCE_DIR}/runtime/ascend/sim/src/VectorChecker.cpp)
 list(APPEND SK_LIB_PRIVATE_INCLUDES ${PROJECT_SOURCE_DIR}/runtime/ascend/sim/include)

@@ -1,4 +1,5 @@
-// The ascend emitter: one fused AscendStep -> one Ascend C SuperKernel, in the
+// The ascend SuperKernel printer, for both targets (ascend builds its text with bisheng, ascend-sim with
+// the host compiler): one fused AscendStep -> one Ascend C SuperKernel, in the
 // shape of the reference generator (DESIGN section 9). What it prints and why:
 //  - KERNEL_TASK_TYPE_DEFAULT from the pools the ops use: cube and vector ->
 //    MIX_AIC_1_2, vector only -> MIX_AIV_1_0, cube only -> MIX_AIC_1_0 (the

@@ -1,4 +1,5 @@
-// Side launches on the simulated ascend device: the host half of the GM
+// Side launches on the simulated ascend device (target ascend-sim only: the CANN device's machine model
+// offers none): the host half of the GM
 // notify/wait protocol (AscendBackend.h SideWords; the device half is the
 // SkNotify / SkWaitDone code the emitter generates).
 //

@@ -1,9 +1,10 @@
-// The ascend back end's build recipe (DESIGN section 9): where bisheng and
+// The ascend back end's build steps, for both targets (DESIGN section 9): where bisheng and
 // CANN's binutils are, and the exact argv of every step that turns generated
-// Ascend C into a device ELF — plus the twin steps that build the same
-// sources for the host simulator. Pure functions of their inputs (argv
+// Ascend C into a device ELF (target ascend, AscendRecipe.cpp) — plus the twin steps that build the same
+// sources for the host simulator (target ascend-sim, AscendSimRecipe.cpp); the kernel JSON and the
+// artifact bundles of both. Pure functions of their inputs (argv
 // vectors, JSON text), so they are tested by comparison without a CANN
-// toolkit; spawning them is the driver's job.
+// toolkit; spawning them is the recipes' and the driver's job.
 //
 // Device build of one SuperKernel, as the reference generator does it:
 //   1. bisheng -x cce ... --cce-aicore-arch=dav-c220-{cube,vec} -c sub.cpp -o sub.o   (each sub-kernel variant,
@@ -27,22 +28,9 @@
 
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
+#include "backends/ascend/AscendTypes.h"
 
 namespace sk::ascend {
-
-/// The two AI Core instruction sets of the c220 generation (Atlas A2/A3).
-enum class CoreArch : uint8_t { Cube, Vec };
-/// "dav-c220-cube" / "dav-c220-vec".
-const char* coreArchName(CoreArch arch);
-
-/// A launch's task type (KERNEL_TASK_TYPE_DEFAULT): the AIC:AIV ratio.
-enum class KernelType : uint8_t { AivOnly, AicOnly, MixAiv1_0, MixAic1_0, MixAic1_1, MixAic1_2 };
-/// "KERNEL_TYPE_MIX_AIC_1_2" etc.
-const char* kernelTypeName(KernelType t);
-/// Which core archs a kernel type's code is compiled for.
-std::vector<CoreArch> archsOf(KernelType t);
-/// Vector cores per cube core ("task ratio"): 0 (no vector), 1, 2; AIV-only: 1.
-uint32_t taskRatio(KernelType t);
 
 /// Environment lookup, injectable for tests.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
@@ -114,11 +102,6 @@ std::vector<std::pair<std::string, std::string>> objectDefines(
     const std::vector<std::pair<std::string, std::string>>& macros,
     const std::vector<std::pair<std::string, std::string>>& scalars);
 
-/// Runtime scalars (KernelVariant::runtimeScalars): the slots one launch passes
-/// at most (the simulator's SK_ASCEND_SIM_MAX_RUNTIME_VALUES). A step with more
-/// distinct runtime values is bad input (makeAscendStep).
-constexpr uint32_t kMaxRuntimeValues = 16;
-
 /// The simulator's macro reading runtime slot `slot` as `dtype`'s C type, the
 /// value of -DSK_<NAME>= for a runtime scalar: "SK_ASCEND_RUNTIME_I64_0"
 /// (kernel_operator.h defines it as a GM read through the launch's slot
@@ -165,10 +148,6 @@ struct KernelMeta {
 std::string kernelMetaJson(const KernelMeta& meta);
 /// Parse and check it (a device refuses an artifact whose JSON disagrees with its bytes).
 Expected<KernelMeta> parseKernelMetaJson(std::string_view text);
-
-/// The KernelType whose name is "KERNEL_TYPE_" + `suffix` (a launch
-/// descriptor's type, "MIX_AIC_1_2"); nullopt for another.
-std::optional<KernelType> kernelTypeFromSuffix(std::string_view suffix);
 
 /// A device SuperKernel as the cache keeps it (target ascend, one file): the
 /// relocatable kernel ELF, its kernel JSON and the launch descriptor, so an

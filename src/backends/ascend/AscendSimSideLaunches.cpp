@@ -1,5 +1,6 @@
-// The host half of the side-launch protocol (see SideLaunches.h).
-#include "backends/ascend/SideLaunches.h"
+// The host half of the side-launch protocol, for the simulated device (target ascend-sim; see
+// AscendSimSideLaunches.h).
+#include "backends/ascend/AscendSimSideLaunches.h"
 
 #include <fmt/format.h>
 
