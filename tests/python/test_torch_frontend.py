@@ -153,6 +153,60 @@ class FrontendTest(CompileTestCase):
         self.check(f, (torch.randn(3, 4), torch.randn(3, 5), torch.randn(5, 4), torch.randn(2, 3, 4),
                        torch.randn(2, 3, 6), torch.randn(2, 6, 4)))
 
+    # ---- gathered weights read by a matmul without a copy (Mixtral's w1[expert_indices]) ---------------
+    @staticmethod
+    def _ops(cm, entry):
+        return [op for step in cm._program.steps if isinstance(step, lowering.Segment) for op in step.ops
+                if op.entry == entry]
+
+    def test_a_matmul_reads_gathered_rows_from_the_table_and_no_copy_is_made(self):
+        def f(x, w, idx):  # einsum over gathered experts, negative indices too
+            return torch.einsum("ti,taoi->tao", x, w[idx]), torch.einsum("tao,taio->tai", x.new_ones(2, 2, 6), w[idx].transpose(-1, -2))
+
+        w, idx = torch.randn(5, 6, 4), torch.tensor([[1, -1], [0, 3]])
+        cm = self.check(f, (torch.randn(2, 4), w, idx))
+        self.assertEqual(self._ops(cm, "skt_gather"), [])
+        folded = [op for op in self._ops(cm, "skt_mm") if op.macros.get("SKT_B_GATHER") == "1"]
+        self.assertEqual(len(folded), 2)
+        self.assertFalse(any(b.numel == 2 * 2 * 6 * 4 for b in cm._program.buffers.values() if b.kind == "work"))
+        # Other indices, same plan: the rows come from the index at run time.
+        idx2 = torch.tensor([[4, 2], [-2, 0]])
+        torch.testing.assert_close(cm(torch.ones(2, 4), w, idx2), f(torch.ones(2, 4), w, idx2), **F32)
+
+    def test_gathered_rows_another_op_reads_are_copied_once_before_it(self):
+        def f(x, w, idx):
+            g = w[idx]                       # [2, 6, 4]
+            y = torch.bmm(g, x)              # folded
+            return y, g * 2.0                # g itself is needed: one copy
+
+        cm = self.check(f, (torch.randn(2, 4, 3), torch.randn(5, 6, 4), torch.tensor([3, 1])))
+        self.assertEqual(len(self._ops(cm, "skt_gather")), 1)
+
+    def test_an_index_written_after_the_gather_does_not_change_the_gathered_rows(self):
+        def f(x, w, idx):
+            g = w[idx]
+            idx.add_(1)                      # the gather must have read the old index
+            return torch.bmm(g, x), idx
+
+        args = (torch.randn(2, 4, 3), torch.randn(5, 6, 4), torch.tensor([3, 1]))
+        cm = self.compile(f, tuple(a.clone() for a in args))
+        want = f(*[a.clone() for a in args])
+        torch.testing.assert_close(cm(*[a.clone() for a in args]), want, **F32)
+
+    def test_a_gather_of_gathered_rows_is_made_after_them(self):
+        # Found by fuzz_torch (seed 1, program 1000054): making t1 must not make t2 (which reads t1) first.
+        self.check(lambda x: (x[torch.tensor([1, 2])], x[torch.tensor([1, 2])][torch.tensor([0, 1])]),
+                   (torch.randn(3, dtype=torch.float64),))
+        self.check(lambda w, i, j: (w[i][j] * 2.0, w[i]), (torch.randn(6, 3, 4), torch.tensor([5, 0, 2]),
+                                                          torch.tensor([2, 2])))
+
+    def test_a_gathered_matmul_with_an_index_out_of_range_is_a_runtime_error(self):
+        cm = self.compile(lambda x, w, idx: torch.bmm(w[idx], x),
+                          (torch.randn(2, 4, 3), torch.randn(5, 6, 4), torch.tensor([3, 1])))
+        with self.assertRaises(superkernel.RuntimeFailure) as err:
+            cm(torch.randn(2, 4, 3), torch.randn(5, 6, 4), torch.tensor([3, 5]))
+        self.assertIn("index out of range", str(err.exception))
+
     def test_a_declined_lowering_leaves_no_buffer_and_no_op(self):
         def f(x):
             y = x * 2.0

@@ -294,6 +294,7 @@ def _mm_into(low: Lowering, n, a: TRef, b: TRef, out: TRef):
         a_st, a_sm, a_sk = a.stride
         b_st, b_sk, b_sn = b.stride
     wide = torch.float64 in (a.dtype, b.dtype, out.dtype)
+    gathered = _gathered_columns(low, b, T, K, N, b_st, b_sk, b_sn)
     macros = {"SKT_MM": 1, "SKT_T": T, "SKT_M": M, "SKT_K": K, "SKT_N": N, "SKT_A_OFF": a.offset, "SKT_A_ST": a_st,
               "SKT_A_SM": a_sm, "SKT_A_SK": a_sk, "SKT_B_OFF": b.offset, "SKT_B_ST": b_st, "SKT_B_SK": b_sk,
               "SKT_B_SN": b_sn, "SKT_TA": DTYPES[a.dtype][1], "SKT_TB": DTYPES[b.dtype][1],
@@ -301,7 +302,30 @@ def _mm_into(low: Lowering, n, a: TRef, b: TRef, out: TRef):
               "SKT_CT": "double" if wide else "float"}
     params = [low.bparam("a", a, "read", "all"), low.bparam("w", b, "read", "all"),
               low.bparam("bias", a, "read", "all"), low.bparam("out", out, "write", "block")]
-    low.emit(n, "skt_mm", params, {"a": a.buf, "w": b.buf, "bias": a.buf, "out": out.buf}, macros, T * M * N * K)
+    args = {"a": a.buf, "w": b.buf, "bias": a.buf, "out": out.buf}
+    if gathered:
+        table, idx = gathered["table"], gathered["idx"]
+        macros.update({"SKT_B_GATHER": 1, "SKT_BG_ROW": gathered["row"], "SKT_BG_ROWS": gathered["rows"],
+                       "SKT_BG_I": idx.numel, "SKT_BG_IDX_OFF": idx.offset,
+                       "SKT_BG_IDX_S": idx.stride[-1] if len(idx.shape) == 1 else 1,
+                       "SKT_BG_TABLE_OFF": table.offset, "SKT_BG_WRAP": int(gathered["wrap"])})
+        params[1] = low.bparam("w", table, "read", "all")
+        params.append(low.bparam("bidx", idx, "read", "all"))
+        args.update(w=table.buf, bidx=idx.buf)
+    low.emit(n, "skt_mm", params, args, macros, T * M * N * K)
+
+
+def _gathered_columns(low: Lowering, b: TRef, T, K, N, b_st, b_sk, b_sn):
+    """The deferred gather b views, when every column of b (all K values of one (t, n)) lies within one gathered
+    row: the matmul then reads each column from the table row the index names, and the copy is never made."""
+    g = low.deferred_info(b.buf)
+    if g is None or b_sk < 0:
+        return None
+    row = g["row"]
+    p0 = b.offset + torch.arange(T).view(-1, 1) * b_st + torch.arange(N).view(1, -1) * b_sn
+    if bool((p0 < 0).any()) or not torch.equal(p0 // row, (p0 + (K - 1) * b_sk) // row):
+        return None
+    return g
 
 
 @register(aten.mm.default, aten.bmm.default)
@@ -448,7 +472,16 @@ def _gather(low: Lowering, n, v, table: TRef, d: int, idx: TRef, wrap: bool):
               "SKT_WRAP": int(wrap), "SKT_TA": DTYPES[table.dtype][1], "SKT_TO": DTYPES[out.dtype][1]}
     params = [low.bparam("table", table, "read", "all"), low.bparam("idx", idx, "read", "all"),
               low.bparam("out", out, "write", "block")]
-    low.emit(n, "skt_gather", params, {"table": table.buf, "idx": idx.buf, "out": out.buf}, macros, out.numel)
+
+    def compute():
+        low.emit(n, "skt_gather", params, {"table": table.buf, "idx": idx.buf, "out": out.buf}, macros, out.numel)
+    if d == 0 and table.dtype == out.dtype and result.dtype != torch.complex64:
+        # Whole rows of a table (Mixtral's w1[expert_indices]: two experts' weights): a matmul can read them from
+        # the table through the index instead of from a copy, so the copy is made only if another op needs it.
+        low.defer(result, (table.buf, idx.buf), compute,
+                  {"table": table, "idx": idx, "row": macros["SKT_Q"], "rows": table.shape[0], "wrap": wrap})
+    else:
+        compute()
     return result
 
 

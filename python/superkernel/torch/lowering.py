@@ -234,6 +234,11 @@ class Lowering:
         self.used_names = set()
         self._names_log: List[str] = []          # names in the order given (a rollback forgets the newest)
         self._written_log: List[str] = []        # buffers first marked written, in order (a rollback unmarks them)
+        # Deferred buffers (`defer`): buffer -> (the function emitting its ops, the buffers it reads, what a
+        # consumer may read instead), and the journal of deferrals and materializations (a rollback undoes them).
+        self._deferred: Dict[str, Tuple[Callable[[], None], Tuple[str, ...], Dict[str, Any]]] = {}
+        self._deferred_log: List[Tuple[str, str, Any]] = []
+        self._making: List[str] = []             # deferred buffers being emitted now (their own write is no change)
 
     # ---- buffers -------------------------------------------------------------
     def name(self, base: str) -> str:
@@ -317,6 +322,35 @@ class Lowering:
             b.mutated = True
             self._written_log.append(b.name)
 
+    # ---- deferred buffers --------------------------------------------------------
+    def defer(self, out: TRef, reads: Sequence[str], compute: Callable[[], None], info: Dict[str, Any]):
+        """out's buffer is computed by `compute` (which emits its ops) only if something needs the buffer itself.
+        A consumer that can read the value through `info` instead (a matmul reading a gather's rows straight from
+        the table: `deferred_info`) leaves it unmade. Otherwise it is emitted before its first reader, and before
+        any op writes one of `reads`, so it holds the values it would have held where the node stands."""
+        self._deferred[out.buf] = (compute, tuple(reads), info)
+        self._deferred_log.append(("defer", out.buf, None))
+
+    def deferred_info(self, buf: str) -> Optional[Dict[str, Any]]:
+        entry = self._deferred.get(buf)
+        return entry[2] if entry else None
+
+    def materialize(self, buf: str, written: bool = False):
+        """An op is about to read buf (or, written=True, to write it): deferred buffers it needs are made now."""
+        if not self._deferred:
+            return
+        if buf in self._deferred:
+            entry = self._deferred.pop(buf)
+            self._deferred_log.append(("done", buf, entry))
+            self._making.append(buf)
+            try:
+                entry[0]()
+            finally:
+                self._making.pop()
+        if written and buf not in self._making:  # a deferred reader of buf (x[i][j]) must not see it made first
+            for b in [b for b, e in self._deferred.items() if buf in e[1]]:
+                self.materialize(b)
+
     # ---- ops -----------------------------------------------------------------
     def _scope(self):
         if not self.has_scopes:
@@ -334,6 +368,9 @@ class Lowering:
         for k, a in args.items():
             if isinstance(a, float) and not math.isfinite(a):
                 raise Unsupported(f"a non-finite scalar argument {k}={a} (pass it as a tensor operand)")
+        for p in params:
+            if p.get("kind") == "buffer" and isinstance(args.get(p["name"]), str):
+                self.materialize(args[p["name"]], written=p["access"] != "read")
         self.seg.ops.append(Op(self.name("op_" + node.name), entry, params, args,
                                {k: str(v) for k, v in macros.items()}, self.block_dim(work), self._scope()))
 
@@ -434,6 +471,9 @@ class Lowering:
                 continue
             if n.op == "output":
                 output = self._map(n.args[0])
+                for t in tree_flatten(output)[0]:
+                    if isinstance(t, TRef):
+                        self.materialize(t.buf)
                 continue
             if n.op == "get_attr":
                 t = getattr(self.gm, n.target)
@@ -461,6 +501,8 @@ class Lowering:
             self.aten_ops += 1
             self._node(n)
         self._close_segment()
+        for b in self._deferred:  # never needed: every reader took it through its inputs
+            del self.buffers[b]
         return Program(self.buffers, self.steps, output, self.scope_options, self.splits, self.aten_ops,
                        self.lowering_failures)
 
@@ -483,10 +525,17 @@ class Lowering:
     def _checkpoint(self):
         """Where a node's lowering starts: lengths only (buffers are an insertion-ordered dict), so a node costs
         nothing more when it succeeds, however large the graph."""
-        return len(self.buffers), len(self._names_log), len(self.seg.ops), len(self._written_log)
+        return (len(self.buffers), len(self._names_log), len(self.seg.ops), len(self._written_log),
+                len(self._deferred_log))
 
     def _rollback(self, cp):
-        nbuf, nnames, nops, nwritten = cp
+        nbuf, nnames, nops, nwritten, ndeferred = cp
+        for what, b, entry in reversed(self._deferred_log[ndeferred:]):
+            if what == "defer":
+                self._deferred.pop(b, None)
+            else:
+                self._deferred[b] = entry
+        del self._deferred_log[ndeferred:]
         for b in self._written_log[nwritten:]:
             if b in self.buffers:
                 self.buffers[b].mutated = False
@@ -541,6 +590,9 @@ class Lowering:
         return torch.as_strided(base.reshape(-1), t.shape, t.stride, t.offset)
 
     def _eager(self, n, args, kwargs, v, reason):
+        for t in tree_flatten((args, kwargs))[0]:
+            if isinstance(t, TRef):  # PyTorch reads (and may write) the buffer itself
+                self.materialize(t.buf, written=True)
         self._close_segment()
         self.splits.append({"at": f"{n.name} ({n.target})", "reason": reason + "; it runs eagerly in PyTorch"})
         vals = v if isinstance(v, (list, tuple)) else [v]

@@ -464,6 +464,17 @@ constexpr int64_t B_OFF = SKT_B_OFF, B_ST = SKT_B_ST, B_SK = SKT_B_SK, B_SN = SK
 #if SKT_HAS_BIAS
 constexpr int64_t BIAS_OFF = SKT_BIAS_OFF, BIAS_SN = SKT_BIAS_SN;
 #endif
+// B_GATHER: B is a view of table rows picked by an index (w1[expert_indices]) that was never copied: B's flat
+// position p is row p / BG_ROW of the gathered tensor, i.e. table row bidx[p / BG_ROW] (negative counts from the
+// end when BG_WRAP). The lowering checked that no column of B crosses a row, so a column is one run in the table.
+#if SKT_B_GATHER
+constexpr int64_t BG_ROW = SKT_BG_ROW, BG_ROWS = SKT_BG_ROWS, BG_I = SKT_BG_I, BG_IDX_OFF = SKT_BG_IDX_OFF,
+                  BG_IDX_S = SKT_BG_IDX_S, BG_TABLE_OFF = SKT_BG_TABLE_OFF;
+inline int64_t table_row(const int64_t* bidx, int64_t i) {
+  const int64_t r = bidx[BG_IDX_OFF + i * BG_IDX_S];
+  return SKT_BG_WRAP && r < 0 ? r + BG_ROWS : r;
+}
+#endif
 
 // 8 lanes of floats (GCC/Clang vector extensions; the compiler maps them to
 // the -march's registers). Loads widen bf16 and convert anything else.
@@ -505,31 +516,51 @@ inline ct dot(const EA* a, const EB* b) {
 // does not depend on whether it was computed alone or in a group of four.
 constexpr bool kGroup4 = A_SK == 1 && B_SK == 1 && same<ct, float> && K >= 16;
 template <typename EA, typename EB>
-inline void dot4(const EA* a, const EB* b, ct* out) {
+inline void dot4(const EA* a, const EB* const b[4], ct* out) {
   const vf8 z = {0, 0, 0, 0, 0, 0, 0, 0};
   vf8 s0[4] = {z, z, z, z}, s1[4] = {z, z, z, z};
   int64_t k = 0;
   for (; k + 16 <= K; k += 16) {
     const vf8 a0 = load8(a + k), a1 = load8(a + k + 8);
     for (int j = 0; j < 4; ++j) {
-      s0[j] += a0 * load8(b + j * B_SN + k);
-      s1[j] += a1 * load8(b + j * B_SN + k + 8);
+      s0[j] += a0 * load8(b[j] + k);
+      s1[j] += a1 * load8(b[j] + k + 8);
     }
   }
   for (int j = 0; j < 4; ++j) {
     const vf8 v = s0[j] + s1[j];
     ct acc = ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
-    for (int64_t kk = k; kk < K; ++kk)
-      acc += static_cast<ct>(load(a + kk)) * static_cast<ct>(load(b + j * B_SN + kk));
+    for (int64_t kk = k; kk < K; ++kk) acc += static_cast<ct>(load(a + kk)) * static_cast<ct>(load(b[j] + kk));
     out[j] = acc;
   }
 }
 }  // namespace
-SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const SKT_TC* bias, SKT_TO* out) {
+SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const SKT_TC* bias, SKT_TO* out
+#if SKT_B_GATHER
+                      ,
+                      const int64_t* bidx
+#endif
+) {
   (void)bias;
   constexpr int64_t n_out = (int64_t)T * M * N;
   int64_t b, e;
   sk_block_range(ctx, n_out, &b, &e);
+#if SKT_B_GATHER
+  for (int64_t i = 0; i < BG_I; ++i) {  // checked once, before any column is read
+    const int64_t r = table_row(bidx, i);
+    if (r < 0 || r >= BG_ROWS) {
+      sk_report_error(ctx, "superkernel.torch matmul of gathered rows (w[index] @ x): index out of range");
+      return;
+    }
+  }
+  // Column n of batch t: its first element in the table.
+  auto column = [&](int64_t t, int64_t n) -> const SKT_TB* {
+    const int64_t p = B_OFF + t * B_ST + n * B_SN;
+    return w + BG_TABLE_OFF + table_row(bidx, p / BG_ROW) * BG_ROW + p % BG_ROW;
+  };
+#else
+  auto column = [&](int64_t t, int64_t n) -> const SKT_TB* { return w + B_OFF + t * B_ST + n * B_SN; };
+#endif
   auto finish = [&](int64_t i, int64_t n, ct acc) {
 #if SKT_HAS_BIAS
     acc += load(bias + BIAS_OFF + n * BIAS_SN);
@@ -546,11 +577,12 @@ SK_KERNEL void skt_mm(const sk_ctx* ctx, const SKT_TA* a, const SKT_TB* w, const
     if constexpr (kGroup4) {
       for (; n + 4 <= n1; n += 4) {
         ct acc[4];
-        dot4(ar, w + B_OFF + t * B_ST + n * B_SN, acc);
+        const SKT_TB* const cols[4] = {column(t, n), column(t, n + 1), column(t, n + 2), column(t, n + 3)};
+        dot4(ar, cols, acc);
         for (int j = 0; j < 4; ++j) finish(r * N + n + j, n + j, acc[j]);
       }
     }
-    for (; n < n1; ++n) finish(r * N + n, n, dot(ar, w + B_OFF + t * B_ST + n * B_SN));
+    for (; n < n1; ++n) finish(r * N + n, n, dot(ar, column(t, n)));
   };
   // The block's slice of the flat output: a partial first row, whole rows, a partial last row. Over whole rows
   // the column groups are the outer loop, so four columns of weights (4 K values each) stay in L1 while every
