@@ -75,6 +75,7 @@ bool isIdentifier(std::string_view s) {
 std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
   std::string s = fmt::format("entry={} type={} block_dim={} buffers={} profile_bytes={} split={}", d.entry, d.type,
                               d.blockDim, d.buffers, d.profileBytes, d.split);
+  if (d.fused) s += " fused=1";
   if (d.bufferTable) s += " table=1";
   if (d.notifyWords) {
     s += fmt::format(" notify_words={} sides=", d.notifyWords);
@@ -122,6 +123,9 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
       if (!parseNumber(v, &d.profileBytes) || d.profileBytes > (uint64_t{1} << 32)) return bad("profile_bytes");
     } else if (k == "split") {
       if (!parseNumber(v, &d.split) || d.split < 1 || d.split > 64) return bad("split not in 1..64");
+    } else if (k == "fused") {
+      if (v != "0" && v != "1") return bad("fused is 0 or 1");
+      d.fused = v == "1";
     } else if (k == "table") {
       if (v != "0" && v != "1") return bad("table is 0 or 1");
       d.bufferTable = v == "1";
@@ -179,18 +183,43 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
   return d;
 }
 
+std::vector<LaunchArg> launchArguments(const LaunchDescriptor& d) {
+  using K = LaunchArg::Kind;
+  std::vector<LaunchArg> args;
+  if (!d.args.empty()) {
+    for (const auto& [b, offset] : d.args) args.push_back({K::Buffer, b, offset});
+    return args;
+  }
+  if (d.bufferTable) {
+    args.push_back({K::BufferTable, 0, 0});
+  } else {
+    for (uint32_t b = 0; b < d.buffers; ++b) args.push_back({K::Buffer, b, 0});
+  }
+  if (d.notifyWords) args.push_back({K::Notify, 0, 0});
+  if (d.profileBytes) args.push_back({K::Profile, 0, 0});
+  return args;
+}
+
 std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
                                         std::vector<uint64_t>& table, void* notify, void* profile) {
+  LaunchDescriptor d;
+  d.bufferTable = bufferTable;
+  d.buffers = n;
+  d.notifyWords = notify ? 1 : 0;
+  d.profileBytes = profile ? 1 : 0;
   std::vector<void*> args;
-  if (bufferTable) {
-    table.resize(n);
-    for (uint32_t b = 0; b < n; ++b) table[b] = reinterpret_cast<uintptr_t>(buffers[b]);
-    args.push_back(table.data());
-  } else {
-    args.assign(buffers, buffers + n);
+  for (const LaunchArg& a : launchArguments(d)) {
+    switch (a.kind) {
+      case LaunchArg::Kind::Buffer: args.push_back(buffers[a.buffer]); break;
+      case LaunchArg::Kind::BufferTable:
+        table.resize(n);
+        for (uint32_t b = 0; b < n; ++b) table[b] = reinterpret_cast<uintptr_t>(buffers[b]);
+        args.push_back(table.data());
+        break;
+      case LaunchArg::Kind::Notify: args.push_back(notify); break;
+      case LaunchArg::Kind::Profile: args.push_back(profile); break;
+    }
   }
-  if (notify) args.push_back(notify);
-  if (profile) args.push_back(profile);
   return args;
 }
 

@@ -45,6 +45,8 @@ struct LaunchDescriptor {
   uint32_t buffers = 0;         // run()'s buffer count (the step's buffers, manifest order)
   uint64_t profileBytes = 0;    // fused with profiling=1: an extra GM buffer appended by the device
   int split = 1;                // split-mode copies of every object (fused)
+  /// A SuperKernel (fused=1), not one sub-kernel launched directly: what the links build and localize.
+  bool fused = false;
   bool bufferTable = false;     // fused: the entry takes one GM table of the buffers' addresses (table=1)
   /// Fused with side launches: words of the sk_notify buffer (an extra GM
   /// argument after the buffers, before the profile buffer) and each side
@@ -59,10 +61,25 @@ struct LaunchDescriptor {
   std::vector<std::pair<uint32_t, uint64_t>> runtime;
 };
 
-/// The GM arguments of a fused SuperKernel's entry: the `n` buffers one by
-/// one, or (bufferTable) the address of `table`, filled with theirs; then
-/// `notify` and `profile`, each when it is not null. `table` must outlive
-/// the launch.
+/// One GM argument of a launch's entry. Both devices map the same list
+/// (launchArguments) to their addresses: host pointers in the simulator,
+/// device memory on CANN.
+struct LaunchArg {
+  enum class Kind : uint8_t { Buffer, BufferTable, Notify, Profile };
+  Kind kind = Kind::Buffer;
+  uint32_t buffer = 0;  // Buffer: which of run()'s buffers
+  uint64_t offset = 0;  // Buffer: bytes into it
+};
+/// The entry's GM arguments in order: an unfused launch's parameters
+/// (`args`: buffer, byte offset); else the buffers one by one, or (table=1)
+/// one GM table of their addresses; then the notify words (notify_words)
+/// and the profile records (profile_bytes), each when the launch has them.
+std::vector<LaunchArg> launchArguments(const LaunchDescriptor& d);
+
+/// The simulator's and the emitter tests' map of a fused SuperKernel's
+/// launchArguments to host pointers: the `n` buffers one by one, or
+/// (bufferTable) the address of `table`, filled with theirs; then `notify`
+/// and `profile`, each when it is not null. `table` must outlive the launch.
 std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, uint32_t n,
                                         std::vector<uint64_t>& table, void* notify, void* profile);
 

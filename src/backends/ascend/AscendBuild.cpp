@@ -136,18 +136,29 @@ void addDefines(std::vector<std::string>& argv, const CompileStep& s) {
 // What every ascend compile ends with, device (bisheng) or simulator (host
 // C++): one copy, so a simulated object sees exactly the macros, include
 // folders and compile-options of the device build.
+// What both builds pass after their own flags: include folders, macros, compile-options.
 void addCompileTail(std::vector<std::string>& argv, const CompileStep& s) {
   argv.push_back("-DTILING_KEY_VAR=0");
   for (const fs::path& d : s.includeDirs) argv.push_back("-I" + d.string());
   addDefines(argv, s);
   for (const std::string& e : s.extra) argv.push_back(e);
-  argv.insert(argv.end(), {"-c", s.source.string(), "-o", s.object.string()});
+}
+
+// tool, flags, then the step's input and output.
+std::vector<std::string> withInputOutput(const std::string& tool, std::vector<std::string> flags, const CompileStep& s) {
+  flags.insert(flags.begin(), tool);
+  return compileArgs(std::move(flags), s.source, s.object);
 }
 
 }  // namespace
 
-std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& s) {
-  std::vector<std::string> argv{tools.bisheng.string(), "-x", "cce", "-O3", "-std=c++17",
+std::vector<std::string> compileArgs(std::vector<std::string> flags, const fs::path& source, const fs::path& object) {
+  flags.insert(flags.end(), {"-c", source.string(), "-o", object.string()});
+  return flags;
+}
+
+std::vector<std::string> deviceCompileFlags(const CompileStep& s) {
+  std::vector<std::string> argv{"-x", "cce", "-O3", "-std=c++17",
                                 fmt::format("--cce-aicore-arch={}", coreArchName(s.arch)), "--cce-aicore-only",
                                 "-mllvm", "-cce-aicore-addr-transform", "-mllvm",
                                 "-cce-aicore-dcci-insert-for-scalar=false", "-mllvm", "-cce-aicore-stack-size=0x8000"};
@@ -159,6 +170,10 @@ std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const Compi
   }
   addCompileTail(argv, s);
   return argv;
+}
+
+std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& s) {
+  return withInputOutput(tools.bisheng.string(), deviceCompileFlags(s), s);
 }
 
 std::vector<std::string> relocatableLinkArgv(const AscendTools& tools, const std::vector<fs::path>& objects,
@@ -272,17 +287,24 @@ Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vect
   return cs;
 }
 
-std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& simInclude, const CompileStep& s) {
-  std::vector<std::string> argv{cxx.string(), "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fexceptions",
-                                "-fvisibility=default", "-I" + simInclude.string()};
+std::vector<std::string> simCompileFlags(const fs::path& simInclude, const CompileStep& s) {
+  std::vector<std::string> argv{"-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fexceptions", "-fvisibility=default",
+                                "-I" + simInclude.string()};
   // The device build's arch macro, so `#if defined(__DAV_C220_CUBE__)` code takes the same branch.
   argv.push_back(s.arch == CoreArch::Cube ? "-D__DAV_C220_CUBE__" : "-D__DAV_C220_VEC__");
   addCompileTail(argv, s);
   return argv;
 }
 
+std::vector<std::string> simCompileArgv(const fs::path& cxx, const fs::path& simInclude, const CompileStep& s) {
+  return withInputOutput(cxx.string(), simCompileFlags(simInclude, s), s);
+}
+
+std::vector<std::string> simLinkFlags() { return {"-shared", "-fPIC"}; }
+
 std::vector<std::string> simLinkArgv(const fs::path& cxx, const std::vector<fs::path>& objects, const fs::path& output) {
-  std::vector<std::string> argv{cxx.string(), "-shared", "-fPIC"};
+  std::vector<std::string> argv = simLinkFlags();
+  argv.insert(argv.begin(), cxx.string());
   for (const fs::path& o : objects) argv.push_back(o.string());
   argv.insert(argv.end(), {"-o", output.string()});
   return argv;

@@ -78,7 +78,10 @@ struct CompileStep {
   std::vector<std::string> extra;
 };
 
-/// bisheng argv for one object of one core arch (the reference flag set).
+/// bisheng's flags for one object of one core arch (the reference flag set): what the recipe passes, the
+/// compiler and "-c <source> -o <object>" being the caller's (step.source and step.object are not read).
+std::vector<std::string> deviceCompileFlags(const CompileStep& step);
+/// The whole argv: bisheng, deviceCompileFlags, -c step.source -o step.object.
 std::vector<std::string> deviceCompileArgv(const AscendTools& tools, const CompileStep& step);
 /// ld.lld -m aicorelinux -r -Ttext=0 <objects> -o <output>.
 std::vector<std::string> relocatableLinkArgv(const AscendTools& tools, const std::vector<std::filesystem::path>& objects,
@@ -128,9 +131,15 @@ Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vect
 /// -fPIC, exceptions (the simulator unwinds failed cores), the simulator's
 /// kernel_operator.h first on the include path, and the device build's
 /// macros so the code takes the same paths.
+/// `flags` then "-c <source> -o <object>": what a recipe passes its compiler for one object.
+std::vector<std::string> compileArgs(std::vector<std::string> flags, const std::filesystem::path& source,
+                                     const std::filesystem::path& object);
+/// The flags (no compiler, source or object, as deviceCompileFlags); simCompileArgv is the whole argv.
+std::vector<std::string> simCompileFlags(const std::filesystem::path& simInclude, const CompileStep& step);
 std::vector<std::string> simCompileArgv(const std::filesystem::path& cxx, const std::filesystem::path& simInclude,
                                         const CompileStep& step);
-/// One shared object of every simulator object (the simulator dlopens it).
+/// One shared object of every simulator object (the simulator dlopens it): its flags, and the whole argv.
+std::vector<std::string> simLinkFlags();
 std::vector<std::string> simLinkArgv(const std::filesystem::path& cxx, const std::vector<std::filesystem::path>& objects,
                                      const std::filesystem::path& output);
 

@@ -71,6 +71,7 @@ class AscendEmitter final : public Emitter {
       d.runtime.emplace_back(static_cast<uint32_t>(rv.buffer), rv.byteOffset);
     if (step.fused) {
       SK_ASSIGN_OR_RETURN(ascend::AscendSource src, ascend::emitAscend(step));
+      d.fused = true;
       d.entry = src.entry;
       d.profileBytes = src.profileBytes;
       d.split = src.splitMode;

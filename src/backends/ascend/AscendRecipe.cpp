@@ -36,6 +36,7 @@
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendMachine.h"
 #include "backends/ascend/AscendBuild.h"
+#include "backends/ascend/AscendLink.h"
 
 namespace sk {
 namespace fs = std::filesystem;
@@ -92,9 +93,7 @@ class AscendRecipe final : public BuildRecipe {
 
   std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
                                       const fs::path& output) const override {
-    std::vector<std::string> tail = flags;
-    tail.insert(tail.end(), {"-c", v.decl.sourcePath.string(), "-o", output.string()});
-    return tail;
+    return ascend::compileArgs(flags, v.decl.sourcePath, output);
   }
 
   Expected<std::string> postProcessKey(const Toolchain&) const override {
@@ -117,59 +116,36 @@ class AscendRecipe final : public BuildRecipe {
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& rt) const override {
     SK_ASSIGN_OR_RETURN(const ascend::AscendTools* t, tools());
-    if (req.launch.empty()) {
-      return internalError("ascend link: no launch descriptor beside the source (GeneratedSource::launch)");
-    }
-    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::parseLaunchDescriptor(req.launch));
-    if (d.objects.size() != req.objects.size()) {
-      return internalError(fmt::format("ascend link: the descriptor names {} object(s), {} given", d.objects.size(),
-                                       req.objects.size()));
-    }
-    const std::optional<ascend::KernelType> type = ascend::kernelTypeFromSuffix(d.type);
-    if (!type) return internalError(fmt::format("ascend link: unknown task type {}", d.type));
-    const fs::path dir = linkScratchDir(req);
-    std::vector<fs::path> inputs;
-    std::string diagnostics;
-    // An unfused step launches its one object's entry: there is no SuperKernel source to build.
-    const bool fused = std::find(d.objects.begin(), d.objects.end(), d.entry) == d.objects.end();
-    if (fused) {
-      const fs::path src = dir / "superkernel.cpp";
-      SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
+    std::optional<ascend::KernelType> type;
+    // The SuperKernel once per core arch of its task type; an unfused step launches its one object's entry,
+    // so there is no SuperKernel to build.
+    auto compile = [&](const fs::path& src, const ascend::LaunchDescriptor& d,
+                       std::string& diagnostics) -> Expected<std::vector<fs::path>> {
+      type = ascend::kernelTypeFromSuffix(d.type);
+      if (!type) return internalError(fmt::format("ascend link: unknown task type {}", d.type));
+      std::vector<fs::path> objects;
+      if (!d.fused) return objects;
       for (ascend::CoreArch arch : ascend::archsOf(*type)) {
         ascend::CompileStep cs;
-        cs.source = src;
-        cs.object = dir / fmt::format("superkernel_{}.o", arch == ascend::CoreArch::Cube ? "aic" : "aiv");
         cs.arch = arch;
         cs.includeDirs = includes_;
         cs.splitMode = d.split;
         cs.extra = req.options->compileOptions;
-        std::vector<std::string> argv = ascend::deviceCompileArgv(*t, cs);
-        argv.erase(argv.begin());  // runCompiler puts the toolchain's bisheng first
-        SK_ASSIGN_OR_RETURN(auto r, rt.runCompiler(argv, fmt::format("compiling the ascend SuperKernel for {}",
+        const fs::path object =
+            src.parent_path() / fmt::format("superkernel_{}.o", arch == ascend::CoreArch::Cube ? "aic" : "aiv");
+        SK_ASSIGN_OR_RETURN(auto r, rt.runCompiler(ascend::compileArgs(compileFlags(cs), src, object), fmt::format("compiling the ascend SuperKernel for {}",
                                                                       ascend::coreArchName(arch))));
         diagnostics += r.err;
-        inputs.push_back(cs.object);
+        objects.push_back(object);
       }
-    }
-    std::vector<std::string> localize;
-    for (size_t i = 0; i < req.objects.size(); ++i) {
-      SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
-      inputs.push_back(p);
-      if (!fused) continue;
-      localize.push_back(d.objects[i]);
-      for (int k = 1; k < d.split; ++k) {
-        const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
-        SK_RETURN_IF_ERROR(rt.runTool(ascend::splitCopyArgv(t->objcopy, p, copy, d.objects[i], k),
-                                      fmt::format("split-mode copy {} of {}", k, d.objects[i])));
-        inputs.push_back(copy);
-        localize.push_back(ascend::splitSymbol(d.objects[i], k));
-      }
-    }
-    const fs::path kernel = dir / "kernel.o";
-    const std::vector<std::string> linkArgv = ascend::relocatableLinkArgv(*t, inputs, kernel);
+      return objects;
+    };
+    SK_ASSIGN_OR_RETURN(ascend::LinkInputs in, ascend::prepareLink(req, rt, t->objcopy, compile));
+    const ascend::LaunchDescriptor& d = in.launch;
+    const fs::path kernel = in.dir / "kernel.o";
+    const std::vector<std::string> linkArgv = ascend::relocatableLinkArgv(*t, in.objects, kernel);
     SK_ASSIGN_OR_RETURN(auto linked, rt.runTool(linkArgv, "linking the ascend SuperKernel (ld.lld -r)"));
-    diagnostics += linked.err;
-    for (const std::vector<std::string>& argv : ascend::localizeArgv(*t, kernel, localize))
+    for (const std::vector<std::string>& argv : ascend::localizeArgv(*t, kernel, in.subKernelSymbols))
       SK_RETURN_IF_ERROR(rt.runTool(argv, "localizing the sub-kernel symbols (only the entry stays global)"));
 
     ascend::DeviceBundle b;
@@ -183,7 +159,7 @@ class AscendRecipe final : public BuildRecipe {
     SK_RETURN_IF_ERROR(writeScratchFile(req.outputFile, ascend::formatDeviceBundle(b)));
     LinkOutput out;
     out.command = linkArgv;
-    out.diagnostics = std::move(diagnostics);
+    out.diagnostics = in.diagnostics + linked.err;
     return out;
   }
 
@@ -193,13 +169,7 @@ class AscendRecipe final : public BuildRecipe {
     return &*tools_;
   }
 
-  // argv of deviceCompileArgv without bisheng and the trailing "-c <src> -o <obj>".
-  std::vector<std::string> compileFlags(const ascend::CompileStep& cs) const {
-    ascend::AscendTools placeholder;
-    placeholder.bisheng = "bisheng";
-    std::vector<std::string> argv = ascend::deviceCompileArgv(placeholder, cs);
-    return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
-  }
+  static std::vector<std::string> compileFlags(const ascend::CompileStep& cs) { return ascend::deviceCompileFlags(cs); }
 
   std::vector<fs::path> includes_;
   std::optional<ascend::AscendTools> tools_;

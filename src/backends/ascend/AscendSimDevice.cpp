@@ -70,7 +70,7 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
   }
   SK_ASSIGN_OR_RETURN(ascend_sim::Module module, ascend_sim::Module::load(fmt::format("/proc/self/fd/{}", fd.get())));
   // The entry's parameter count follows from the descriptor: checked once here, not on every run.
-  const size_t params = d->args.empty() ? (d->bufferTable ? 1 : d->buffers) + (d->profileBytes ? 1 : 0) : d->args.size();
+  const size_t params = ascend::launchArguments(*d).size();
   if (params > ascend_sim::kMaxArgs) {
     return badInput(fmt::format("SuperKernel {}: its entry takes {} arguments, the simulator passes at most {}", a.key,
                                 params, ascend_sim::kMaxArgs));

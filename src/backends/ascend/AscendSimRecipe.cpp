@@ -37,6 +37,7 @@
 #include "superkernel/support/Paths.h"
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendBuild.h"
+#include "backends/ascend/AscendLink.h"
 #include "backends/LinkFiles.h"
 
 namespace sk {
@@ -68,11 +69,7 @@ const SimObjcopy& simObjcopy() {
 fs::path simInclude() { return dataRuntimeDir() / "ascend" / "sim" / "include"; }
 fs::path kernelHeader() { return dataKernelsDir() / "ascend" / "sk_ascend_kernel.h"; }
 
-// argv of simCompileArgv without the compiler and the trailing "-c <src> -o <obj>".
-std::vector<std::string> compileFlags(const ascend::CompileStep& cs) {
-  std::vector<std::string> argv = ascend::simCompileArgv("cxx", simInclude(), cs);
-  return std::vector<std::string>(argv.begin() + 1, argv.end() - 4);
-}
+std::vector<std::string> compileFlags(const ascend::CompileStep& cs) { return ascend::simCompileFlags(simInclude(), cs); }
 
 class AscendSimRecipe final : public BuildRecipe {
  public:
@@ -101,9 +98,7 @@ class AscendSimRecipe final : public BuildRecipe {
 
   std::vector<std::string> objectArgs(const std::vector<std::string>& flags, const KernelVariant& v,
                                       const fs::path& output) const override {
-    std::vector<std::string> tail = flags;
-    tail.insert(tail.end(), {"-c", v.decl.sourcePath.string(), "-o", output.string()});
-    return tail;
+    return ascend::compileArgs(flags, v.decl.sourcePath, output);
   }
 
   Expected<std::string> postProcessKey(const Toolchain&) const override { return simObjcopy().identity; }
@@ -117,52 +112,28 @@ class AscendSimRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel.ascend-sim"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    // The emitter's descriptor, given beside the source (GeneratedSource::launch): which objects to split-copy.
-    if (req.launch.empty()) {
-      return internalError("ascend link: no launch descriptor beside the source (GeneratedSource::launch, set by the "
-                           "ascend emitter)");
-    }
-    SK_ASSIGN_OR_RETURN(ascend::LaunchDescriptor d, ascend::parseLaunchDescriptor(req.launch));
-    if (d.objects.size() != req.objects.size()) {
-      return internalError(fmt::format("ascend link: the source names {} object(s), {} given", d.objects.size(),
-                                       req.objects.size()));
-    }
-    const fs::path dir = linkScratchDir(req);
-    const fs::path src = dir / "superkernel.cpp";
-    SK_RETURN_IF_ERROR(writeScratchFile(src, req.source));
-    const fs::path skObj = dir / "superkernel.o";
-    std::vector<std::string> args = superKernelFlags(*req.options);
-    args.insert(args.end(), {"-c", src.string(), "-o", skObj.string()});
-    SK_ASSIGN_OR_RETURN(auto compiled, tools.runCompiler(args, "compiling the ascend SuperKernel for the simulator"));
-    std::vector<fs::path> objects{skObj};
-    for (size_t i = 0; i < req.objects.size(); ++i) {
-      SK_ASSIGN_OR_RETURN(const fs::path p, writeLinkObject(dir, i, req.objects[i]));
-      objects.push_back(p);
-      for (int k = 1; k < d.split; ++k) {
-        const fs::path& objcopy = simObjcopy().path;
-        if (objcopy.empty()) {
-          return compileError(fmt::format("llvm-objcopy not found on PATH: split-mode={} makes {} copies of each "
-                                          "sub-kernel with it (install llvm, or use split-mode=1)",
-                                          d.split, d.split - 1));
-        }
-        const fs::path copy = dir / fmt::format("obj_{}_split{}.o", i, k);
-        SK_RETURN_IF_ERROR(tools.runTool(ascend::splitCopyArgv(objcopy, p, copy, d.objects[i], k),
-                                         fmt::format("split-mode copy {} of {}", k, d.objects[i])));
-        objects.push_back(copy);
-      }
-    }
-    const fs::path shared = dir / "superkernel_sim.so";
-    std::vector<std::string> linkArgs = ascend::simLinkArgv("cxx", objects, shared);
-    linkArgs.erase(linkArgs.begin());
+    // The SuperKernel source is compiled whether or not the step is fused (unfused, it is a comment).
+    auto compile = [&](const fs::path& src, const ascend::LaunchDescriptor&,
+                       std::string& diagnostics) -> Expected<std::vector<fs::path>> {
+      const fs::path skObj = src.parent_path() / "superkernel.o";
+      SK_ASSIGN_OR_RETURN(auto compiled, tools.runCompiler(ascend::compileArgs(superKernelFlags(*req.options), src, skObj),
+                                                            "compiling the ascend SuperKernel for the simulator"));
+      diagnostics += compiled.err;
+      return std::vector<fs::path>{skObj};
+    };
+    SK_ASSIGN_OR_RETURN(ascend::LinkInputs in, ascend::prepareLink(req, tools, simObjcopy().path, compile));
+    const fs::path shared = in.dir / "superkernel_sim.so";
+    std::vector<std::string> linkArgs = ascend::simLinkFlags();
+    for (const fs::path& o : in.objects) linkArgs.push_back(o.string());
+    linkArgs.insert(linkArgs.end(), {"-o", shared.string()});
     SK_ASSIGN_OR_RETURN(auto linked, tools.runCompiler(linkArgs, "linking the ascend SuperKernel for the simulator"));
-    SK_ASSIGN_OR_RETURN(std::string object, detail::readFileBytes(shared));
     ascend::SimBundle bundle;
     bundle.launch = std::string(req.launch);
-    bundle.object = std::move(object);
+    SK_ASSIGN_OR_RETURN(bundle.object, detail::readFileBytes(shared));
     SK_RETURN_IF_ERROR(writeScratchFile(req.outputFile, ascend::formatSimBundle(bundle)));
     LinkOutput out;
     out.command = tools.command(linkArgs);
-    out.diagnostics = compiled.err + linked.err;
+    out.diagnostics = in.diagnostics + linked.err;
     return out;
   }
 

@@ -1,6 +1,5 @@
 // FusionPlan step -> AscendStep, for both targets (see AscendStep.h for the guarantee).
 #include "backends/ascend/AscendStep.h"
-#include "support/Fnv1a.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +7,9 @@
 #include <cctype>
 #include <map>
 
-
 #include "superkernel/codegen/Emitter.h"
+#include "support/Fnv1a.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace sk::ascend {
 
@@ -29,6 +29,52 @@ uint32_t AscendStep::poolCores(Pool p) const {
     case KernelType::MixAic1_2: return 2 * blockDim;
     default: return 0;
   }
+}
+
+namespace {
+
+// feed-sync-all (AscendStep::coresToFeed says who feeds). makeAscendStep refuses a cube kernel_sync op and
+// one to feed without a SyncAll count, naming the kernel; a hand-built step that has one is a bug upstream.
+Status checkFeedSyncAll(const AscendStep& s) {
+  for (const AscendOp& op : s.ops) {
+    if (!op.kernelSync) continue;
+    if (op.pool != Pool::Vector) return internalError(fmt::format("op {}: a cube kernel_sync sub-kernel", op.name));
+    const uint32_t feed = s.coresToFeed(op);
+    if (feed == 0) continue;  // its blocks are every vector core: SyncAll is a barrier among them already
+    if (op.syncAllCalls == 0) {
+      return internalError(fmt::format("op {}: kernel_sync without a SyncAll count", op.name));
+    }
+    if (!s.options.feedSyncAll) {
+      return badInput(fmt::format(
+          "op {} syncs its own blocks (kernel_sync): its AscendC::SyncAll is a barrier over all {} vector cores of "
+          "SuperKernel {}, but it runs on {} of them, so it would wait forever for the other {}; set "
+          "feed-sync-all=1 (those cores then call SyncAll {} time(s) at the op) or give the op {} blocks",
+          op.name, s.poolCores(op.pool), s.name, op.blockDim, feed, op.syncAllCalls, s.poolCores(op.pool)));
+    }
+  }
+  return Status::success();
+}
+
+}  // namespace
+
+Status validateAscendStep(const AscendStep& s) {
+  for (const AscendOp& op : s.ops) {
+    if (op.ownEarlyStart && !op.runtimeScalars.empty()) {
+      return internalError(fmt::format("op {}: starts early itself but reads a runtime value (read after its waits)",
+                                       op.name));
+    }
+    for (const auto& [param, slot] : op.runtimeScalars) {
+      if (slot >= s.runtimeValues.size()) {
+        return internalError(fmt::format("op {} argument {}: runtime slot {} of {}", op.name, param, slot,
+                                         s.runtimeValues.size()));
+      }
+    }
+    if (op.blockDim == 0 || op.blockDim > s.poolCores(op.pool)) {
+      return internalError(fmt::format("op {}: {} block(s) on {} {} core(s)", op.name, op.blockDim,
+                                       s.poolCores(op.pool), poolName(op.pool)));
+    }
+  }
+  return checkFeedSyncAll(s);
 }
 
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
@@ -137,9 +183,6 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
                                        "declare early start (or early-start is not 1)",
                                        op.name, v.decl.name));
     }
-    if (sk.fused && op.earlyStart && !a.runtimeScalars.empty()) {
-      return internalError(fmt::format("op {}: planned to start early itself while it reads a runtime value", op.name));
-    }
     const bool ownEarly = sk.fused && op.earlyStart;
     if (sk.fused) scalars += fmt::format("blocks={};own_early_start={};", op.blockDim, ownEarly ? 1 : 0);
     // A variant the planner specialised (MachineModel::staticArguments) is this object already: its symbol
@@ -236,6 +279,8 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
                                 s.ops[i].name, plan.variants[sk.ops[i].variant].decl.name));
   }
 
+  // What the printer needs of any step (the runtime slots, early start, blocks per pool, feed-sync-all).
+  SK_RETURN_IF_ERROR(validateAscendStep(s));
   SK_ASSIGN_OR_RETURN(s.syncBefore, layoutPoolSync(plan, sk));
 
   for (const SideLaunch& side : sk.sides) {

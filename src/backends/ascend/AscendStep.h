@@ -131,4 +131,12 @@ struct AscendStep {
 /// queue's cores: the planner's oneBlockPerCore rules prevent each).
 Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t step);
 
+/// What a fused step must hold to be printed, whoever made it: makeAscendStep calls it on the steps it
+/// makes, emitAscend on every step it is given (the emitter tests build theirs by hand). Internal: a
+/// runtime scalar's slot that is not one of the step's, an op that starts early itself while it reads a
+/// runtime value (it must read it after its waits), an op with no blocks or more than its pool's cores,
+/// a cube kernel_sync op, a kernel_sync op to feed with no SyncAll count. BadInput: a kernel_sync op on
+/// fewer vector cores than the SuperKernel has without feed-sync-all (its SyncAll would wait forever).
+Status validateAscendStep(const AscendStep& step);
+
 }  // namespace sk::ascend

@@ -9,6 +9,7 @@
 
 #include "superkernel/codegen/Emitter.h"
 #include "support/Escape.h"
+#include "backends/ascend/AscendBuild.h"
 #include "backends/ascend/AscendMachine.h"
 
 namespace sk::ascend {
@@ -53,28 +54,7 @@ void fullSync(Writer& w, KernelType type, int indent) {
   }
 }
 
-// feed-sync-all (AscendStep::coresToFeed says who feeds). makeAscendStep refuses a cube kernel_sync op and
-// one to feed without a SyncAll count; a hand-built step that has one is a bug upstream.
-Status checkFeedSyncAll(const AscendStep& s) {
-  for (const AscendOp& op : s.ops) {
-    if (!op.kernelSync) continue;
-    if (op.pool != Pool::Vector) return internalError(fmt::format("op {}: a cube kernel_sync sub-kernel", op.name));
-    const uint32_t feed = s.coresToFeed(op);
-    if (feed == 0) continue;  // its blocks are every vector core: SyncAll is a barrier among them already
-    if (op.syncAllCalls == 0) {
-      return internalError(fmt::format("op {}: kernel_sync without a SyncAll count", op.name));
-    }
-    if (!s.options.feedSyncAll) {
-      return badInput(fmt::format(
-          "op {} syncs its own blocks (kernel_sync): its AscendC::SyncAll is a barrier over all {} vector cores of "
-          "SuperKernel {}, but it runs on {} of them, so it would wait forever for the other {}; set "
-          "feed-sync-all=1 (those cores then call SyncAll {} time(s) at the op) or give the op {} blocks",
-          op.name, s.poolCores(op.pool), s.name, op.blockDim, feed, op.syncAllCalls, s.poolCores(op.pool)));
-    }
-  }
-  return Status::success();
-}
-
+// feed-sync-all (AscendStep::coresToFeed says who feeds; validateAscendStep what a step to feed needs).
 // The feeding calls of a kernel_sync op, on the vector cores that run no block of it.
 void feedSyncAllCalls(Writer& w, int indent, const AscendOp& op) {
   w.line(indent, fmt::format("if (AscendC::GetBlockIdx() >= {}) {{", op.blockDim));
@@ -115,23 +95,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
   const int split = opt.effectiveSplitMode(defaultSplitMode());
   if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
   const size_t n = s.ops.size();
-  for (const AscendOp& op : s.ops) {
-    if (op.ownEarlyStart && !op.runtimeScalars.empty()) {
-      return internalError(fmt::format("op {}: starts early itself but reads a runtime value (read after its waits)",
-                                       op.name));
-    }
-    for (const auto& [param, slot] : op.runtimeScalars) {
-      if (slot >= s.runtimeValues.size()) {
-        return internalError(fmt::format("op {} argument {}: runtime slot {} of {}", op.name, param, slot,
-                                         s.runtimeValues.size()));
-      }
-    }
-    if (op.blockDim == 0 || op.blockDim > s.poolCores(op.pool)) {
-      return internalError(fmt::format("op {}: {} block(s) on {} {} core(s)", op.name, op.blockDim,
-                                       s.poolCores(op.pool), poolName(op.pool)));
-    }
-  }
-  SK_RETURN_IF_ERROR(checkFeedSyncAll(s));
+  SK_RETURN_IF_ERROR(validateAscendStep(s));
 
   AscendSource out;
   out.entry = ascendEntryName(s.name);

@@ -87,6 +87,20 @@ inline void alignedLength(uint64_t bytes, const char* op) {
   }
 }
 
+// DataCopy of `count` elements: one burst of whole 32-byte blocks.
+template <class T>
+inline Bursts contiguous(uint32_t count, const char* op) {
+  const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
+  alignedLength(bytes, op);
+  return Bursts{1, bytes, bytes, bytes};
+}
+
+// DataCopy's DataCopyParams: blockCount bursts of blockLen blocks, srcStride / dstStride blocks between them.
+inline Bursts strided(const AscendC::DataCopyParams& p) {
+  const uint32_t len = p.blockLen * kBlockBytes;
+  return Bursts{p.blockCount, len, len + p.srcStride * kBlockBytes, len + p.dstStride * kBlockBytes};
+}
+
 }  // namespace sk_ascend_sim_vec
 
 namespace AscendC {
@@ -94,33 +108,23 @@ namespace AscendC {
 // GM -> UB (MTE2), `count` elements; count * sizeof(T) a multiple of 32 bytes.
 template <class T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
-  const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
-  sk_ascend_sim_vec::alignedLength(bytes, "DataCopy (GM -> UB)");
-  sk_ascend_sim_vec::gmToUb(dst, src, sk_ascend_sim_vec::Bursts{1, bytes, bytes, bytes}, "DataCopy (GM -> UB)");
+  sk_ascend_sim_vec::gmToUb(dst, src, sk_ascend_sim_vec::contiguous<T>(count, "DataCopy (GM -> UB)"),
+                            "DataCopy (GM -> UB)");
 }
 // UB -> GM (MTE3).
 template <class T>
 __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
-  const uint32_t bytes = count * static_cast<uint32_t>(sizeof(T));
-  sk_ascend_sim_vec::alignedLength(bytes, "DataCopy (UB -> GM)");
-  sk_ascend_sim_vec::ubToGm(dst, src, sk_ascend_sim_vec::Bursts{1, bytes, bytes, bytes}, "DataCopy (UB -> GM)");
+  sk_ascend_sim_vec::ubToGm(dst, src, sk_ascend_sim_vec::contiguous<T>(count, "DataCopy (UB -> GM)"),
+                            "DataCopy (UB -> GM)");
 }
 // Strided: blockCount bursts of blockLen 32-byte blocks, srcStride / dstStride blocks skipped between them.
 template <class T>
 __aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
-  const uint32_t len = p.blockLen * sk_ascend_sim_vec::kBlockBytes;
-  sk_ascend_sim_vec::gmToUb(dst, src,
-                            sk_ascend_sim_vec::Bursts{p.blockCount, len, len + p.srcStride * sk_ascend_sim_vec::kBlockBytes,
-                                                      len + p.dstStride * sk_ascend_sim_vec::kBlockBytes},
-                            "DataCopy (GM -> UB, DataCopyParams)");
+  sk_ascend_sim_vec::gmToUb(dst, src, sk_ascend_sim_vec::strided(p), "DataCopy (GM -> UB, DataCopyParams)");
 }
 template <class T>
 __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p) {
-  const uint32_t len = p.blockLen * sk_ascend_sim_vec::kBlockBytes;
-  sk_ascend_sim_vec::ubToGm(dst, src,
-                            sk_ascend_sim_vec::Bursts{p.blockCount, len, len + p.srcStride * sk_ascend_sim_vec::kBlockBytes,
-                                                      len + p.dstStride * sk_ascend_sim_vec::kBlockBytes},
-                            "DataCopy (UB -> GM, DataCopyParams)");
+  sk_ascend_sim_vec::ubToGm(dst, src, sk_ascend_sim_vec::strided(p), "DataCopy (UB -> GM, DataCopyParams)");
 }
 // UB -> UB, on the vector pipe.
 template <class T>
