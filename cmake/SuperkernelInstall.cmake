@@ -28,5 +28,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/superkernelConfig.cmake
 # pkg-config: lib/pkgconfig/superkernel.pc with paths relative to itself.
 file(RELATIVE_PATH SK_PC_PREFIX_FROM_PCDIR "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 string(REGEX REPLACE "/$" "" SK_PC_PREFIX_FROM_PCDIR "${SK_PC_PREFIX_FROM_PCDIR}")
+set(SK_PC_MPI "")
+if(SK_HAVE_MPI)
+  set(SK_PC_MPI " ompi-c")
+endif()
 configure_file(cmake/superkernel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/superkernel.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/superkernel.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -140,7 +140,7 @@ Status Graph::launch(LaunchDesc desc) {
   auto k = resolved_.find(desc.kernel);
   if (k == resolved_.end()) return badInput(path + ".kernel: unknown kernel " + detail::quote(desc.kernel));
   for (const auto& o : list_.ops)
-    if (o.kind == Op::Kind::Launch && o.name == desc.name)
+    if ((o.kind == Op::Kind::Launch || o.kind == Op::Kind::Collective) && o.name == desc.name)
       return badInput(path + ".name: duplicate op name " + detail::quote(desc.name));
   Op op;
   op.kind = Op::Kind::Launch;
@@ -152,6 +152,12 @@ Status Graph::launch(LaunchDesc desc) {
   op.fusibleWritten = !desc.fusible;
   op.args = std::move(desc.args);
   op.macros = std::move(desc.macros);
+  const KernelDecl& decl = k->second;
+  return addOp(std::move(op), [&](size_t i) { return detail::validateLaunch(list_, i, decl, OpListLimits{}); });
+}
+
+Status Graph::addOp(Op op, const std::function<Status(size_t index)>& check) {
+  const size_t index = list_.ops.size();
   bool scoped = !scopes_.empty();
   if (scoped) {
     const ScopeEntry& inner = scopes_.back();
@@ -159,7 +165,7 @@ Status Graph::launch(LaunchDesc desc) {
     else op.scope = inner.name;
   }
   list_.ops.push_back(std::move(op));
-  Status s = detail::validateLaunch(list_, index, k->second, OpListLimits{});
+  Status s = check(index);
   if (!s) {
     list_.ops.pop_back();
     return s;
@@ -167,6 +173,39 @@ Status Graph::launch(LaunchDesc desc) {
   ran_.push_back(!scoped);
   if (!scoped && hook_) return hook_(list_, index);
   return Status::success();
+}
+
+Status Graph::addGroup(const std::string& name, std::vector<uint32_t> ranks) {
+  std::string path = "groups" + detail::pathKey(name);
+  if (std::string p = grammar::nameProblem(name, OpListLimits{}.maxNameBytes); !p.empty()) return badInput(path + ": " + p);
+  if (list_.groups.count(name)) return badInput(path + ": duplicate group " + detail::quote(name));
+  if (ranks.empty()) return badInput(path + ".ranks: a group needs at least one rank");
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i] >= kMaxCollectiveRanks || (i > 0 && ranks[i] <= ranks[i - 1]))
+      return badInput(path + ".ranks[" + std::to_string(i) + "]: ranks must be strictly ascending and below " +
+                      std::to_string(kMaxCollectiveRanks));
+  list_.groups[name] = CollectiveGroup{std::move(ranks)};
+  return Status::success();
+}
+
+Status Graph::collective(CollectiveDesc desc) {
+  std::string path = detail::opPath(list_.ops.size());
+  for (const auto& s : scopes_)
+    if (!s.status.ok()) return s.status.error().context(path);
+  for (const auto& o : list_.ops)
+    if ((o.kind == Op::Kind::Launch || o.kind == Op::Kind::Collective) && o.name == desc.name)
+      return badInput(path + ".name: duplicate op name " + detail::quote(desc.name));
+  Op op;
+  op.kind = Op::Kind::Collective;
+  op.name = std::move(desc.name);
+  op.collective = desc.kind;
+  op.reduce = desc.reduce;
+  op.group = std::move(desc.group);
+  op.stream = desc.stream;
+  op.fusible = desc.fusible;
+  op.fusibleWritten = !desc.fusible;
+  op.args = {{"in", std::move(desc.in)}, {"out", std::move(desc.out)}};
+  return addOp(std::move(op), [&](size_t i) { return detail::validateCollective(list_, i, OpListLimits{}); });
 }
 
 std::string Graph::writeJson() const { return writeOpList(list_); }

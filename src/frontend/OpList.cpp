@@ -89,6 +89,35 @@ std::optional<CoreType> parseCoreType(std::string_view s) {
   return std::nullopt;
 }
 
+const char* collectiveKindName(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return "all_reduce";
+    case CollectiveKind::AllGather: return "all_gather";
+    case CollectiveKind::ReduceScatter: return "reduce_scatter";
+    case CollectiveKind::AllToAll: return "all_to_all";
+  }
+  return "?";
+}
+std::optional<CollectiveKind> parseCollectiveKind(std::string_view s) {
+  for (CollectiveKind k : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                           CollectiveKind::AllToAll})
+    if (s == collectiveKindName(k)) return k;
+  return std::nullopt;
+}
+const char* reduceOpName(ReduceOp r) {
+  switch (r) {
+    case ReduceOp::None: return "";
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Max: return "max";
+  }
+  return "";
+}
+std::optional<ReduceOp> parseReduceOp(std::string_view s) {
+  if (s == "sum") return ReduceOp::Sum;
+  if (s == "max") return ReduceOp::Max;
+  return std::nullopt;
+}
+
 const char* accessName(Access a) {
   switch (a) {
     case Access::Read: return "read";

@@ -57,6 +57,7 @@ Expected<KernelDecl> resolveKernelForChecks(const KernelDecl& k, std::string_vie
 
 /// The checks of one launch op against its (resolved) kernel and the list's
 /// buffers: args vs params, kinds, dtypes, views in bounds, block_dim, macros.
+Status validateCollective(const OpList& list, size_t opIndex, const OpListLimits& limits);
 Status validateLaunch(const OpList& list, size_t opIndex, const KernelDecl& resolved, const OpListLimits& limits);
 /// Checks of one kernel declaration (params, entry, macros, source file).
 Status validateKernel(const OpList& list, size_t kernelIndex, const KernelDecl& resolved, const OpListLimits& limits);

@@ -433,13 +433,38 @@ Expected<Op> parseOp(const Reader& r, const ojson& j, const std::string& path) {
     SK_RETURN_IF_ERROR(readStream());
     return op;
   }
-  SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"name", "kernel", "block_dim", "stream", "scope", "fusible", "args", "macros"}));
-  for (const char* req : {"name", "kernel", "block_dim", "args"})
-    if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
+  // A collective (docs/COLLECTIVES.md) shares a launch's name, stream, scope,
+  // fusible and args keys; its kernel is the runtime's, so it has none.
+  const bool coll = j.contains("collective");
+  if (coll) {
+    SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"name", "collective", "reduce", "group", "stream", "scope", "fusible", "args"}));
+    for (const char* req : {"name", "group", "args"})
+      if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
+    op.kind = Op::Kind::Collective;
+    SK_ASSIGN_OR_RETURN(std::string kind, r.str(j["collective"], path + ".collective"));
+    auto ck = parseCollectiveKind(kind);
+    if (!ck)
+      return r.err(path + ".collective", "unknown collective " + quote(kind) +
+                                             " (accepted: all_reduce, all_gather, reduce_scatter, all_to_all)");
+    op.collective = *ck;
+    if (j.contains("reduce")) {
+      SK_ASSIGN_OR_RETURN(std::string red, r.str(j["reduce"], path + ".reduce"));
+      auto ro = parseReduceOp(red);
+      if (!ro) return r.err(path + ".reduce", "unknown reduce " + quote(red) + " (accepted: sum, max)");
+      op.reduce = *ro;
+    }
+    SK_ASSIGN_OR_RETURN(op.group, r.name(j["group"], path + ".group"));
+  } else {
+    SK_RETURN_IF_ERROR(r.onlyKeys(j, path, {"name", "kernel", "block_dim", "stream", "scope", "fusible", "args", "macros"}));
+    for (const char* req : {"name", "kernel", "block_dim", "args"})
+      if (!j.contains(req)) return r.err(path, std::string("missing key \"") + req + "\"");
+  }
   SK_ASSIGN_OR_RETURN(op.name, r.name(j["name"], path + ".name"));
-  SK_ASSIGN_OR_RETURN(op.kernel, r.name(j["kernel"], path + ".kernel"));
-  SK_ASSIGN_OR_RETURN(int64_t bd, r.integer(j["block_dim"], path + ".block_dim", 1, r.limits().maxBlockDim));
-  op.blockDim = static_cast<uint32_t>(bd);
+  if (!coll) {
+    SK_ASSIGN_OR_RETURN(op.kernel, r.name(j["kernel"], path + ".kernel"));
+    SK_ASSIGN_OR_RETURN(int64_t bd, r.integer(j["block_dim"], path + ".block_dim", 1, r.limits().maxBlockDim));
+    op.blockDim = static_cast<uint32_t>(bd);
+  }
   SK_RETURN_IF_ERROR(readStream());
   if (j.contains("scope")) {
     const ojson& s = j["scope"];
@@ -479,7 +504,8 @@ Expected<OpList> parseRoot(const Reader& r, const ojson& root, const std::string
   const ojson& ver = root["version"];
   if (!ver.is_number_integer() || ver.get<int64_t>() != OpList::kFormatVersion || (ver.is_number_unsigned() && ver.get<uint64_t>() > 1000))
     return r.err("version", "unsupported version " + ver.dump() + " (supported: " + std::to_string(OpList::kFormatVersion) + ")");
-  SK_RETURN_IF_ERROR(r.onlyKeys(root, "", {"format", "version", "target", "arch", "options", "kernels", "buffers", "ops", "scopes"}));
+  SK_RETURN_IF_ERROR(r.onlyKeys(root, "", {"format", "version", "target", "arch", "options", "kernels", "buffers", "ops", "scopes",
+                                         "groups"}));
 
   OpList list;
   list.origin = origin;
@@ -531,6 +557,31 @@ Expected<OpList> parseRoot(const Reader& r, const ojson& root, const std::string
       ScopeConfig sc;
       if (it.value().contains("options")) { SK_ASSIGN_OR_RETURN(sc.options, r.str(it.value()["options"], p + ".options", true)); }
       list.scopes[it.key()] = sc;
+    }
+  }
+  if (root.contains("groups")) {
+    // {"tp": {"ranks": [0, 1]}}: the validator checks the ranks' order and range.
+    const ojson& gs = root["groups"];
+    SK_RETURN_IF_ERROR(r.isObject(gs, "groups"));
+    SK_RETURN_IF_ERROR(countLimit(r, gs, "groups", r.limits().maxOps, "groups"));
+    for (auto it = gs.begin(); it != gs.end(); ++it) {
+      std::string p = "groups" + pathKey(it.key());
+      SK_RETURN_IF_ERROR(r.checkName(it.key(), p));
+      SK_RETURN_IF_ERROR(r.isObject(it.value(), p));
+      SK_RETURN_IF_ERROR(r.onlyKeys(it.value(), p, {"ranks"}));
+      if (!it.value().contains("ranks")) return r.err(p, "missing key \"ranks\"");
+      const ojson& rs = it.value()["ranks"];
+      if (!rs.is_array()) return r.err(p + ".ranks", std::string("expected an array, got ") + rs.type_name());
+      if (rs.size() > kMaxCollectiveRanks)
+        return r.err(p + ".ranks", std::to_string(rs.size()) + " ranks, over the limit of " +
+                                       std::to_string(kMaxCollectiveRanks));
+      CollectiveGroup g;
+      for (size_t i = 0; i < rs.size(); ++i) {
+        SK_ASSIGN_OR_RETURN(int64_t rank, r.integer(rs[i], p + ".ranks[" + std::to_string(i) + "]", 0,
+                                                    int64_t{kMaxCollectiveRanks} - 1));
+        g.ranks.push_back(static_cast<uint32_t>(rank));
+      }
+      list.groups[it.key()] = std::move(g);
     }
   }
   return list;

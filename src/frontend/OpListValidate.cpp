@@ -259,6 +259,99 @@ Status validateLaunch(const OpList& l, size_t oi, const KernelDecl& k, const OpL
   return Status::success();
 }
 
+namespace {
+
+// The buffer a collective's "in" or "out" names, with its element count
+// (a view's count, else the buffer's size).
+Expected<std::pair<const BufferDecl*, uint64_t>> collectiveBuffer(const OpList& l, const Op& op, const char* param,
+                                                                   const std::string& path) {
+  const ArgValue* a = op.findArg(param);
+  std::string ap = path + ".args" + pathKey(param);
+  if (!a) return err(l, path + ".args", std::string("missing argument \"") + param + "\" (a collective takes \"in\" and \"out\")");
+  if (!a->isBuffer()) return err(l, ap, "a collective's argument is a buffer name or a view {\"buffer\", \"offset\", \"count\"}");
+  const BufferRef& ref = a->buffer();
+  const BufferDecl* b = l.findBuffer(ref.buffer);
+  if (!b) return err(l, ap, "unknown buffer " + quote(ref.buffer));
+  uint64_t n = b->elements();
+  if (ref.isView) {
+    if (ref.count == 0) return err(l, ap, "view of buffer " + quote(ref.buffer) + " has count 0");
+    if (ref.offset > n || ref.count > n - ref.offset)
+      return err(l, ap, "view [" + std::to_string(ref.offset) + ", +" + std::to_string(ref.count) +
+                            ") is out of bounds of buffer " + quote(ref.buffer) + " (" + std::to_string(n) + " elements)");
+    n = ref.count;
+  }
+  return std::make_pair(b, n);
+}
+
+}  // namespace
+
+// Sizes follow the kind (g = the group's ranks): all_reduce in = out;
+// all_gather out = g x in; reduce_scatter in = g x out; all_to_all in = out,
+// a multiple of g. Every rank checks its own list the same way, so a rank
+// whose sizes differ fails here or, with a list that is valid on its own,
+// at the run's descriptor exchange (docs/COLLECTIVES.md).
+Status validateCollective(const OpList& l, size_t oi, const OpListLimits& limits) {
+  const Op& op = l.ops[oi];
+  std::string path = opPath(oi);
+  SK_RETURN_IF_ERROR(checkName(l, op.name, path + ".name", limits));
+  if (op.scope) SK_RETURN_IF_ERROR(checkName(l, *op.scope, path + ".scope", limits));
+  if (op.stream >= limits.maxStreams)
+    return err(l, path + ".stream", "stream " + std::to_string(op.stream) + " out of range 0.." +
+                                        std::to_string(limits.maxStreams - 1));
+  const char* kind = collectiveKindName(op.collective);
+  if (collectiveReduces(op.collective) && op.reduce == ReduceOp::None)
+    return err(l, path, std::string(kind) + " needs \"reduce\": \"sum\" or \"max\"");
+  if (!collectiveReduces(op.collective) && op.reduce != ReduceOp::None)
+    return err(l, path + ".reduce", std::string(kind) + " takes no \"reduce\" (only all_reduce and reduce_scatter do)");
+  auto g = l.groups.find(op.group);
+  if (g == l.groups.end()) {
+    std::string have;
+    for (const auto& [n, _] : l.groups) have += (have.empty() ? "" : ", ") + quote(n);
+    return err(l, path + ".group", "unknown group " + quote(op.group) + " (declare it in \"groups\": {" +
+                                       quote(op.group) + ": {\"ranks\": [0, 1]}}" +
+                                       (have.empty() ? "" : "; declared: " + have) + ")");
+  }
+  for (const auto& [name, _] : op.args)
+    if (name != "in" && name != "out")
+      return err(l, path + ".args" + pathKey(name), "a collective takes the arguments \"in\" and \"out\" only");
+  SK_ASSIGN_OR_RETURN(auto in, collectiveBuffer(l, op, "in", path));
+  SK_ASSIGN_OR_RETURN(auto out, collectiveBuffer(l, op, "out", path));
+  if (in.first->dtype != out.first->dtype)
+    return err(l, path + ".args.out", "buffer " + quote(out.first->name) + " is " + dtypeName(out.first->dtype) +
+                                          " but \"in\" is " + dtypeName(in.first->dtype) + " (a collective keeps the dtype)");
+  const DType dt = in.first->dtype;
+  if (collectiveReduces(op.collective) && dt != DType::F32 && dt != DType::F64 && dt != DType::I32 && dt != DType::I64)
+    return err(l, path + ".args.in", std::string(kind) + " reduces f32, f64, i32 or i64, not " + dtypeName(dt));
+  const uint64_t ranks = g->second.ranks.size(), nIn = in.second, nOut = out.second;
+  auto sizeErr = [&](const std::string& rule) {
+    return err(l, path + ".args", std::string(kind) + " over group " + quote(op.group) + " (" + std::to_string(ranks) +
+                                      " ranks) needs " + rule + ", got in " + std::to_string(nIn) + " and out " +
+                                      std::to_string(nOut) + " elements");
+  };
+  switch (op.collective) {
+    case CollectiveKind::AllReduce:
+      if (nIn != nOut) return sizeErr("as many elements out as in");
+      break;
+    case CollectiveKind::AllGather:
+      if (nOut != nIn * ranks) return sizeErr("out = ranks x in");
+      break;
+    case CollectiveKind::ReduceScatter:
+      if (nIn != nOut * ranks) return sizeErr("in = ranks x out");
+      break;
+    case CollectiveKind::AllToAll:
+      if (nIn != nOut || nIn % ranks != 0) return sizeErr("in = out, a multiple of the ranks");
+      break;
+  }
+  // A different buffer for in and out must not overlap it (the runtime
+  // reads every input before it writes, but only within one buffer).
+  const BufferRef& ri = op.findArg("in")->buffer();
+  const BufferRef& ro = op.findArg("out")->buffer();
+  if (ri.buffer == ro.buffer && !(ri.offset == ro.offset && nIn == nOut) &&
+      ri.offset < ro.offset + nOut && ro.offset < ri.offset + nIn)
+    return err(l, path + ".args.out", "\"out\" overlaps \"in\" without being the same elements (use one buffer in place, or two that do not overlap)");
+  return Status::success();
+}
+
 }  // namespace detail
 
 Status validateOpList(const OpList& l, const OpListLimits& limits) {
@@ -283,6 +376,9 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
     const KernelDecl& k = l.kernels[i];
     std::string path = "kernels" + pathKey(k.name);
     if (resolved.count(k.name)) return err(l, path, "duplicate kernel " + quote(k.name));
+    if (k.name.rfind(kCollectiveKernelPrefix, 0) == 0)
+      return err(l, path, std::string("kernel names starting \"") + kCollectiveKernelPrefix +
+                              "\" are reserved for the collectives the planner lowers (rename the kernel)");
     auto r = resolveKernelForChecks(k, l.target);
     if (!r) return err(l, path + (k.builtin.empty() ? ".sources" : ".builtin"), r.error().message());
     SK_RETURN_IF_ERROR(validateKernel(l, i, *r, limits));
@@ -295,6 +391,20 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
       return err(l, "buffers" + pathKey(l.buffers[i].name), "duplicate buffer " + quote(l.buffers[i].name));
     SK_RETURN_IF_ERROR(validateBuffer(l, i, limits, total));
   }
+  for (const auto& [name, g] : l.groups) {
+    std::string path = "groups" + pathKey(name);
+    SK_RETURN_IF_ERROR(checkName(l, name, path, limits));
+    if (g.ranks.empty()) return err(l, path + ".ranks", "a group needs at least one rank");
+    if (g.ranks.size() > kMaxCollectiveRanks)
+      return err(l, path + ".ranks", "over the limit of " + std::to_string(kMaxCollectiveRanks) + " ranks");
+    for (size_t i = 0; i < g.ranks.size(); ++i) {
+      std::string rp = path + ".ranks[" + std::to_string(i) + "]";
+      if (g.ranks[i] >= kMaxCollectiveRanks)
+        return err(l, rp, "rank " + std::to_string(g.ranks[i]) + " out of range 0.." + std::to_string(kMaxCollectiveRanks - 1));
+      if (i > 0 && g.ranks[i] <= g.ranks[i - 1])
+        return err(l, rp, "ranks must be strictly ascending (a rank's place in the list is its index in the group)");
+    }
+  }
   for (const auto& [name, sc] : l.scopes) {
     std::string path = "scopes" + pathKey(name);
     SK_RETURN_IF_ERROR(checkName(l, name, path, limits));
@@ -305,7 +415,11 @@ Status validateOpList(const OpList& l, const OpListLimits& limits) {
   for (size_t i = 0; i < l.ops.size(); ++i) {
     const Op& op = l.ops[i];
     std::string path = opPath(i);
-    if (op.kind == Op::Kind::Launch) {
+    if (op.kind == Op::Kind::Collective) {
+      if (auto [it, fresh] = opNames.emplace(op.name, i); !fresh)
+        return err(l, path + ".name", "duplicate op name " + quote(op.name) + " (also " + opPath(it->second) + ")");
+      SK_RETURN_IF_ERROR(validateCollective(l, i, limits));
+    } else if (op.kind == Op::Kind::Launch) {
       auto k = resolved.find(op.kernel);
       if (k == resolved.end()) return err(l, path + ".kernel", "unknown kernel " + quote(op.kernel));
       if (auto [it, fresh] = opNames.emplace(op.name, i); !fresh)

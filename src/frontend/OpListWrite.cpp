@@ -87,14 +87,20 @@ ojson writeArg(const ArgValue& a) {
 
 ojson writeOp(const Op& op) {
   ojson j = ojson::object();
-  if (op.kind != Op::Kind::Launch) {
+  if (op.kind == Op::Kind::Record || op.kind == Op::Kind::Wait) {
     j[op.kind == Op::Kind::Record ? "record" : "wait"] = op.event;
     j["stream"] = op.stream;
     return j;
   }
   j["name"] = op.name;
-  j["kernel"] = op.kernel;
-  j["block_dim"] = op.blockDim;
+  if (op.kind == Op::Kind::Collective) {
+    j["collective"] = collectiveKindName(op.collective);
+    if (op.reduce != ReduceOp::None) j["reduce"] = reduceOpName(op.reduce);
+    j["group"] = op.group;
+  } else {
+    j["kernel"] = op.kernel;
+    j["block_dim"] = op.blockDim;
+  }
   j["stream"] = op.stream;
   if (op.scope) j["scope"] = *op.scope;
   else if (op.scopeNull) j["scope"] = nullptr;
@@ -152,6 +158,11 @@ std::string writeOpList(const OpList& list) {
       scopes[n] = std::move(sj);
     }
     j["scopes"] = std::move(scopes);
+  }
+  if (!list.groups.empty()) {
+    ojson groups = ojson::object();
+    for (const auto& [n, g] : list.groups) groups[n] = ojson{{"ranks", g.ranks}};
+    j["groups"] = std::move(groups);
   }
   // Invalid UTF-8 in a Graph-recorded name must not throw from a writer.
   return j.dump(2, ' ', false, ojson::error_handler_t::replace) + "\n";

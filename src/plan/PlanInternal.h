@@ -86,6 +86,13 @@ struct DepEdge {
   bool covering() const;
 };
 
+// Collectives.cpp
+bool hasCollectives(const OpList& list);
+/// The list with each collective a launch of the target's collective kernel;
+/// `described` gets each one's report text by op index.
+Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machine,
+                                  std::map<uint32_t, std::string>& described);
+void reportCollectives(FusionPlan& plan, const std::map<uint32_t, std::string>& described);
 // Variants.cpp
 Status resolveKernels(PlanContext& ctx);
 Status buildVariants(PlanContext& ctx);

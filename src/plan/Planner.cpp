@@ -4,11 +4,19 @@
 
 namespace sk {
 
-Expected<FusionPlan> planOpList(const OpList& list, const Options& options, const PlanConfig& config) {
+Expected<FusionPlan> planOpList(const OpList& given, const Options& options, const PlanConfig& config) {
   // The planner trusts nothing it did not check: a Graph or hand-built list
   // gets the same validation as a parsed file.
-  SK_RETURN_IF_ERROR(validateOpList(list));
+  SK_RETURN_IF_ERROR(validateOpList(given));
   if (Status s = config.machine.check(); !s) return s.error().context("plan");
+  // Collectives become launches of the runtime's kernel first (Collectives.cpp),
+  // so every pass below sees only launches, records and waits.
+  std::map<uint32_t, std::string> collectives;
+  OpList lowered;
+  if (plan::hasCollectives(given)) {
+    SK_ASSIGN_OR_RETURN(lowered, plan::lowerCollectives(given, config.machine, collectives));
+  }
+  const OpList& list = collectives.empty() ? given : lowered;
 
   plan::PlanContext ctx{list, options, config, {}, {}, {}};
   ctx.plan.target = list.target;
@@ -54,6 +62,7 @@ Expected<FusionPlan> planOpList(const OpList& list, const Options& options, cons
   if (config.machine.staticArguments) plan::dropUnusedVariants(ctx.plan);
   plan::reportInapplicable(ctx);
   plan::fillReport(ctx.plan);
+  plan::reportCollectives(ctx.plan, collectives);
   return std::move(ctx.plan);
 }
 

@@ -122,6 +122,7 @@ std::string formatPlanReport(const FusionPlan& plan) {
                        plan.steps.at(side.step).name, side.stream, names(side.after), names(side.before));
     s += fmt::format("    ended at {}\n", sk.endReason);
   }
+  for (const auto& c : r.collectives) s += "collective " + c + "\n";
   for (const auto& w : r.warnings) s += "warning: " + w + "\n";
   return s;
 }

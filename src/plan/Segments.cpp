@@ -366,6 +366,7 @@ Expected<std::vector<Segment>> formSegments(PlanContext& ctx) {
       case Op::Kind::Launch: SK_RETURN_IF_ERROR(f.launch(i)); break;
       case Op::Kind::Record: f.record(i); break;
       case Op::Kind::Wait: f.wait(i); break;
+      case Op::Kind::Collective: return internalError("a collective op reached the planner's passes unlowered");
     }
   }
   std::string reason = f.pendingEnd ? *f.pendingEnd : "end of op list";

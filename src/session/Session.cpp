@@ -83,6 +83,7 @@ struct Session::Impl {
     dopt.waitTimeoutMs = options.waitTimeoutMs;
     dopt.runTimeoutMs = options.runTimeoutMs;
     dopt.onRunTimeout = options.onRunTimeout;
+    dopt.communicator = options.communicator;
     SK_ASSIGN_OR_RETURN(st->device, b->makeDevice(dopt));
     TargetState* raw = st.get();
     targets.emplace(b->name, std::move(st));
@@ -360,6 +361,7 @@ void Session::attach(Graph& graph) {
     one.baseDir = list.baseDir;
     one.origin = "graph launch " + op.name;
     one.buffers = list.buffers;
+    one.groups = list.groups;  // a collective's group
     if (const KernelDecl* k = list.findKernel(op.kernel)) one.kernels.push_back(*k);
     Op o = op;
     o.scope.reset();

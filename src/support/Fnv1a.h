@@ -8,8 +8,8 @@
 
 namespace sk {
 
-inline uint64_t fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
+/// `h` continues a digest: fnv1a(b, fnv1a(a)) == fnv1a(a + b).
+inline uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;

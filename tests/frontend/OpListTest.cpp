@@ -107,7 +107,7 @@ TEST(OpList, UnknownKeysEverywhere) {
   ojson j = base();
   j["extra"] = 1;
   EXPECT_ERROR(j, "extra: unknown key \"extra\" (expected one of: format, version, target, arch, options, kernels, "
-                  "buffers, ops, scopes)");
+                  "buffers, ops, scopes, groups)");
   j = base();
   j["kernels"]["ew"]["srcs"] = "x";
   EXPECT_NE(errorOf(j).find("tests/x.json: kernels.ew.srcs: unknown key \"srcs\""), std::string::npos);

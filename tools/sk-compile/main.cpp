@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "common/Suggest.h"
@@ -32,6 +33,8 @@
 #include "common/Stalls.h"
 #include "common/ToolSupport.h"
 #include "common/Tokens.h"
+#include "superkernel/driver/Deadline.h"
+#include "superkernel/runtime/Communicator.h"
 #include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
 
@@ -248,6 +251,7 @@ json planJson(const CompiledPlan& cp) {
   j["prefetches"] = prefetches;
   j["steps"] = std::move(steps);
   j["splits"] = r.splits;
+  j["collectives"] = r.collectives;
   j["warnings"] = r.warnings;
   return j;
 }
@@ -336,6 +340,7 @@ std::string renderText(const json& rep) {
   if (const std::string m = p["sync_model"]["summary"].get<std::string>(); !m.empty()) s += "Sync model: " + m + "\n";
   s += fmt::format("Preload: {} of code prefetched ({} prefetches)\n", formatSize(p["preload_bytes"].get<uint64_t>()),
                    p["prefetches"].get<uint64_t>());
+  for (const auto& c : p["collectives"]) s += "Collective " + c.get<std::string>() + "\n";
   for (const auto& w : p["warnings"]) s += "warning: " + w.get<std::string>() + "\n";
   if (rep.value("plan_only", false)) {
     s += "Plan only: nothing was compiled or run (code sizes unknown: each prefetch counts one 2 KiB granule, "
@@ -416,6 +421,19 @@ std::string renderTokens(const json& rep, const json& p, const std::string& core
     s += rt.str();
     s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
                      r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
+    if (r.contains("ranks")) {
+      // mpirun: the table above is rank 0's; every rank's medians, then the job's.
+      Table kt({"rank", "fused tokens/s", "unfused tokens/s"}, "lrr");
+      for (const auto& k : r["ranks"])
+        kt.add({std::to_string(k["rank"].get<uint32_t>()), fmt::format("{:.1f}", k["fused_tokens_per_second"].get<double>()),
+                fmt::format("{:.1f}", k["unfused_tokens_per_second"].get<double>())});
+      const json& t = r["total"];
+      kt.add({"total", fmt::format("{:.1f}", t["fused_tokens_per_second"].get<double>()),
+              fmt::format("{:.1f}", t["unfused_tokens_per_second"].get<double>())});
+      s += "  per rank (the table above is rank 0's); total = the job's rate: every rank takes part in each token, so "
+           "the slowest rank's (the sum over ranks would be " +
+           fmt::format("{:.1f} fused", t["fused_sum_over_ranks"].get<double>()) + ")\n" + kt.str();
+    }
   } else {
     s += "\n";
   }
@@ -461,8 +479,25 @@ class Compiler {
   int run() {
     std::optional<Failure> f = work();
     progress_.clear();
-    printReport(f);
+    // Under mpirun every rank says what failed (and which rank it is); on
+    // success rank 0 alone prints the report, whose tokens table has every
+    // rank's figures.
+    const bool ranks = comm_ && comm_->size() > 1;
+    if (f && ranks) f->error = std::move(f->error).context(fmt::format("rank {} of {}", comm_->rank(), comm_->size()));
+    if (f || !ranks || comm_->rank() == 0) printReport(f);
     if (f) printError(kTool, f->error);
+    if (f && ranks) {
+      // mpirun ends the other ranks as soon as one exits non-zero: a moment's wait lets a peer that failed
+      // too (a mismatch is seen by both sides at once) print its own error first.
+      std::fflush(stderr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    // After a failed collective a peer may never match what this rank left
+    // pending, so MPI_Finalize could wait forever: only a clean run finalizes.
+    if (comm_ && !f) {
+      comm_.reset();
+      finalizeMpi();
+    }
     return f ? f->code : kExitOk;
   }
 
@@ -517,6 +552,7 @@ class Compiler {
     });
     so.options = args_.options;
     so.progress = [this](std::string_view stage, size_t done, size_t total) { progress_.update(stage, done, total); };
+    so.communicator = comm_;
     SK_ASSIGN_OR_RETURN(session_, Session::create(so));
     return session_.get();
   }
@@ -574,6 +610,20 @@ class Compiler {
     // A list with runtime values is one step of a loop: each run may advance its position, so it is run and
     // timed as T tokens from its initial buffers (common/Tokens.h), never as thousands of runs of one state.
     tokens_ = args_.tokens;
+    // Collectives run over MPI: under mpirun (or for a list that has them)
+    // the session's executor gets the communicator (docs/COLLECTIVES.md).
+    if (!args_.planOnly && (startedByMpirun() || hasCollectiveOps(*list))) {
+      auto c = mpiCommunicator();
+      if (!c) return Failure{c.error(), kExitBadInput};
+      comm_ = std::move(*c);
+      if (comm_->size() > 1 && args_.run && tokens_ == 0) {
+        // A frozen --run batches runs by how long they take, which differs per rank; ranks must run
+        // their collectives the same number of times.
+        tokens_ = 1;
+        note("under mpirun --run runs and times the list as a decode loop of 1 token (--tokens T for T): ranks "
+             "must run their collectives the same number of times");
+      }
+    }
     if (args_.run && tokens_ == 0 && hasRuntimeValues(*list)) {
       tokens_ = 1;
       note("the op list has runtime values: --run runs and times it as a decode loop of 1 token from its initial "
@@ -673,6 +723,17 @@ class Compiler {
     }
     progress_.clear();
 
+    if (args_.run && comm_ && comm_->size() > 1) {
+      // Ranks compile at their own pace (one may hit the cache, another compile cold), and a collective
+      // waits only SK_WAIT_TIMEOUT_MS for its peers: meet here first, with the compile's own limit.
+      std::vector<char> mine(1), all(comm_->size());
+      sk_collective_args a{mine.data(), all.data(), 1, int64_t(all.size()), 1u | uint64_t(DType::U8) << 16,
+                           allRanks(), 0x736b2d7265616479ull};
+      const auto limitMs = std::chrono::duration_cast<std::chrono::milliseconds>(compileLimits().total).count();
+      const auto limit = uint32_t(std::clamp<int64_t>(limitMs, 1, UINT32_MAX));
+      if (Status st = comm_->run(a, "\"sk-compile ready to run\"", limit, [] { return false; }); !st)
+        return failure(st.error());
+    }
     if (args_.run && tokens_ > 0) {
       if (auto f = runTokensCompare(ss, *fused, *unfused)) return f;
     } else if (args_.run) {
@@ -718,6 +779,40 @@ class Compiler {
                    kExitMismatch};
   }
 
+  uint64_t allRanks() const {
+    const uint32_t n = comm_->size();
+    return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  }
+
+  static bool hasCollectiveOps(const OpList& list) {
+    return std::any_of(list.ops.begin(), list.ops.end(), [](const Op& o) { return o.kind == Op::Kind::Collective; });
+  }
+
+  // Every rank's medians, gathered over the communicator (its own collective, so a rank that is gone is
+  // an error, not a hang). The job makes each token on every rank at once (tensor parallelism), so its
+  // rate is the slowest rank's; the sum is what independent ranks would make together.
+  std::optional<Failure> gatherRanks(json& r, double fused, double unfused) {
+    const uint32_t n = comm_->size();
+    std::vector<double> mine{fused, unfused}, all(2 * size_t(n));
+    sk_collective_args a{mine.data(), all.data(), 2, int64_t(2 * n), 1u | uint64_t(DType::F64) << 16, allRanks(),
+                         0x736b2d746f6b656eull};
+    Status st = comm_->run(a, "\"sk-compile tokens report\"", defaultWaitTimeoutMs(), [] { return false; });
+    if (!st) return failure(st.error());
+    json by = json::array();
+    double fusedMin = all[0], unfusedMin = all[1], fusedSum = 0, unfusedSum = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      by.push_back({{"rank", i}, {"fused_tokens_per_second", all[2 * i]}, {"unfused_tokens_per_second", all[2 * i + 1]}});
+      fusedMin = std::min(fusedMin, all[2 * i]);
+      unfusedMin = std::min(unfusedMin, all[2 * i + 1]);
+      fusedSum += all[2 * i];
+      unfusedSum += all[2 * i + 1];
+    }
+    r["ranks"] = by;
+    r["total"] = {{"fused_tokens_per_second", fusedMin}, {"unfused_tokens_per_second", unfusedMin},
+                  {"fused_sum_over_ranks", fusedSum}, {"unfused_sum_over_ranks", unfusedSum}};
+    return std::nullopt;
+  }
+
   // --tokens T (and --run of a list with runtime values: T = 1): common/Tokens.h.
   std::optional<Failure> runTokensCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
     TimingConfig tc;
@@ -757,6 +852,9 @@ class Compiler {
     r["speedup"] = tr->speedup.median;
     r["speedup_min"] = tr->speedup.min;
     r["speedup_max"] = tr->speedup.max;
+    if (comm_ && comm_->size() > 1) {
+      if (auto f = gatherRanks(r, tr->fusedTokensPerSecond.median, tr->unfusedTokensPerSecond.median)) return f;
+    }
     rep_["run"] = r;
     return std::nullopt;
   }
@@ -907,6 +1005,7 @@ class Compiler {
 
   const Args& args_;
   int tokens_ = 0;  // decode steps to run (common/Tokens.h); 0: the frozen-step --run
+  std::shared_ptr<Communicator> comm_;  // collectives' ranks (mpirun, or a list with collectives)
   uint64_t compilesBefore_ = 0;  // the cache's compile counter when the session opened it
   // "notes" and "outputs" are always there, empty or not (docs/CLI.md's schema).
   json rep_ = json{{"notes", json::array()}, {"outputs", json::object()}};

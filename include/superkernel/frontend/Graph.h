@@ -73,6 +73,19 @@ struct LaunchDesc {
   bool fusible = true;
 };
 
+/// One collective to record (docs/COLLECTIVES.md): `in` and `out` are
+/// buffers or views (sk::arg(name), sk::arg(name, offset, count)), over a
+/// group declared with addGroup.
+struct CollectiveDesc {
+  std::string name;                          // unique op name
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  ReduceOp reduce = ReduceOp::None;          // sum or max for all_reduce and reduce_scatter
+  std::string group;
+  ArgValue in, out;
+  uint32_t stream = 0;
+  bool fusible = true;
+};
+
 class Scope;
 
 class Graph {
@@ -109,6 +122,10 @@ class Graph {
   /// Record a launch (validated). Outside any Scope it is then passed to the
   /// launch hook; the hook's error is returned (the op stays recorded).
   Status launch(LaunchDesc desc);
+  /// Declare a group of ranks for collectives (strictly ascending, below 64).
+  Status addGroup(const std::string& name, std::vector<uint32_t> ranks);
+  /// Record a collective (validated), scoped like a launch.
+  Status collective(CollectiveDesc desc);
 
   void setLaunchHook(LaunchHook hook) { hook_ = std::move(hook); }
   bool ranImmediately(size_t opIndex) const { return opIndex < ran_.size() && ran_[opIndex]; }
@@ -120,6 +137,9 @@ class Graph {
 
  private:
   friend class Scope;
+  /// Scope `op` like a launch, record it, check it with `check` (undone if it
+  /// fails) and run it now through the hook when no Scope is open.
+  Status addOp(Op op, const std::function<Status(size_t index)>& check);
   struct ScopeEntry {
     uint64_t id = 0;
     std::string name;                        // empty: never-fuse region

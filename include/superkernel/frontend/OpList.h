@@ -165,8 +165,42 @@ struct ArgValue {
   bool operator==(const ArgValue&) const = default;
 };
 
+/// A collective over a group of ranks (docs/COLLECTIVES.md). Ranks are the
+/// processes of one communicator (MPI on cpu); every rank of the group runs
+/// the same op with its own buffers.
+enum class CollectiveKind : uint8_t { AllReduce, AllGather, ReduceScatter, AllToAll };
+/// The reduction of all_reduce and reduce_scatter (None for the others).
+enum class ReduceOp : uint8_t { None, Sum, Max };
+const char* collectiveKindName(CollectiveKind k);   // "all_reduce", ...
+std::optional<CollectiveKind> parseCollectiveKind(std::string_view s);
+const char* reduceOpName(ReduceOp r);               // "sum", "max" ("" for None)
+std::optional<ReduceOp> parseReduceOp(std::string_view s);
+/// Whether `k` combines elements (all_reduce, reduce_scatter: needs a reduce op).
+inline bool collectiveReduces(CollectiveKind k) {
+  return k == CollectiveKind::AllReduce || k == CollectiveKind::ReduceScatter;
+}
+
+/// A named group of ranks ("groups": {"tp": {"ranks": [0, 1]}}). Ranks are
+/// strictly ascending and below kMaxCollectiveRanks: a rank's place in the
+/// list is its index in the group (all_gather's order, reduce_scatter's and
+/// all_to_all's chunks).
+struct CollectiveGroup {
+  std::vector<uint32_t> ranks;
+  bool operator==(const CollectiveGroup&) const = default;
+};
+/// Ranks a group may name: the runtime identifies a group by a 64-bit rank
+/// mask, so a plan needs no table of groups at run time.
+inline constexpr uint32_t kMaxCollectiveRanks = 64;
+/// Names of the kernels the planner lowers collectives to ("sk.collective.f32"):
+/// reserved, a declared kernel may not start with it.
+inline constexpr const char* kCollectiveKernelPrefix = "sk.collective.";
+
 struct Op {
-  enum class Kind : uint8_t { Launch, Record, Wait };
+  /// Collective: `collective`, `reduce` and `group` below; `args` holds the
+  /// two buffer arguments "in" and "out" (names or views), `kernel` is empty.
+  /// The planner lowers it to a one-block launch of the runtime's collective
+  /// kernel (plan/Collectives.cpp).
+  enum class Kind : uint8_t { Launch, Record, Wait, Collective };
   Kind kind = Kind::Launch;
 
   // Launch
@@ -185,6 +219,11 @@ struct Op {
 
   // Record / Wait
   std::string event;
+
+  // Collective
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  ReduceOp reduce = ReduceOp::None;
+  std::string group;
 
   const ArgValue* findArg(std::string_view param) const;
   bool operator==(const Op&) const = default;
@@ -205,6 +244,8 @@ struct OpList {
   std::vector<BufferDecl> buffers;          // file order (= manifest order)
   std::vector<Op> ops;
   std::map<std::string, ScopeConfig> scopes;
+  /// "groups": the rank groups collective ops name.
+  std::map<std::string, CollectiveGroup> groups;
   /// Directory relative paths (sources, init files) resolve against.
   std::filesystem::path baseDir;
   /// Where it came from, for error messages ("" for in-memory lists).

@@ -86,6 +86,11 @@ struct MachineModel {
   /// (plan/Segments.cpp), and its launch runs its blocks in waves. false (cpu, cuda): a core runs several
   /// blocks of an op in turn (coreOf, plan/Plan.h).
   bool oneBlockPerCore = false;
+  /// The source of the kernel collectives lower to (docs/COLLECTIVES.md,
+  /// plan/Collectives.cpp): one entry `sk_collective` taking (in, out, n_in,
+  /// n_out, desc, ranks, tag) with its element type as the macro COLL_T. Empty:
+  /// the target has no collectives, and a list with one is an error naming it.
+  std::string collectiveSource;
   /// The sync cost model's inputs (SyncCosts; unknown: the model changes nothing on this target).
   SyncCosts syncCosts;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the

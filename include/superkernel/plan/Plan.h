@@ -208,6 +208,9 @@ struct PlanReport {
   SyncCounts syncs;
   SyncModelReport syncModel;
   std::vector<std::string> splits;          // "sk1 ended at ops[5] (add_3): <reason>"
+  /// One line per collective op (plan/Collectives.cpp): what it is, the step
+  /// it runs in, the ops it waits for and the ops that run beside it.
+  std::vector<std::string> collectives;
   std::vector<std::string> warnings;
 };
 

@@ -26,6 +26,8 @@
 
 namespace sk {
 
+class Communicator;
+
 /// One profiling record (per worker, steady-clock nanoseconds).
 struct TraceEvent {
   uint32_t worker = 0;
@@ -103,6 +105,11 @@ class Executor {
   /// fn(arg, core) for core in [0, numCores), one core per worker, all
   /// concurrently (numCores <= numWorkers). What SuperKernel run() uses.
   Status runCores(uint32_t numCores, sk_core_fn fn, void* arg);
+
+  /// The ranks this executor's collective ops run over (docs/COLLECTIVES.md);
+  /// null (the default): a collective fails its launch, naming the op.
+  void setCommunicator(std::shared_ptr<Communicator> communicator);
+  Communicator* communicator() const;
 
   /// Worker placement and how often the launching thread had to be moved.
   PlacementInfo placement() const;

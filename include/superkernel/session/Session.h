@@ -54,6 +54,7 @@ namespace sk {
 /// "superkernels" (steps built), `done` of `total`. Called serially.
 using CompileProgressFn = std::function<void(std::string_view stage, size_t done, size_t total)>;
 
+class Communicator;
 class Device;
 class LoadedKernel;
 
@@ -80,6 +81,10 @@ struct SessionOptions {
   /// e.g. sk-compile --options.
   std::string options;
   CompileProgressFn progress;
+  /// The ranks of this process's collective ops (docs/COLLECTIVES.md):
+  /// sk::mpiCommunicator() (superkernel/runtime/Communicator.h) under mpirun.
+  /// Null: a plan with a collective fails when it runs, naming the op.
+  std::shared_ptr<Communicator> communicator{};
 };
 
 struct CompileRequest {

@@ -141,8 +141,13 @@ class LoadedKernel {
   virtual ~LoadedKernel() = default;
 };
 
+class Communicator;
+
 struct DeviceOptions {
   uint32_t cores = 0;                               // cpu: executor workers; 0: the target's default
+  /// The ranks collective ops run over (docs/COLLECTIVES.md); null: none (a
+  /// collective fails its launch). cpu hands it to its executor.
+  std::shared_ptr<Communicator> communicator{};
   uint32_t waitTimeoutMs = 0;                       // 0: the target's default
   uint32_t runTimeoutMs = 0;                        // launch watchdog; 0: the target's default
   /// Called with the watchdog's report when a launch makes no progress

@@ -13,6 +13,7 @@
 #include "Backoff.h"
 #include "Placement.h"
 #include "Watchdog.h"
+#include "superkernel/runtime/Communicator.h"
 #include "superkernel/runtime/Executor.h"
 
 namespace sk {
@@ -56,6 +57,7 @@ struct Executor::Impl {
   int waitSlow(sk_counter* c, uint64_t target, const char* what);
   void profile(uint32_t core, uint32_t kind, uint32_t id);
   void fillServices();
+  int collective(const sk_collective_args* args);  // Collective.cpp
 
   uint32_t numWorkers = 1;
   uint32_t timeoutMs = 10000;
@@ -79,6 +81,7 @@ struct Executor::Impl {
   uint64_t callerMoves = 0;         // under launchMu
 
   sk_services table{};
+  std::shared_ptr<Communicator> communicator;  // collectives' ranks (setCommunicator, under launchMu)
   bool profilingOn = false;
   uint32_t launchSeq = 0;           // launches since profiling on / takeTrace
   std::mutex foreignMu;             // profile() from a thread that is no worker

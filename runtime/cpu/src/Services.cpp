@@ -31,6 +31,8 @@ void svcFail(void* self, const char* message) { impl(self)->fail(message); }
 
 int svcFailed(void* self) { return impl(self)->failed() ? 1 : 0; }
 
+int svcCollective(void* self, const sk_collective_args* args) { return impl(self)->collective(args); }
+
 void svcProfile(void* self, uint32_t core, uint32_t kind, uint32_t id) {
   impl(self)->profile(core, kind, id);
 }
@@ -63,6 +65,7 @@ void Executor::Impl::fillServices() {
   table.fail = svcFail;
   table.failed = svcFailed;
   table.profile = nullptr;  // setProfiling(true) installs svcProfile
+  table.collective = svcCollective;
 }
 
 void Executor::Impl::fail(const char* message) {

@@ -183,5 +183,13 @@ std::string Watchdog::report(uint64_t now, uint64_t stalledNs) {
   return s;
 }
 
+std::string Watchdog::opName(uint32_t w) const {
+  if (w >= numWorkers_ || !progress_) return "?";
+  const uint32_t op = __atomic_load_n(&progress_[w].op, __ATOMIC_RELAXED);
+  const std::vector<std::string>* names = opNames_.load(std::memory_order_relaxed);
+  if (names && op < names->size()) return "\"" + (*names)[op] + "\"";
+  return "op " + std::to_string(op);
+}
+
 }  // namespace rt
 }  // namespace sk

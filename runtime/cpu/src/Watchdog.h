@@ -61,6 +61,10 @@ class Watchdog {
   void block(uint32_t w, uint32_t op, uint32_t block);
   void waitBegin(uint32_t w, const char* what, const sk_counter* c, uint64_t target);
   void waitEnd(uint32_t w);
+  /// The name of the op worker w runs now (its progress slot's op in the
+  /// launch context), for messages from inside a block; "op <index>" without
+  /// names.
+  std::string opName(uint32_t w) const;
 
  private:
   struct alignas(SK_CACHELINE) HostSlot {

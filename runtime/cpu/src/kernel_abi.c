@@ -35,3 +35,10 @@ SK_ABI_VISIBILITY void sk_report_error(const sk_ctx* ctx, const char* message) {
   if (!rt || !rt->services || !rt->services->fail) return;
   rt->services->fail(rt->services->self, message);
 }
+
+SK_ABI_VISIBILITY int sk_collective_call(const sk_ctx* ctx, const sk_collective_args* args) {
+  sk_block_rt* rt = (sk_block_rt*)ctx->rt;
+  /* A plain call (no launch) has no executor and so no communicator. */
+  if (!rt || !rt->services || !rt->services->collective) return -1;
+  return rt->services->collective(rt->services->self, args);
+}

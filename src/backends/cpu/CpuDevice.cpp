@@ -38,6 +38,7 @@ class CpuDevice final : public Device {
     eo.runTimeoutMs = o.runTimeoutMs;
     eo.onRunTimeout = o.onRunTimeout;
     executor_ = std::make_unique<Executor>(eo);
+    executor_->setCommunicator(o.communicator);
     machine_ = cpuMachineModel(executor_->numWorkers());
   }
 
@@ -123,6 +124,8 @@ MachineModel cpuMachineModel(uint32_t workers) {
   workers = std::min(workers ? workers : defaultWorkerCount(), kMaxExecutorWorkers);
   MachineModel m = MachineModel::singlePool("cpu", workers, "executor", "workers");
   m.defaultSplitMode = 1;
+  // Collectives run on the executor's communicator (MPI; docs/COLLECTIVES.md).
+  m.collectiveSource = (cpuRuntimeIncludeDir() / "superkernel" / "cpu" / "collective_kernel.cpp").string();
   // No code preload by default: a core's hardware prefetcher already follows the sub-kernels' code, which
   // stays in its L2 (1 MiB here, against a few KiB per sub-kernel), so the per-func preload's 32 prefetches
   // per 2 KiB only spend issue slots on the way into every op. Measured side by side on decode_small

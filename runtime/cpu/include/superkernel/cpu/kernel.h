@@ -46,6 +46,26 @@ void sk_kernel_sync(const sk_ctx* ctx);
 /* extension: end the launch with an error (sk-compile exit 4). */
 void sk_report_error(const sk_ctx* ctx, const char* message);
 
+/* extension: one collective over a group of ranks (docs/COLLECTIVES.md),
+ * run by the calling block on the executor's communicator. What the runtime's
+ * collective kernel (collective_kernel.cpp) calls; the planner makes that
+ * kernel's launches, a kernel does not call it itself. `desc` is
+ * kind | reduce << 8 | dtype << 16 (kind: 0 all_reduce, 1 all_gather,
+ * 2 reduce_scatter, 3 all_to_all; reduce: 1 sum, 2 max; dtype: the op
+ * list's order, 0 = f32); `ranks` the group as a bit mask of ranks; `tag`
+ * the op's identity, equal on every rank that runs the same plan. Returns 0,
+ * or non-zero when it failed (the launch is then failed with the message). */
+typedef struct sk_collective_args {
+  const void* in;
+  void* out;
+  int64_t n_in;
+  int64_t n_out;
+  uint64_t desc;
+  uint64_t ranks;
+  uint64_t tag;
+} sk_collective_args;
+int sk_collective_call(const sk_ctx* ctx, const sk_collective_args* args);
+
 /* The block's slice of n elements under "partition": "block": [*begin, *end).
  * B equal contiguous slices, the last one takes the remainder. */
 static inline void sk_block_range(const sk_ctx* ctx, int64_t n, int64_t* begin, int64_t* end) {

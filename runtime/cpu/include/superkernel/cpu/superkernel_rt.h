@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define SK_ABI_VERSION 1
-#define SK_SERVICES_VERSION 2
+#define SK_SERVICES_VERSION 3
 #define SK_CACHELINE 64
 #ifndef SK_SPIN_ITERS
 #define SK_SPIN_ITERS 256
@@ -94,6 +94,9 @@ typedef struct sk_services {
   void (*profile)(void* self, uint32_t core, uint32_t kind, uint32_t id);
   /* num_workers progress slots (sk_progress_mark); NULL: no watchdog. */
   sk_progress* progress;
+  /* Run one collective on the calling worker (kernel.h sk_collective_call;
+   * docs/COLLECTIVES.md). 0 ok; non-zero: the launch failed, message kept. */
+  int (*collective)(void* self, const sk_collective_args* args);
 } sk_services;
 
 static inline void sk_cpu_relax(void) {

@@ -1,0 +1,57 @@
+# Collectives over MPI (docs/COLLECTIVES.md), label `mpi`: every case runs
+# under mpirun with 2 ranks of 1 worker each and takes seconds. Built only
+# with MPI (SK_HAVE_MPI); a build without it has the unit tests of the op
+# kind (tests/frontend, tests/plan) and no ranks to run.
+if(NOT SK_HAVE_MPI OR NOT MPIEXEC_EXECUTABLE)
+  return()
+endif()
+
+# CI may run as root; --oversubscribe: 2 ranks may exceed the cores lent.
+set(_sk_mpi_env
+  "OMPI_ALLOW_RUN_AS_ROOT=1" "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" "OMPI_MCA_rmaps_base_oversubscribe=1"
+  "SK_LOG_LEVEL=warn" "SK_NUM_WORKERS=1" "SK_CACHE_DIR=${PROJECT_BINARY_DIR}/mpi-test-cache")
+set(_sk_mpirun ${MPIEXEC_EXECUTABLE} --oversubscribe -np 2)
+
+add_executable(sk_test_mpi ${CMAKE_CURRENT_SOURCE_DIR}/mpi/CollectivesMpiTest.cpp)
+sk_set_warnings(sk_test_mpi)
+target_link_libraries(sk_test_mpi PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
+add_test(NAME mpi.collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi>)
+set_tests_properties(mpi.collectives_2ranks PROPERTIES LABELS mpi TIMEOUT 120
+  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000")
+
+# sk-compile under mpirun: the tokens report, then each bad input ending
+# every rank with its error (exit 4) well inside the case's limit.
+set(_sk_c $<TARGET_FILE:sk-compile>)
+set(_sk_d ${CMAKE_CURRENT_SOURCE_DIR}/mpi/data)
+function(sk_mpi_case name timeout rc expect)
+  string(REPLACE ";" "|" _cmd "${ARGN}")
+  add_test(NAME mpi.${name} COMMAND ${CMAKE_COMMAND} "-DCMD=${_cmd}" -DTIMEOUT=${timeout} "-DEXPECT_RC=${rc}"
+    "-DEXPECT=${expect}" -DWORKDIR=${_sk_d} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_case.cmake)
+  set_tests_properties(mpi.${name} PROPERTIES LABELS mpi TIMEOUT 120
+    ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=2000")
+endfunction()
+if(TARGET sk-compile)
+  sk_mpi_case(sk_compile_tokens 90 "^0$"
+    "Collective ar: all_reduce sum of 4096 f32 over group tp.*runs beside indep|rank +fused tokens/s|total +[0-9]|identical after every token"
+    ${_sk_mpirun} ${_sk_c} allreduce.json --run --tokens 3 --repeat 2)
+  # MPMD: rank 0 and rank 1 run different lists.
+  sk_mpi_case(plan_mismatch 60 "^[1-9]"
+    "rank 0 of 2: .*collective op \"ar\" on rank 0 .*rank 1 runs another op.*ranks disagree on the plan|rank 1 of 2: .*collective op \"ar_other\" on rank 1 .*rank 0 runs another op"
+    ${MPIEXEC_EXECUTABLE} --oversubscribe -np 1 ${_sk_c} allreduce.json --run --tokens 1 --repeat 1
+    : -np 1 ${_sk_c} plan_other.json --run --tokens 1 --repeat 1)
+  sk_mpi_case(size_mismatch 60 "^[1-9]"
+    "rank 0 of 2: .*rank 1 runs the same collective with buffers of all_reduce sum of 2048 f32 in|rank 1 of 2: .*rank 0 runs the same collective with buffers of all_reduce sum of 4096 f32 in"
+    ${MPIEXEC_EXECUTABLE} --oversubscribe -np 1 ${_sk_c} allreduce.json --run --tokens 1 --repeat 1
+    : -np 1 ${_sk_c} sizes_other.json --run --tokens 1 --repeat 1)
+  # A rank that hangs before the collective (a minute's sleep in the op
+  # before it): the other waits SK_WAIT_TIMEOUT_MS and ends with its own
+  # error naming the op and the rank, exit 4.
+  sk_mpi_case(rank_hangs 60 "^4$"
+    "rank 0 of 2: .*collective op \"ar\" on rank 0: no answer from rank 1 within 2000 ms"
+    ${_sk_mpirun} -x SK_TEST_STALL_RANK=1 ${_sk_c} dies.json --run --tokens 1 --repeat 1)
+  # A rank killed mid-step (SIGKILL in the op before the collective): mpirun
+  # ends the job and names the rank; nothing waits past the case's limit.
+  sk_mpi_case(rank_killed 60 "^[1-9]"
+    "rank 1 .*exited on signal 9"
+    ${MPIEXEC_EXECUTABLE} --oversubscribe -np 2 -x SK_TEST_DIE_RANK=1 ${_sk_c} dies.json --run --tokens 1 --repeat 1)
+endif()
