@@ -89,110 +89,141 @@ int64_t preloadUnits(PreloadCode mode, uint64_t codeBytes, Pool pool) {
   return 0;
 }
 
-Expected<AscendSource> emitAscend(const AscendStep& s) {
-  if (!s.fused) return internalError("emitAscend: an unfused step runs its sub-kernel directly");
-  const Options& opt = s.options;
-  const int split = opt.effectiveSplitMode(defaultSplitMode());
-  if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
-  const size_t n = s.ops.size();
-  SK_RETURN_IF_ERROR(validateAscendStep(s));
+namespace {
 
-  AscendSource out;
-  out.entry = ascendEntryName(s.name);
-  out.bufferTable = s.buffers.size() > kMaxDirectBuffers;
-  // How the code names buffer b: a parameter, or its entry of the GM table.
-  auto buf = [&](size_t b) {
-    return out.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
-  };
-  out.type = s.type;
-  out.blockDim = s.blockDim;
-  out.splitMode = split;
-  const uint32_t aicCores = s.poolCores(Pool::Cube);
-  const uint32_t allCores = aicCores + s.poolCores(Pool::Vector);
+// The printer of one fused step: one method per section of the generated file, in its order (prologue,
+// declarations, profiling, side launches, buffer table; then, per op, its sync point, its side-launch
+// waits and its call; the early-start drain; the entry). It stays code rather than a fixed frame under
+// templates/ascend/: almost every line depends on the step (pools, split copies, stream-fusion's
+// per-pool programs), so a template would be a frame of placeholders around this same logic.
+class SuperKernelPrinter {
+ public:
+  SuperKernelPrinter(const AscendStep& step, int splitMode)
+      : s(step), opt(step.options), split(splitMode), n(step.ops.size()) {}
 
-  // The sync points are the planner's (AscendStep::syncBefore); their count sizes the profile buffer.
-  if (s.syncBefore.size() != n) {
-    return internalError(fmt::format("step {}: {} sync points for {} ops", s.name, s.syncBefore.size(), n));
-  }
-  for (size_t c = 0; c < n; ++c) {
-    if (s.syncBefore[c].pools & ~(kCube | kVector)) {
-      return internalError(fmt::format("op {}: a sync point names pools {:#x} (ascend has cube and vector)",
-                                       s.ops[c].name, s.syncBefore[c].pools));
+  Expected<AscendSource> print() {
+    SK_RETURN_IF_ERROR(layout());
+    prologue();
+    declarations();
+    if (opt.profiling) profiling();
+    if (!s.sides.empty()) sideLaunches();
+    if (out.bufferTable) bufferTable();
+    separate = opt.streamFusion;
+    present = (aicCores ? kCube : 0) | (s.poolCores(Pool::Vector) ? kVector : 0);
+    for (size_t c = 0; c < n; ++c) {
+      if (s.syncBefore[c].pools != 0) syncPoint(c);
+      sideWaits(c);
+      op(c);
     }
-    if (s.syncBefore[c].pools != 0) ++out.syncPoints;
+    if (n > 0 && s.ops[n - 1].ownEarlyStart) drainEarlyStart();
+    entry();
+    out.text = w.take();
+    return std::move(out);
   }
-  // Side launches' words: per side launch, one notify word per core of each pool it waits for, then its
-  // done word. The cube cores' words come first (word first + block index), then the vector cores'.
-  uint32_t gmWaits = 0;                        // wait points before ops (sizes the profile buffer)
-  std::vector<std::array<uint32_t, 2>> notifyBase(s.sides.size(), {0, 0});
-  for (size_t k = 0; k < s.sides.size(); ++k) {
-    const AscendSide& side = s.sides[k];
-    SideWords words;
-    words.first = out.notifyWords;
-    for (Pool p : {Pool::Cube, Pool::Vector}) {
-      const int i = static_cast<int>(p);
-      if (side.notifyAfter[i] >= 0) {
-        notifyBase[k][i] = out.notifyWords;
-        out.notifyWords += s.poolCores(p);
+
+ private:
+  // What the text depends on besides the step: the entry, the buffer table, the sync points, the side
+  // launches' words and the profile buffer's size.
+  Status layout() {
+    out.entry = ascendEntryName(s.name);
+    out.bufferTable = s.buffers.size() > kMaxDirectBuffers;
+    out.type = s.type;
+    out.blockDim = s.blockDim;
+    out.splitMode = split;
+    aicCores = s.poolCores(Pool::Cube);
+    allCores = aicCores + s.poolCores(Pool::Vector);
+
+    // The sync points are the planner's (AscendStep::syncBefore); their count sizes the profile buffer.
+    if (s.syncBefore.size() != n) {
+      return internalError(fmt::format("step {}: {} sync points for {} ops", s.name, s.syncBefore.size(), n));
+    }
+    for (size_t c = 0; c < n; ++c) {
+      if (s.syncBefore[c].pools & ~(kCube | kVector)) {
+        return internalError(fmt::format("op {}: a sync point names pools {:#x} (ascend has cube and vector)",
+                                         s.ops[c].name, s.syncBefore[c].pools));
       }
-      if (side.waitBefore[i] >= 0) ++gmWaits;
-      for (int o : {side.notifyAfter[i], side.waitBefore[i]}) {
-        if (o >= static_cast<int>(n) || (o >= 0 && s.ops[static_cast<size_t>(o)].pool != p)) {
-          return internalError(fmt::format("side launch {}: op {} is not an op of the {} pool", side.name, o,
-                                           poolName(p)));
+      if (s.syncBefore[c].pools != 0) ++out.syncPoints;
+    }
+    // Side launches' words: per side launch, one notify word per core of each pool it waits for, then its
+    // done word. The cube cores' words come first (word first + block index), then the vector cores'.
+    uint32_t gmWaits = 0;  // wait points before ops (sizes the profile buffer)
+    notifyBase.assign(s.sides.size(), {0, 0});
+    for (size_t k = 0; k < s.sides.size(); ++k) {
+      const AscendSide& side = s.sides[k];
+      SideWords words;
+      words.first = out.notifyWords;
+      for (Pool p : {Pool::Cube, Pool::Vector}) {
+        const int i = static_cast<int>(p);
+        if (side.notifyAfter[i] >= 0) {
+          notifyBase[k][i] = out.notifyWords;
+          out.notifyWords += s.poolCores(p);
+        }
+        if (side.waitBefore[i] >= 0) ++gmWaits;
+        for (int o : {side.notifyAfter[i], side.waitBefore[i]}) {
+          if (o >= static_cast<int>(n) || (o >= 0 && s.ops[static_cast<size_t>(o)].pool != p)) {
+            return internalError(
+                fmt::format("side launch {}: op {} is not an op of the {} pool", side.name, o, poolName(p)));
+          }
         }
       }
+      words.count = out.notifyWords - words.first;
+      words.done = out.notifyWords++;
+      out.sides.push_back(words);
     }
-    words.count = out.notifyWords - words.first;
-    words.done = out.notifyWords++;
-    out.sides.push_back(words);
-  }
-  if (opt.profiling) {
-    out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints + 2 * gmWaits;
-    out.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
+    if (opt.profiling) {
+      out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints + 2 * gmWaits;
+      out.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
+    }
+    return Status::success();
   }
 
-  Writer w;
-  w.line(0, "// Generated by superkernel (target ascend) from a FusionPlan. Do not edit.");
-  w.line(0, fmt::format("// SuperKernel \"{}\": {} op(s), {} on {} {}.", escapeComment(s.name), n, kernelTypeName(s.type),
-                        s.blockDim,
-                        s.type == KernelType::MixAiv1_0 ? "vector core(s)"
-                                                        : fmt::format("AI Core(s) ({} cube, {} vector core(s))",
-                                                                      aicCores, s.poolCores(Pool::Vector))));
-  if (split > 1) {
-    w.line(0, fmt::format("// split-mode {}: every sub-kernel has {} code copies; a core runs copy get_coreid() % {}.",
-                          split, split, split));
+  void prologue() {
+    w.line(0, "// Generated by superkernel (target ascend) from a FusionPlan. Do not edit.");
+    w.line(0, fmt::format("// SuperKernel \"{}\": {} op(s), {} on {} {}.", escapeComment(s.name), n,
+                          kernelTypeName(s.type), s.blockDim,
+                          s.type == KernelType::MixAiv1_0 ? "vector core(s)"
+                                                          : fmt::format("AI Core(s) ({} cube, {} vector core(s))",
+                                                                        aicCores, s.poolCores(Pool::Vector))));
+    if (split > 1) {
+      w.line(0,
+             fmt::format("// split-mode {}: every sub-kernel has {} code copies; a core runs copy get_coreid() % {}.",
+                         split, split, split));
+    }
+    if (!s.runtimeValues.empty()) {
+      w.line(0,
+             "// Runtime values: every launch passes the address of each slot's source (launch descriptor runtime=),");
+      w.line(0,
+             "// and a sub-kernel reads slot k as its SK_<NAME> (SK_ASCEND_RUNTIME_<T>_<k>) when it runs, after the");
+      w.line(0, "// op's waits: the values are never compiled in.");
+      for (size_t k = 0; k < s.runtimeValues.size(); ++k) {
+        const AscendRuntimeValue& rv = s.runtimeValues[k];
+        const PlanBuffer& b = s.buffers.at(static_cast<size_t>(rv.buffer));
+        w.line(0, fmt::format("//   slot {}: {}[{}] ({})", k, escapeComment(b.name),
+                              rv.byteOffset / dtypeSize(rv.dtype), dtypeName(rv.dtype)));
+      }
+    }
+    w.line(0, "#include \"kernel_operator.h\"");
+    w.blank();
   }
-  if (!s.runtimeValues.empty()) {
-    w.line(0, "// Runtime values: every launch passes the address of each slot's source (launch descriptor runtime=),");
-    w.line(0, "// and a sub-kernel reads slot k as its SK_<NAME> (SK_ASCEND_RUNTIME_<T>_<k>) when it runs, after the");
-    w.line(0, "// op's waits: the values are never compiled in.");
-    for (size_t k = 0; k < s.runtimeValues.size(); ++k) {
-      const AscendRuntimeValue& rv = s.runtimeValues[k];
-      const PlanBuffer& b = s.buffers.at(static_cast<size_t>(rv.buffer));
-      w.line(0, fmt::format("//   slot {}: {}[{}] ({})", k, escapeComment(b.name), rv.byteOffset / dtypeSize(rv.dtype),
-                            dtypeName(rv.dtype)));
+
+  // Each object, and its split copies.
+  void declarations() {
+    std::vector<bool> used(s.objects.size(), false);
+    for (const AscendOp& op : s.ops) used[op.object] = true;
+    for (size_t i = 0; i < s.objects.size(); ++i) {
+      if (!used[i]) continue;
+      const AscendObject& o = s.objects[i];
+      size_t nargs = 0;
+      for (const AscendOp& op : s.ops)
+        if (op.object == i) nargs = op.args.size();
+      std::string params;
+      for (size_t a = 0; a < nargs; ++a) params += a ? ", GM_ADDR" : "GM_ADDR";
+      for (int k = 0; k < split; ++k)
+        w.line(0, fmt::format("extern \"C\" __global__ __aicore__ void {}({});", splitSymbol(o.symbol, k), params));
     }
   }
-  w.line(0, "#include \"kernel_operator.h\"");
-  w.blank();
 
-  // Declarations: each object, and its split copies.
-  std::vector<bool> used(s.objects.size(), false);
-  for (const AscendOp& op : s.ops) used[op.object] = true;
-  for (size_t i = 0; i < s.objects.size(); ++i) {
-    if (!used[i]) continue;
-    const AscendObject& o = s.objects[i];
-    size_t nargs = 0;
-    for (const AscendOp& op : s.ops)
-      if (op.object == i) nargs = op.args.size();
-    std::string params;
-    for (size_t a = 0; a < nargs; ++a) params += a ? ", GM_ADDR" : "GM_ADDR";
-    for (int k = 0; k < split; ++k)
-      w.line(0, fmt::format("extern \"C\" __global__ __aicore__ void {}({});", splitSymbol(o.symbol, k), params));
-  }
-
-  if (opt.profiling) {
+  void profiling() {
     w.blank();
     w.line(0, "// Profiling: per core, 16-byte records {op index (of a wait: the op about to wait), kind (0 op begin,");
     w.line(0, "// 1 op end, 2 wait begin, 3 wait end), cycle}; cube cores first, then vector cores, each a slice of");
@@ -215,10 +246,11 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     w.line(0, "}");
   }
 
-  if (!s.sides.empty()) {
+  void sideLaunches() {
     w.blank();
     w.line(0, "// Launches of other streams beside this SuperKernel, ordered with it by 64-byte words of sk_notify");
-    w.line(0, "// (zeroed before the launch): a core sets its notify word once the ops a side launch needs are done on");
+    w.line(0,
+           "// (zeroed before the launch): a core sets its notify word once the ops a side launch needs are done on");
     w.line(0, "// it, the side launch starts when all of its notify words are set, and its done word is set when it");
     w.line(0, "// completed (1; 2: it failed), which every core of the ops that need it polls first.");
     for (size_t k = 0; k < s.sides.size(); ++k) {
@@ -243,7 +275,7 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     w.line(0, "}");
   }
 
-  if (out.bufferTable) {
+  void bufferTable() {
     w.blank();
     w.line(0, fmt::format("// The step's {} buffers come as one GM table of 64-bit addresses (manifest order): more",
                           s.buffers.size()));
@@ -253,126 +285,55 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     w.line(0, "}");
   }
 
-  // The entry: one GM_ADDR per buffer of the step (manifest order) or the table of them, then the
-  // profile buffer.
-  std::string params;
-  if (out.bufferTable) {
-    params = "GM_ADDR sk_buffers";
-  } else {
-    for (size_t b = 0; b < s.buffers.size(); ++b) {
-      if (b) params += ", ";
-      params += fmt::format("GM_ADDR b{}", b);
-    }
-  }
-  if (!s.sides.empty()) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_notify";
-  if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
-  if (params.empty()) params = "void";
-  // The statements go into one program run by every core (each pool's part under `if ASCEND_IS_X`), or,
-  // with stream-fusion=1, into one program per pool holding only that pool's parts: the cube and the
-  // vector cores then each walk their own op sequence, meeting only at the sync points data edges need.
-  const bool separate = opt.streamFusion;
-  const uint32_t present = (aicCores ? kCube : 0) | (s.poolCores(Pool::Vector) ? kVector : 0);
-  Writer single, cubeProg, vecProg;
-  auto programs = [&]() {
-    std::vector<Writer*> ws;
-    if (!separate) return std::vector<Writer*>{&single};
-    if (present & kCube) ws.push_back(&cubeProg);
-    if (present & kVector) ws.push_back(&vecProg);
-    return ws;
-  };
-  auto common = [&](int indent, const std::string& l) {
-    for (Writer* pw : programs()) pw->line(indent, l);
-  };
-  auto blankAll = [&]() {
-    for (Writer* pw : programs()) pw->blank();
-  };
-  auto forPool = [&](Pool p, const std::function<void(Writer&, int)>& body) {
-    if (!separate) {
-      single.line(1, fmt::format("if {} {{", isPool(p)));
-      body(single, 2);
-      single.line(1, "}");
-    } else if (present & bit(p)) {
-      body(p == Pool::Cube ? cubeProg : vecProg, 1);
-    }
-  };
-
-  // A call (or preload) of op's object on its cores, through its split copy.
-  auto onCores = [&](const AscendOp& op, const std::function<std::string(const std::string& symbol)>& body) {
-    const AscendObject& o = s.objects[op.object];
-    forPool(op.pool, [&](Writer& pw, int indent) {
-      pw.line(indent, fmt::format("if ({} < {}) {{", blockIdx(op.pool), op.blockDim));
-      if (split == 1) {
-        pw.line(indent + 1, body(o.symbol));
-      } else {
-        pw.line(indent + 1, "const uint8_t coreid = static_cast<uint8_t>(get_coreid());");
-        for (int k = 0; k < split; ++k) {
-          const std::string head = k == 0 ? fmt::format("if ((coreid % {}) == 0) {{", split)
-                                   : k + 1 < split ? fmt::format("}} else if ((coreid % {}) == {}) {{", split, k)
-                                                   : std::string("} else {");
-          pw.line(indent + 1, head);
-          pw.line(indent + 2, body(splitSymbol(o.symbol, k)));
-        }
-        pw.line(indent + 1, "}");
-      }
-      pw.line(indent, "}");
-    });
-  };
-  auto preloadOf = [&](const AscendOp& op) {
-    const int64_t units = preloadUnits(opt.preloadCode, s.objects[op.object].codeBytes, op.pool);
-    if (units == 0) return;
-    onCores(op, [&](const std::string& sym) { return fmt::format("preload((const void*){}, {});", sym, units); });
-  };
-  auto fullSyncAll = [&]() {
-    for (Writer* pw : programs()) fullSync(*pw, s.type, 1);
-  };
-
-  for (size_t c = 0; c < n; ++c) {
+  // The sync point before op c.
+  void syncPoint(size_t c) {
     const AscendOp& cur = s.ops[c];
     const PoolSyncPoint& sp = s.syncBefore[c];
-    if (sp.pools != 0) {
-      const int cfg = (devType(sp.pools) << 2) | devType(bit(cur.pool));
-      blankAll();
-      common(1, fmt::format("// sync before {}: {} -> {} (early-start config {})", escapeComment(cur.name),
-                            devTypeName(devType(sp.pools)), devTypeName(devType(bit(cur.pool))), cfg));
-      for (const std::string& why : sp.why) common(1, "//   " + escapeComment(why));
-      // A wait's records carry the op about to wait (as the cpu target's do).
-      if (opt.profiling) common(1, fmt::format("SkProf({}, 2);", c));
-      if (opt.earlyStart == 0) {
-        fullSyncAll();
-      } else {
-        for (Pool p : {Pool::Cube, Pool::Vector}) {
-          if (!(sp.pools & bit(p))) continue;
-          const AscendOp* prev = c > 0 ? &s.ops[c - 1] : nullptr;
-          forPool(p, [&](Writer& pw, int indent) {
-            if (prev && prev->ownEarlyStart && prev->pool == p) {
-              // The previous op's blocks signalled themselves; the pool's other cores complete it.
-              pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), prev->blockDim));
-              pw.line(indent + 1, "AscendC::SetNextTaskStartImpl();");
-              pw.line(indent, "}");
-            } else {
-              pw.line(indent, "AscendC::SetNextTaskStartImpl();");
-            }
-          });
-        }
-        common(1, fmt::format("g_super_kernel_early_start_config = {};", cfg));
-        for (Pool p : {Pool::Cube, Pool::Vector}) {
-          if (!((sp.pools | bit(cur.pool)) & bit(p))) continue;
-          forPool(p, [&](Writer& pw, int indent) {
-            if (cur.ownEarlyStart && cur.pool == p) {
-              // The op's own blocks wait inside the kernel (WaitPreTaskEnd reads the config above).
-              pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), cur.blockDim));
-              pw.line(indent + 1, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
-              pw.line(indent, "}");
-            } else {
-              pw.line(indent, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
-            }
-          });
-        }
+    const int cfg = (devType(sp.pools) << 2) | devType(bit(cur.pool));
+    blankAll();
+    common(1, fmt::format("// sync before {}: {} -> {} (early-start config {})", escapeComment(cur.name),
+                          devTypeName(devType(sp.pools)), devTypeName(devType(bit(cur.pool))), cfg));
+    for (const std::string& why : sp.why) common(1, "//   " + escapeComment(why));
+    // A wait's records carry the op about to wait (as the cpu target's do).
+    if (opt.profiling) common(1, fmt::format("SkProf({}, 2);", c));
+    if (opt.earlyStart == 0) {
+      fullSyncAll();
+    } else {
+      for (Pool p : {Pool::Cube, Pool::Vector}) {
+        if (!(sp.pools & bit(p))) continue;
+        const AscendOp* prev = c > 0 ? &s.ops[c - 1] : nullptr;
+        forPool(p, [&](Writer& pw, int indent) {
+          if (prev && prev->ownEarlyStart && prev->pool == p) {
+            // The previous op's blocks signalled themselves; the pool's other cores complete it.
+            pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), prev->blockDim));
+            pw.line(indent + 1, "AscendC::SetNextTaskStartImpl();");
+            pw.line(indent, "}");
+          } else {
+            pw.line(indent, "AscendC::SetNextTaskStartImpl();");
+          }
+        });
       }
-      if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", c));
+      common(1, fmt::format("g_super_kernel_early_start_config = {};", cfg));
+      for (Pool p : {Pool::Cube, Pool::Vector}) {
+        if (!((sp.pools | bit(cur.pool)) & bit(p))) continue;
+        forPool(p, [&](Writer& pw, int indent) {
+          if (cur.ownEarlyStart && cur.pool == p) {
+            // The op's own blocks wait inside the kernel (WaitPreTaskEnd reads the config above).
+            pw.line(indent, fmt::format("if ({} >= {}) {{", blockIdx(p), cur.blockDim));
+            pw.line(indent + 1, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
+            pw.line(indent, "}");
+          } else {
+            pw.line(indent, fmt::format("AscendC::WaitPreTaskEndImpl<{}>();", cfg));
+          }
+        });
+      }
     }
+    if (opt.profiling) common(1, fmt::format("SkProf({}, 3);", c));
+  }
 
-    // Side launches this op needs: every core of its pool polls their done words first.
+  // Side launches op c needs: every core of its pool polls their done words first.
+  void sideWaits(size_t c) {
+    const AscendOp& cur = s.ops[c];
     std::vector<size_t> waitsHere;
     for (size_t k = 0; k < s.sides.size(); ++k)
       if (s.sides[k].waitBefore[static_cast<int>(cur.pool)] == static_cast<int>(c)) waitsHere.push_back(k);
@@ -387,7 +348,12 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
         if (opt.profiling) pw.line(indent, fmt::format("SkProf({}, 3);", c));
       });
     }
+  }
 
+  // Op c's call on its cores, its feed-sync-all calls, its profile records and the notifies of the side
+  // launches that need it.
+  void op(size_t c) {
+    const AscendOp& cur = s.ops[c];
     blankAll();
     common(1, fmt::format("// op {}: {} = {} x {} block(s) on {} cores{}", c, escapeComment(cur.name),
                           s.objects[cur.object].symbol, cur.blockDim, poolName(cur.pool),
@@ -426,9 +392,10 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
       fullSyncAll();
     }
   }
+
   // A kernel that signals early start itself, last in the SuperKernel: its pool's other cores complete the
   // round and every core of the pool consumes it, so no flag outlives the launch.
-  if (n > 0 && s.ops[n - 1].ownEarlyStart) {
+  void drainEarlyStart() {
     const AscendOp& last = s.ops[n - 1];
     const int cfg = (devType(bit(last.pool)) << 2) | devType(bit(last.pool));
     blankAll();
@@ -441,50 +408,145 @@ Expected<AscendSource> emitAscend(const AscendStep& s) {
     });
   }
 
-  std::string callArgs, progParams;
-  if (out.bufferTable) {
-    callArgs = "sk_buffers";
-    progParams = "GM_ADDR sk_buffers";
-  } else {
-    for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
-    for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+  // The entry: one GM_ADDR per buffer of the step (manifest order) or the table of them, then the notify
+  // words and the profile buffer; with stream-fusion=1 it calls each pool's program.
+  void entry() {
+    std::string params;
+    if (out.bufferTable) {
+      params = "GM_ADDR sk_buffers";
+    } else {
+      for (size_t b = 0; b < s.buffers.size(); ++b) {
+        if (b) params += ", ";
+        params += fmt::format("GM_ADDR b{}", b);
+      }
+    }
+    if (!s.sides.empty()) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_notify";
+    if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
+    if (params.empty()) params = "void";
+    std::string callArgs, progParams;
+    if (out.bufferTable) {
+      callArgs = "sk_buffers";
+      progParams = "GM_ADDR sk_buffers";
+    } else {
+      for (size_t b = 0; b < s.buffers.size(); ++b) callArgs += fmt::format("{}b{}", b ? ", " : "", b);
+      for (size_t b = 0; b < s.buffers.size(); ++b) progParams += fmt::format("{}GM_ADDR b{}", b ? ", " : "", b);
+    }
+    if (!s.sides.empty()) {
+      callArgs += std::string(callArgs.empty() ? "" : ", ") + "sk_notify";
+      progParams += std::string(progParams.empty() ? "" : ", ") + "GM_ADDR sk_notify";
+    }
+    if (separate) {
+      for (Pool p : {Pool::Cube, Pool::Vector}) {
+        if (!(present & bit(p))) continue;
+        w.blank();
+        w.line(0, fmt::format("// The {} cores' program (stream-fusion=1).", poolName(p)));
+        w.line(0, fmt::format("__aicore__ inline void {}_{}({}) {{", out.entry, p == Pool::Cube ? "aic" : "aiv",
+                              progParams.empty() ? "void" : progParams));
+        std::string body = (p == Pool::Cube ? cubeProg : vecProg).take();
+        // The program's first line is the blank that separated its first op.
+        if (!body.empty() && body[0] == '\n') body.erase(0, 1);
+        w.raw(body);
+        w.line(0, "}");
+      }
+    }
+    w.blank();
+    const std::string align = opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "";
+    w.line(0, fmt::format("extern \"C\" __global__ {}__aicore__ void {}({}) {{", align, out.entry, params));
+    w.line(1, fmt::format("KERNEL_TASK_TYPE_DEFAULT({});", kernelTypeName(s.type)));
+    if (opt.profiling) w.line(1, "SkProfInit(sk_profile);");
+    if (separate) {
+      for (Pool p : {Pool::Cube, Pool::Vector}) {
+        if (!(present & bit(p))) continue;
+        w.line(1, fmt::format("if {} {{", isPool(p)));
+        w.line(2, fmt::format("{}_{}({});", out.entry, p == Pool::Cube ? "aic" : "aiv", callArgs));
+        w.line(1, "}");
+      }
+    } else {
+      w.raw(single.take());
+    }
+    w.line(0, "}");
   }
-  if (!s.sides.empty()) {
-    callArgs += std::string(callArgs.empty() ? "" : ", ") + "sk_notify";
-    progParams += std::string(progParams.empty() ? "" : ", ") + "GM_ADDR sk_notify";
+
+  // ---- the programs the statements go into --------------------------------------------------------------
+  // One program run by every core (each pool's part under `if ASCEND_IS_X`), or, with stream-fusion=1, one
+  // program per pool holding only that pool's parts: the cube and the vector cores then each walk their own
+  // op sequence, meeting only at the sync points data edges need.
+  std::vector<Writer*> programs() {
+    std::vector<Writer*> ws;
+    if (!separate) return std::vector<Writer*>{&single};
+    if (present & kCube) ws.push_back(&cubeProg);
+    if (present & kVector) ws.push_back(&vecProg);
+    return ws;
   }
-  if (separate) {
-    for (Pool p : {Pool::Cube, Pool::Vector}) {
-      if (!(present & bit(p))) continue;
-      w.blank();
-      w.line(0, fmt::format("// The {} cores' program (stream-fusion=1).", poolName(p)));
-      w.line(0, fmt::format("__aicore__ inline void {}_{}({}) {{", out.entry, p == Pool::Cube ? "aic" : "aiv",
-                            progParams.empty() ? "void" : progParams));
-      std::string body = (p == Pool::Cube ? cubeProg : vecProg).take();
-      // The program's first line is the blank that separated its first op.
-      if (!body.empty() && body[0] == '\n') body.erase(0, 1);
-      w.raw(body);
-      w.line(0, "}");
+  void common(int indent, const std::string& l) {
+    for (Writer* pw : programs()) pw->line(indent, l);
+  }
+  void blankAll() {
+    for (Writer* pw : programs()) pw->blank();
+  }
+  void forPool(Pool p, const std::function<void(Writer&, int)>& body) {
+    if (!separate) {
+      single.line(1, fmt::format("if {} {{", isPool(p)));
+      body(single, 2);
+      single.line(1, "}");
+    } else if (present & bit(p)) {
+      body(p == Pool::Cube ? cubeProg : vecProg, 1);
     }
   }
-  w.blank();
-  const std::string align = opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "";
-  w.line(0, fmt::format("extern \"C\" __global__ {}__aicore__ void {}({}) {{", align, out.entry, params));
-  w.line(1, fmt::format("KERNEL_TASK_TYPE_DEFAULT({});", kernelTypeName(s.type)));
-  if (opt.profiling) w.line(1, "SkProfInit(sk_profile);");
-  if (separate) {
-    for (Pool p : {Pool::Cube, Pool::Vector}) {
-      if (!(present & bit(p))) continue;
-      w.line(1, fmt::format("if {} {{", isPool(p)));
-      w.line(2, fmt::format("{}_{}({});", out.entry, p == Pool::Cube ? "aic" : "aiv", callArgs));
-      w.line(1, "}");
-    }
-  } else {
-    w.raw(single.take());
+  // A call (or preload) of op's object on its cores, through its split copy.
+  void onCores(const AscendOp& op, const std::function<std::string(const std::string& symbol)>& body) {
+    const AscendObject& o = s.objects[op.object];
+    forPool(op.pool, [&](Writer& pw, int indent) {
+      pw.line(indent, fmt::format("if ({} < {}) {{", blockIdx(op.pool), op.blockDim));
+      if (split == 1) {
+        pw.line(indent + 1, body(o.symbol));
+      } else {
+        pw.line(indent + 1, "const uint8_t coreid = static_cast<uint8_t>(get_coreid());");
+        for (int k = 0; k < split; ++k) {
+          const std::string head = k == 0          ? fmt::format("if ((coreid % {}) == 0) {{", split)
+                                   : k + 1 < split ? fmt::format("}} else if ((coreid % {}) == {}) {{", split, k)
+                                                   : std::string("} else {");
+          pw.line(indent + 1, head);
+          pw.line(indent + 2, body(splitSymbol(o.symbol, k)));
+        }
+        pw.line(indent + 1, "}");
+      }
+      pw.line(indent, "}");
+    });
   }
-  w.line(0, "}");
-  out.text = w.take();
-  return out;
+  void preloadOf(const AscendOp& op) {
+    const int64_t units = preloadUnits(opt.preloadCode, s.objects[op.object].codeBytes, op.pool);
+    if (units == 0) return;
+    onCores(op, [&](const std::string& sym) { return fmt::format("preload((const void*){}, {});", sym, units); });
+  }
+  void fullSyncAll() {
+    for (Writer* pw : programs()) fullSync(*pw, s.type, 1);
+  }
+  // How the code names buffer b: a parameter, or its entry of the GM table.
+  std::string buf(size_t b) const {
+    return out.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
+  }
+
+  const AscendStep& s;
+  const Options& opt;
+  const int split;
+  const size_t n;
+  AscendSource out;
+  uint32_t aicCores = 0, allCores = 0;
+  std::vector<std::array<uint32_t, 2>> notifyBase;  // per side launch, its first notify word per pool
+  bool separate = false;                            // stream-fusion=1: one program per pool
+  uint32_t present = 0;                             // the pools the launch has cores of
+  Writer w, single, cubeProg, vecProg;
+};
+
+}  // namespace
+
+Expected<AscendSource> emitAscend(const AscendStep& s) {
+  if (!s.fused) return internalError("emitAscend: an unfused step runs its sub-kernel directly");
+  const int split = s.options.effectiveSplitMode(defaultSplitMode());
+  if (split < 1 || split > 64) return badInput(fmt::format("split-mode {} (1..64)", split));
+  SK_RETURN_IF_ERROR(validateAscendStep(s));
+  return SuperKernelPrinter(s, split).print();
 }
 
 }  // namespace sk::ascend
