@@ -16,6 +16,8 @@
 //   - equal to the 1-rank stack (the same layers without a split, computed on
 //     every rank) within the tolerance below: the all-reduce adds the ranks'
 //     partial sums, so the additions run in another order.
+// --moe: an expert-parallel MoE layer instead (one expert per rank; see
+// runMoe below), checked against the same experts on one rank.
 // --bench S: S interleaved samples of T tokens each of fused (one SuperKernel
 // per step, collectives inside), split (a SuperKernel between collectives,
 // each collective its own launch: SuperKernel, MPI all-reduce, SuperKernel)
@@ -145,20 +147,98 @@ int fail(const char* what, const std::string& msg, int code) {
   return code;
 }
 
+// Expert parallelism: each of R ranks holds one expert W_e [D, D] and a
+// batch of `tokens` tokens [tokens, D]. Routing is fixed (chunk j of every
+// rank's batch goes to expert j: what a top-1 router that balances
+// perfectly sends; the router kernel itself is moe_gate_topk's, and a
+// dispatch by its indices is a gather before the all-to-all). A step:
+// all_to_all (dispatch: rank e receives every rank's chunk e), the expert's
+// matmul, all_to_all back (combine), residual add. The reference, on one
+// rank, applies expert j to chunk j of the same batch with the same matmul
+// kernel; the all-to-alls only move rows, so the two are bit-identical.
+sk::Status recordMoe(sk::Graph& g, int64_t tokens, int64_t d, uint32_t ranks, bool reference) {
+  const int64_t chunk = tokens / ranks;
+  sk::Status st = g.addBuiltinKernel("matmul", "matmul_f32");
+  if (st) st = g.addBuiltinKernel("add", "add_f32");
+  for (const char* n : {"x", "disp", "y", "z", "out"})
+    if (st) st = g.addBuffer(n, sk::DType::F32, {tokens, d});
+  for (uint32_t e = 0; st && e < (reference ? ranks : 1); ++e) st = g.addBuffer("w" + std::to_string(e), sk::DType::F32, {d, d});
+  std::vector<uint32_t> all;
+  for (uint32_t r = 0; r < ranks; ++r) all.push_back(r);
+  if (st && !reference) st = g.addGroup("ep", all);
+  sk::Scope scope(g, "moe");
+  auto mm = [&](const std::string& name, sk::ArgValue a, const std::string& w, sk::ArgValue c, int64_t m) {
+    if (st) st = g.launch({name, "matmul", 4, 0, {{"a", std::move(a)}, {"b", sk::arg(w)}, {"c", std::move(c)},
+                                                  {"m", sk::arg(m)}, {"k", sk::arg(d)}, {"n", sk::arg(d)}}, {}});
+  };
+  if (reference) {
+    for (uint32_t e = 0; e < ranks; ++e)
+      mm("expert" + std::to_string(e), sk::arg("x", uint64_t(e * chunk * d), uint64_t(chunk * d)), "w" + std::to_string(e),
+         sk::arg("z", uint64_t(e * chunk * d), uint64_t(chunk * d)), chunk);
+  } else {
+    if (st) st = g.collective({"dispatch", sk::CollectiveKind::AllToAll, sk::ReduceOp::None, "ep", sk::arg("x"), sk::arg("disp")});
+    mm("expert", sk::arg("disp"), "w0", sk::arg("y"), tokens);
+    if (st) st = g.collective({"combine", sk::CollectiveKind::AllToAll, sk::ReduceOp::None, "ep", sk::arg("y"), sk::arg("z")});
+  }
+  if (st) st = g.launch({"residual", "add", 4, 0, {{"x", sk::arg("x")}, {"y", sk::arg("z")}, {"z", sk::arg("out")},
+                                                   {"n", sk::arg(tokens * d)}}, {}});
+  return st;
+}
+
+int runMoe(sk::Session& ss, uint32_t rank, uint32_t ranks, int64_t tokens, int64_t d) {
+  if (tokens % ranks) return fail("shape", "--moe-tokens must be a multiple of the ranks", 2);
+  auto build = [&](bool reference) -> sk::Expected<sk::CompiledPlan> {
+    sk::Graph g;
+    SK_RETURN_IF_ERROR(recordMoe(g, tokens, d, ranks, reference));
+    return ss.compile(g);
+  };
+  auto ep = build(false);
+  if (!ep) return fail("compile", ep.error().message(), 3);
+  auto ref = build(true);
+  if (!ref) return fail("compile (1-rank reference)", ref.error().message(), 3);
+  auto bEp = sk::BufferSet::create(ep->list);
+  auto bRef = sk::BufferSet::create(ref->list);
+  if (!bEp || !bRef) return fail("buffers", "allocation failed", 4);
+  auto buf = [](sk::BufferSet& b, const std::string& n) { return static_cast<float*>(b.data(size_t(b.find(n)))); };
+  for (int64_t i = 0; i < tokens * d; ++i) buf(*bEp, "x")[i] = buf(*bRef, "x")[i] = weight(500 + rank, uint64_t(i), 2.0f);
+  for (uint32_t e = 0; e < ranks; ++e)
+    for (int64_t i = 0; i < d * d; ++i) {
+      const float w = weight(700 + e, uint64_t(i), 1.0f / std::sqrt(float(d)));
+      buf(*bRef, "w" + std::to_string(e))[i] = w;
+      if (e == rank) buf(*bEp, "w0")[i] = w;
+    }
+  if (sk::Status st = ss.run(*ep, *bEp); !st) return fail("run", st.error().message(), 4);
+  if (sk::Status st = ss.run(*ref, *bRef); !st) return fail("run (1-rank reference)", st.error().message(), 4);
+  const bool same = std::memcmp(buf(*bEp, "out"), buf(*bRef, "out"), size_t(tokens * d) * sizeof(float)) == 0;
+  std::printf("tp_decode --moe: rank %u of %u, %lld tokens x d %lld, one expert per rank, all-to-all dispatch and "
+              "combine inside one SuperKernel (%zu launch): %s the 1-rank experts bit for bit\n",
+              rank, ranks, (long long)tokens, (long long)d, ep->steps.size(), same ? "equal to" : "DIFFERENT from");
+  return same ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Shape s;
   int tokens = 16, samples = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool moe = false;
+  int64_t moeTokens = 16;
+  for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
+    if (k == "--moe") {
+      moe = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) return fail("usage", k + " needs a value", 2);
     const long v = std::strtol(argv[i + 1], nullptr, 10);
     if (k == "--tokens") tokens = int(v);
     else if (k == "--bench") samples = int(v);
     else if (k == "--d") s.d = v;
     else if (k == "--f") s.f = v;
     else if (k == "--layers") s.layers = v;
-    else return fail("usage", "tp_decode [--tokens T] [--bench S] [--d D] [--f F] [--layers L]", 2);
+    else if (k == "--moe-tokens") moeTokens = v;
+    else return fail("usage", "tp_decode [--tokens T] [--bench S] [--d D] [--f F] [--layers L] [--moe [--moe-tokens N]]", 2);
   }
   auto comm = sk::mpiCommunicator();
   if (!comm) return fail("MPI", comm.error().message(), 2);
@@ -169,6 +249,11 @@ int main(int argc, char** argv) {
   auto session = sk::Session::create(so);
   if (!session) return fail("session", session.error().message(), 3);
   sk::Session& ss = **session;
+  if (moe) {
+    const int rc = runMoe(ss, rank, ranks, moeTokens, s.d);
+    if (rc == 0) sk::finalizeMpi();
+    return rc;
+  }
 
   auto build = [&](uint32_t r, Mode mode, bool fuse) -> sk::Expected<sk::CompiledPlan> {
     sk::Graph g;

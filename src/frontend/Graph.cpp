@@ -132,6 +132,16 @@ Status Graph::wait(const std::string& event, uint32_t stream) {
   return Status::success();
 }
 
+namespace {
+// Launches and collectives share one namespace of op names.
+Status checkFreshOpName(const OpList& list, const std::string& name, const std::string& path) {
+  for (const auto& o : list.ops)
+    if ((o.kind == Op::Kind::Launch || o.kind == Op::Kind::Collective) && o.name == name)
+      return badInput(path + ".name: duplicate op name " + detail::quote(name));
+  return Status::success();
+}
+}  // namespace
+
 Status Graph::launch(LaunchDesc desc) {
   size_t index = list_.ops.size();
   std::string path = detail::opPath(index);
@@ -139,9 +149,7 @@ Status Graph::launch(LaunchDesc desc) {
     if (!s.status.ok()) return s.status.error().context(path);
   auto k = resolved_.find(desc.kernel);
   if (k == resolved_.end()) return badInput(path + ".kernel: unknown kernel " + detail::quote(desc.kernel));
-  for (const auto& o : list_.ops)
-    if ((o.kind == Op::Kind::Launch || o.kind == Op::Kind::Collective) && o.name == desc.name)
-      return badInput(path + ".name: duplicate op name " + detail::quote(desc.name));
+  SK_RETURN_IF_ERROR(checkFreshOpName(list_, desc.name, path));
   Op op;
   op.kind = Op::Kind::Launch;
   op.name = std::move(desc.name);
@@ -192,9 +200,7 @@ Status Graph::collective(CollectiveDesc desc) {
   std::string path = detail::opPath(list_.ops.size());
   for (const auto& s : scopes_)
     if (!s.status.ok()) return s.status.error().context(path);
-  for (const auto& o : list_.ops)
-    if ((o.kind == Op::Kind::Launch || o.kind == Op::Kind::Collective) && o.name == desc.name)
-      return badInput(path + ".name: duplicate op name " + detail::quote(desc.name));
+  SK_RETURN_IF_ERROR(checkFreshOpName(list_, desc.name, path));
   Op op;
   op.kind = Op::Kind::Collective;
   op.name = std::move(desc.name);
