@@ -117,19 +117,20 @@ void fillWeights(sk::BufferSet& b, const sk::OpList& list, const Shape& s, uint3
       buf("wn2_" + L)[i] = 1.0f + weight(m + 2, uint64_t(i), 0.2f);
     }
     const float sd = 1.0f / std::sqrt(float(d)), sf = 1.0f / std::sqrt(float(f));
-    // Column-parallel: rows [rank*n/R, ...) of the full [n, k] matrix.
-    auto rowsOf = [&](const char* n, uint64_t mat, int64_t rowsPer, int64_t cols, float sc) {
-      float* w = buf(n + L);
-      for (int64_t r = 0; r < rowsPer; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          w[r * cols + c] = weight(mat, uint64_t((rank * rowsPer + r) * cols + c), sc);
-    };
-    // Row-parallel: columns [rank*k/R, ...) of the full [n, k] matrix.
-    auto colsOf = [&](const char* n, uint64_t mat, int64_t rows, int64_t colsPer, int64_t fullCols, float sc) {
+    // The [rows, cols] block at (row0, col0) of the full matrix `mat` with
+    // `fullCols` columns. Column-parallel shards are a rank's rows,
+    // row-parallel ones its columns.
+    auto shard = [&](const char* n, uint64_t mat, int64_t rows, int64_t cols, int64_t fullCols, int64_t row0,
+                     int64_t col0, float sc) {
       float* w = buf(n + L);
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < colsPer; ++c)
-          w[r * colsPer + c] = weight(mat, uint64_t(r * fullCols + rank * colsPer + c), sc);
+        for (int64_t c = 0; c < cols; ++c) w[r * cols + c] = weight(mat, uint64_t((row0 + r) * fullCols + col0 + c), sc);
+    };
+    auto rowsOf = [&](const char* n, uint64_t mat, int64_t rowsPer, int64_t cols, float sc) {
+      shard(n, mat, rowsPer, cols, cols, rank * rowsPer, 0, sc);
+    };
+    auto colsOf = [&](const char* n, uint64_t mat, int64_t rows, int64_t colsPer, int64_t fullCols, float sc) {
+      shard(n, mat, rows, colsPer, fullCols, 0, rank * colsPer, sc);
     };
     rowsOf("wv_", m + 3, dr, d, sd);
     colsOf("wo_", m + 4, d, dr, d, sd);
