@@ -121,6 +121,28 @@ TEST(MpiCollectives, ARankOutsideTheGroupIsAnErrorNamingTheOp) {
   }
 }
 
+TEST(MpiCollectives, ASessionWithoutACommunicatorNamesTheOp) {
+  Graph g;
+  ASSERT_TRUE(g.addGroup("tp", {0, 1}));
+  ASSERT_TRUE(g.addBuffer("x", DType::F32, {8}));
+  {
+    Scope s(g, "sk1");
+    ASSERT_TRUE(g.collective({"orphan", CollectiveKind::AllReduce, ReduceOp::Sum, "tp", arg("x"), arg("x")}));
+  }
+  SessionOptions so;
+  so.workers = 1;  // no communicator
+  auto ss = Session::create(so);
+  ASSERT_TRUE(ss);
+  auto plan = (*ss)->compile(g);
+  ASSERT_TRUE(plan) << plan.error().message();
+  auto bufs = BufferSet::create(plan->list);
+  ASSERT_TRUE(bufs);
+  Status st = (*ss)->run(*plan, *bufs);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message().find("collective op \"orphan\": this executor has no communicator"), std::string::npos)
+      << st.error().message();
+}
+
 }  // namespace
 }  // namespace sk
 
