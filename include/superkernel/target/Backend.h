@@ -7,6 +7,11 @@
 //                 options that do not apply, sync limits
 //   Emitter       the emitter (codegen/Emitter.h): prints what the shared sync
 //                 layout (codegen/SyncLayout.h) decided, from templates/<name>/
+//                 (cpu, cuda). ascend prints in code, a section per part of
+//                 the generated file (AscendSuperKernel.cpp): nearly every
+//                 line there depends on the step (pools, split copies, per-pool
+//                 programs), so a template would be placeholders around the
+//                 same logic
 //   BuildRecipe   how the driver builds: compiler and its variable, object
 //                 and link argv, object post-processing, artifact name,
 //                 runtime files in the key, symbol sizes
