@@ -137,6 +137,19 @@ TEST(CudaSim, AHangIsReportedWithTheWordItWaitsOn) {
   EXPECT_THAT(lastLaunchError(), HasSubstr(">= 1 (it is 0)"));
 }
 
+// On one multiprocessor CTA 1 waits for ever and CTA 2 never gets to start: the report counts it, so a grid
+// that is not co-resident reads differently from a wait nobody satisfies.
+TEST(CudaSim, AHangReportCountsTheCtasThatNeverStarted) {
+  Config c = small(1);
+  c.watchdog = std::chrono::milliseconds(300);
+  SimGuard g(c);
+  unsigned long long flag = 0;
+  SimFlagArgs a{&flag};
+  EXPECT_EQ(launch(simHangKernel, &a, 3, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("CTA 1 waits for the word at"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr("1 of 3 CTAs have not started"));
+}
+
 TEST(CudaSim, BadLaunchShapesAreRefused) {
   SimGuard g(small());
   EXPECT_EQ(launch(simSmemKernel, nullptr, 1, 2048), SK_CUDA_SIM_ERR_INVALID_VALUE);

@@ -220,7 +220,11 @@ struct Launch {
   uint64_t ctas = 0;
   uint32_t threads = 0;
   Config cfg;
-  std::atomic<int64_t> lastProgressNs{0};  // a satisfied wait, a finished CTA (the watchdog's clock)
+  std::atomic<int64_t> lastProgressNs{0};  // a satisfied wait, a CTA that starts or finishes (the watchdog's clock)
+  // Workers not yet running a CTA's threads: starting a host thread and setting up a CTA's fibers is finite work
+  // that a loaded host (TSan, two cores) can stretch past the watchdog's limit; it is slowness, never a hang, so
+  // the watchdog waits while any worker is in it. Starts at the worker count (a thread not yet scheduled).
+  std::atomic<uint64_t> settingUp{0};
   std::atomic<uint64_t> next{0};
   std::mutex doneMu;
   std::condition_variable doneCv;
@@ -477,9 +481,11 @@ std::string hangReport(Launch& L) {
       "the launch made no progress for {} ms (no wait satisfied, no CTA finished: a wait that is never satisfied, "
       "CTAs that are not all resident, or a thread spinning without __nanosleep)",
       L.cfg.watchdog.count());
+  uint64_t notStarted = 0;
   for (uint64_t i = 0; i < L.ctas; ++i) {
     const WaitRecord& r = L.waitRecords[i];
     const int st = r.state.load(std::memory_order_acquire), k = r.kind.load(std::memory_order_acquire);
+    notStarted += st == 0;
     if (st != 1) continue;
     if (k == 0) {
       report += fmt::format("; CTA {} is running (not in a sync-area wait)", i);
@@ -491,6 +497,10 @@ std::string hangReport(Launch& L) {
                             r.target.load(std::memory_order_relaxed), now);
     }
   }
+  // Counted, not listed: a grid of thousands would otherwise bury the CTAs that do wait.
+  if (notStarted)
+    report += fmt::format("; {} of {} CTAs have not started (every simulated multiprocessor is busy)", notStarted,
+                          L.ctas);
   return report;
 }
 
@@ -584,6 +594,16 @@ __attribute__((noinline)) void initFiber(Fiber& f) {
 
 // Runs CTA `index` of the launch on this worker.
 void runCta(Launch& L, uint64_t index, std::vector<void*>& myStacks) {
+  // Ends this worker's setup (see Launch::settingUp) when the CTA's threads start, or when setting up fails.
+  struct SetupDone {
+    Launch& L;
+    bool done = false;
+    void operator()() {
+      if (!done) L.settingUp.fetch_sub(1, std::memory_order_acq_rel);
+      done = true;
+    }
+    ~SetupDone() { (*this)(); }
+  } setupDone{L};
   Cta c;
   c.launch = &L;
   c.linearIdx = index;
@@ -633,6 +653,8 @@ void runCta(Launch& L, uint64_t index, std::vector<void*>& myStacks) {
   for (uint32_t i = 0; i < n; ++i)
     for (size_t k = 0; k < kCanaryWords; ++k) static_cast<uint64_t*>(myStacks[i])[k] = kCanary;
   L.waitRecords[index].state.store(1, std::memory_order_release);
+  L.lastProgressNs.store(nowNs(), std::memory_order_relaxed);
+  setupDone();
   skew(c);
   schedule(c);
   L.waitRecords[index].state.store(2, std::memory_order_release);
@@ -653,18 +675,23 @@ void runCta(Launch& L, uint64_t index, std::vector<void*>& myStacks) {
 
 void worker(Launch& L) {
   std::vector<void*> myStacks;
+  bool counted = true;  // Launch::settingUp counts this worker from its start until its first CTA runs
   for (;;) {
     const uint64_t i = L.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= L.ctas || L.failed.load(std::memory_order_acquire)) break;
-    runCta(L, i, myStacks);
+    if (!counted) L.settingUp.fetch_add(1, std::memory_order_acq_rel);
+    runCta(L, i, myStacks);  // ends the count
+    counted = false;
   }
+  if (counted) L.settingUp.fetch_sub(1, std::memory_order_acq_rel);
   for (void* s : myStacks) stacks().give(s);
   std::lock_guard<std::mutex> g(L.doneMu);
   if (--L.workersLeft == 0) L.doneCv.notify_all();
 }
 
 // The launch's own thread is its watchdog: no progress (a satisfied wait, a
-// finished CTA) for Config::watchdog fails the launch with what every CTA
+// CTA that starts or finishes; setting one up does not count against it)
+// for Config::watchdog fails the launch with what every CTA
 // waits on; CTAs in a sync-area wait or __nanosleep then stop. A CTA that
 // spins without either cannot be stopped: after a grace period the report
 // goes to Config::onHang (the tools print it and exit), or is printed before
@@ -681,6 +708,7 @@ void watch(Launch& L) {
     if (L.workersLeft == 0) break;
     const int64_t now = nowNs();
     if (!L.failed.load(std::memory_order_acquire)) {
+      if (L.settingUp.load(std::memory_order_acquire) > 0) continue;  // its end stores lastProgressNs
       if (now - L.lastProgressNs.load(std::memory_order_relaxed) <= limit) continue;
       lk.unlock();
       fail(L, hangReport(L));
@@ -735,11 +763,13 @@ int opLaunch(sk_cuda_sim_enter_fn enter, sk_cuda_sim_dim3 grid, sk_cuda_sim_dim3
   const uint64_t workers = std::min<uint64_t>(ctas, std::max<uint32_t>(1, L.cfg.multiprocessors));
   std::vector<std::thread> pool;
   L.workersLeft = workers;
+  L.settingUp.store(workers, std::memory_order_release);
   for (uint64_t w = 0; w < workers; ++w) {
     try {
       pool.emplace_back(worker, std::ref(L));
     } catch (const std::exception& e) {
       fail(L, fmt::format("cannot start a host thread per resident CTA ({} of them): {}", workers, e.what()));
+      L.settingUp.fetch_sub(workers - w, std::memory_order_acq_rel);
       std::lock_guard<std::mutex> g(L.doneMu);
       L.workersLeft -= workers - w;
       break;
