@@ -7,7 +7,8 @@ set -euo pipefail
 # (a 16x512x1536 matmul takes 8 ms instead of 0.1): eager PyTorch, the baseline of bench/torch_decode.py and of
 # the main job's PyTorch part, runs with the optimized BLAS a user would have.
 # openmpi-bin, libopenmpi-dev: the cpu target's collectives (docs/COLLECTIVES.md) run over MPI, and the
-# tests that check them start their ranks with mpirun.
+# tests that check them start their ranks with mpirun. python3-mpi4py: the Python package's communicator
+# (superkernel.Session(communicator=MPI.COMM_WORLD)) and its test.
 PACKAGES=(
   build-essential cmake ninja-build git pkg-config
   clang llvm libclang-rt-dev
@@ -16,7 +17,7 @@ PACKAGES=(
   graphviz gnuplot-nox python3
   python3-torch python3-torchvision python3-numpy libopenblas0-pthread
   redis-server
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev python3-mpi4py
 )
 
 missing=()

@@ -31,7 +31,8 @@
 extern "C" {
 #endif
 
-#define SK_C_API_VERSION 1
+/* 2: sk_communicator and sk_session_options.communicator (collectives over MPI). */
+#define SK_C_API_VERSION 2
 
 /* Exported from libsuperkernel_c.so (built with hidden visibility). */
 #if defined(__GNUC__)
@@ -55,6 +56,7 @@ typedef enum sk_status {
 typedef struct sk_session sk_session;
 typedef struct sk_plan sk_plan;
 typedef struct sk_buffers sk_buffers;
+typedef struct sk_communicator sk_communicator;
 
 /* "0.1.0" */
 SK_C_API const char* sk_version(void);
@@ -71,12 +73,43 @@ typedef struct sk_session_options {
   const char* cache_dir;  /* NULL: $SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel, ~/.cache/superkernel */
   const char* compiler;   /* NULL: $SK_CXX, else clang++ */
   const char* options;    /* option string merged over every op list's (NULL: none) */
+  /* The ranks of the plans' collective ops (sk_communicator_mpi below; NULL:
+   * none, and a plan with a collective fails when it runs, naming the op).
+   * The session keeps its own reference: the handle may be destroyed right
+   * after sk_session_create. */
+  sk_communicator* communicator;
 } sk_session_options;
 
 SK_C_API void sk_session_options_init(sk_session_options* options);
 /* `options` may be NULL (defaults). */
 SK_C_API sk_status sk_session_create(const sk_session_options* options, sk_session** out);
 SK_C_API void sk_session_destroy(sk_session* session);
+
+/* Collectives (docs/COLLECTIVES.md): a communicator over MPI for
+ * sk_session_options.communicator. `fortran_comm` is an MPI communicator's
+ * Fortran handle, the language-neutral way to pass one: MPI_Comm_c2f(comm) in
+ * C, comm.py2f() in mpi4py; the caller has initialised MPI (at
+ * MPI_THREAD_SERIALIZED or above: whichever worker reaches a collective calls
+ * MPI). The library duplicates the communicator, so the caller's may be freed
+ * afterwards; group ranks in op lists are ranks of this communicator.
+ *   SK_ERR_BAD_INPUT: the library was built without MPI (the message says how
+ *   to build with it), MPI is not initialised or below SERIALIZED, or the
+ *   handle is not an intracommunicator (MPI_COMM_NULL, a freed one, any other
+ *   number). */
+SK_C_API sk_status sk_communicator_mpi(int fortran_comm, sk_communicator** out);
+/* The same over MPI_COMM_WORLD, initialising MPI (at MPI_THREAD_SERIALIZED)
+ * if the caller has not: for a program that uses no MPI itself. Such a
+ * program calls sk_mpi_finalize() before it exits. */
+SK_C_API sk_status sk_communicator_mpi_world(sk_communicator** out);
+/* This process's rank in the communicator, and its number of ranks (0 for NULL). */
+SK_C_API uint32_t sk_communicator_rank(const sk_communicator* comm);
+SK_C_API uint32_t sk_communicator_size(const sk_communicator* comm);
+SK_C_API void sk_communicator_destroy(sk_communicator* comm);
+/* MPI_Finalize, if the library initialised MPI (sk_communicator_mpi_world),
+ * after every session holding a communicator is destroyed; otherwise nothing
+ * (MPI is the caller's to finalise). After a failed collective, exit without
+ * it: a peer may never match what the failed one left pending. */
+SK_C_API void sk_mpi_finalize(void);
 
 /* A kernel source held in memory: an op list kernel whose "source" is
  * exactly `name` compiles `text` (the name's extension, .c or .cpp, picks the

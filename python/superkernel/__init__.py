@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
 from ._capi import (BadInputError, CompileError, InternalError, InvalidArgumentError, IoError, MismatchError,
@@ -45,11 +46,15 @@ class Session:
 
     cache_dir: None for the default ($SK_CACHE_DIR, $XDG_CACHE_HOME/superkernel,
     ~/.cache/superkernel); workers: executor threads (None: $SK_NUM_WORKERS,
-    else the hardware threads); options: merged over every op list's own.
+    else the hardware threads); options: merged over every op list's own;
+    communicator: the ranks of the plans' collective ops, an mpi4py
+    communicator (``MPI.COMM_WORLD`` or one split from it; docs/COLLECTIVES.md).
+    None: a plan with a collective fails when it runs, naming the op.
     """
 
     def __init__(self, cache_dir: Optional[Union[str, os.PathLike]] = None, workers: Optional[int] = None,
-                 options: Optional[str] = None, compiler: Optional[str] = None, memory_only: bool = False):
+                 options: Optional[str] = None, compiler: Optional[str] = None, memory_only: bool = False,
+                 communicator=None):
         if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or
                                     not 1 <= workers <= 1024):
             raise InvalidArgumentError(f"workers must be an int in [1, 1024] or None, not {workers!r}")
@@ -64,8 +69,14 @@ class Session:
         self._keep = [_opt_str("cache_dir", os.fspath(cache_dir) if cache_dir is not None else None),
                       _opt_str("compiler", compiler), _opt_str("options", options)]
         o.cache_dir, o.compiler, o.options = self._keep
-        h = ctypes.c_void_p()
-        check(l.sk_session_create(ctypes.byref(o), ctypes.byref(h)))
+        comm = _communicator(communicator) if communicator is not None else None
+        try:
+            o.communicator = comm.value if comm is not None else None
+            h = ctypes.c_void_p()
+            check(l.sk_session_create(ctypes.byref(o), ctypes.byref(h)))
+        finally:
+            if comm is not None:  # the session holds its own reference
+                l.sk_communicator_destroy(comm)
         self._h = h
 
     def close(self) -> None:
@@ -127,6 +138,21 @@ class Session:
         check(lib().sk_compile_json(self._handle(), data, len(data), _opt_str("base_dir", base_dir), arr, len(srcs),
                                     _opt_str("options", options), 1 if fuse else 0, ctypes.byref(h)))
         return Plan(self, h)
+
+
+def _communicator(comm) -> ctypes.c_void_p:
+    """The C API's communicator for an mpi4py one, through its Fortran handle
+    (sk_communicator_mpi); the library checks the handle and says what is
+    wrong with it."""
+    mpi = sys.modules.get("mpi4py.MPI")  # never imported here: importing it initialises MPI
+    if mpi is None or not isinstance(comm, mpi.Comm):
+        raise InvalidArgumentError(
+            f"communicator must be an mpi4py communicator (MPI.COMM_WORLD or one split from it), not "
+            f"{type(comm).__module__}.{type(comm).__qualname__}"
+            + ("" if mpi is not None else " (mpi4py.MPI is not imported: `from mpi4py import MPI`; Debian: python3-mpi4py)"))
+    h = ctypes.c_void_p()
+    check(lib().sk_communicator_mpi(comm.py2f(), ctypes.byref(h)))
+    return h
 
 
 class Plan:

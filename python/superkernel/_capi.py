@@ -72,7 +72,7 @@ _BY_STATUS = {1: BadInputError, 2: CompileError, 3: RuntimeFailure, 4: MismatchE
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("workers", ctypes.c_uint32), ("jobs", ctypes.c_uint32),
                 ("memory_only", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("compiler", ctypes.c_char_p),
-                ("options", ctypes.c_char_p)]
+                ("options", ctypes.c_char_p), ("communicator", ctypes.c_void_p)]
 
 
 class Source(ctypes.Structure):
@@ -148,6 +148,8 @@ def _declare(l: ctypes.CDLL) -> None:
         "sk_cache_stats_get": (S, [P, ctypes.POINTER(CacheStats)]),
         "sk_cache_dir": (s, [P]),
         "sk_calibrate_sync": (S, [P, s, ctypes.POINTER(SyncCosts)]),
+        "sk_communicator_mpi": (S, [ctypes.c_int, ctypes.POINTER(P)]),
+        "sk_communicator_destroy": (None, [P]),
     }
     for name, (res, args) in protos.items():
         f = getattr(l, name)

@@ -12,6 +12,11 @@
 #include <string>
 #include <vector>
 
+#ifdef SK_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#include "superkernel/runtime/Communicator.h"
 #include "superkernel/session/KernelSource.h"
 #include "superkernel/superkernel.h"
 #include "superkernel/target/Targets.h"
@@ -26,6 +31,9 @@ struct sk_plan {
 };
 struct sk_buffers {
   sk::BufferSet set;
+};
+struct sk_communicator {
+  std::shared_ptr<sk::Communicator> comm;
 };
 
 namespace {
@@ -129,6 +137,7 @@ sk_status sk_session_create(const sk_session_options* o, sk_session** out) {
       so.cacheDir = str(o->cache_dir);
       so.compiler = str(o->compiler);
       so.options = str(o->options);
+      if (o->communicator) so.communicator = o->communicator->comm;
     }
     auto s = sk::Session::create(so);
     if (!s) return fail(s.error());
@@ -139,6 +148,58 @@ sk_status sk_session_create(const sk_session_options* o, sk_session** out) {
 }
 
 void sk_session_destroy(sk_session* session) { delete session; }
+
+sk_status sk_communicator_mpi(int fortranComm, sk_communicator** out) {
+  return guarded([&] {
+    if (!out) return invalid("sk_communicator_mpi: out is NULL");
+    *out = nullptr;
+#ifdef SK_HAVE_MPI
+    int initialised = 0, finalized = 0;
+    MPI_Initialized(&initialised);
+    MPI_Finalized(&finalized);
+    if (!initialised || finalized)
+      return fail(sk::Error(sk::ErrorKind::BadInput,
+                            fmt::format("sk_communicator_mpi: MPI is {}, so Fortran handle {} names no communicator: "
+                                        "initialise MPI first (mpi4py does at import), or use "
+                                        "sk_communicator_mpi_world",
+                                        finalized ? "finalised" : "not initialised", fortranComm)));
+    // Open MPI answers an unknown handle with NULL, the standard with MPI_COMM_NULL.
+    MPI_Comm comm = MPI_Comm_f2c(MPI_Fint(fortranComm));
+    int inter = 0;
+    if (comm == MPI_COMM_NULL || comm == MPI_Comm{} || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+      return fail(sk::Error(
+          sk::ErrorKind::BadInput,
+          fmt::format("sk_communicator_mpi: Fortran handle {} is not an MPI intracommunicator of this process "
+                      "({}): pass MPI_Comm_c2f(comm) from C or comm.py2f() from mpi4py, for MPI_COMM_WORLD or "
+                      "a communicator split from it",
+                      fortranComm,
+                      comm == MPI_COMM_NULL ? "it is MPI_COMM_NULL" : inter ? "an intercommunicator" : "no such handle")));
+    auto c = sk::mpiCommunicator(&comm);
+#else
+    (void)fortranComm;
+    auto c = sk::mpiCommunicator(nullptr);  // the error saying how to build with MPI
+#endif
+    if (!c) return fail(c.error());
+    *out = new sk_communicator{std::move(*c)};
+    return ok();
+  });
+}
+
+sk_status sk_communicator_mpi_world(sk_communicator** out) {
+  return guarded([&] {
+    if (!out) return invalid("sk_communicator_mpi_world: out is NULL");
+    *out = nullptr;
+    auto c = sk::mpiCommunicator(nullptr);
+    if (!c) return fail(c.error());
+    *out = new sk_communicator{std::move(*c)};
+    return ok();
+  });
+}
+
+uint32_t sk_communicator_rank(const sk_communicator* c) { return c ? c->comm->rank() : 0; }
+uint32_t sk_communicator_size(const sk_communicator* c) { return c ? c->comm->size() : 0; }
+void sk_communicator_destroy(sk_communicator* c) { delete c; }
+void sk_mpi_finalize(void) { sk::finalizeMpi(); }
 
 sk_status sk_compile_file(sk_session* s, const char* path, const char* options, int fuse, sk_plan** out) {
   return guarded([&] {

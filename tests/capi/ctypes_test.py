@@ -11,7 +11,7 @@ cache_dir = sys.argv[2].encode()
 class SessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("workers", ctypes.c_uint32), ("jobs", ctypes.c_uint32),
                 ("memory_only", ctypes.c_int), ("cache_dir", ctypes.c_char_p), ("compiler", ctypes.c_char_p),
-                ("options", ctypes.c_char_p)]
+                ("options", ctypes.c_char_p), ("communicator", ctypes.c_void_p)]
 
 
 class Source(ctypes.Structure):

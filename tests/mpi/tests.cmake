@@ -19,6 +19,35 @@ add_test(NAME mpi.collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test
 set_tests_properties(mpi.collectives_2ranks PROPERTIES LABELS mpi TIMEOUT 120
   ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000")
 
+# The C API's communicator (tests/capi/capi_mpi_test.c, a C11 program on MPI's
+# C bindings) and Python's (tests/python/mpi_collectives.py, mpi4py): an
+# all-reduce and an all-gather on both ranks, and handles that are not
+# communicators. Sanitizer builds have no MPI, so neither is built there.
+find_package(MPI COMPONENTS C)
+if(MPI_C_FOUND)
+  add_executable(sk_test_capi_mpi ${CMAKE_CURRENT_SOURCE_DIR}/capi/capi_mpi_test.c)
+  set_target_properties(sk_test_capi_mpi PROPERTIES C_STANDARD 11 C_EXTENSIONS OFF)
+  sk_set_warnings(sk_test_capi_mpi)
+  target_link_libraries(sk_test_capi_mpi PRIVATE superkernel::c MPI::MPI_C)
+  add_test(NAME mpi.capi_communicator_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_capi_mpi>)
+  set_tests_properties(mpi.capi_communicator_2ranks PROPERTIES LABELS "mpi;capi" TIMEOUT 120
+    ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000")
+endif()
+# _sk_py: the interpreter tests/python/tests.cmake chose (Debian's, which sees python3-mpi4py).
+if(_sk_py AND SK_BUILD_PYTHON)
+  execute_process(COMMAND "${_sk_py}" -c "import mpi4py" RESULT_VARIABLE _sk_mpi4py_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_sk_mpi4py_rc EQUAL 0)
+    add_test(NAME mpi.python_communicator_2ranks
+      COMMAND ${_sk_mpirun} "${_sk_py}" -m unittest -v mpi_collectives
+      WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/python")
+    set_tests_properties(mpi.python_communicator_2ranks PROPERTIES LABELS "mpi;python" TIMEOUT 120
+      ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;PYTHONPATH=${PROJECT_BINARY_DIR}/python;PYTHONDONTWRITEBYTECODE=1")
+  else()
+    message(STATUS "superkernel: ${_sk_py} has no mpi4py (python3-mpi4py; scripts/setup.sh installs it): "
+                   "the Python communicator test is left out")
+  endif()
+endif()
+
 # sk-compile under mpirun: the tokens report, then each bad input ending
 # every rank with its error (exit 4) well inside the case's limit.
 set(_sk_c $<TARGET_FILE:sk-compile>)
