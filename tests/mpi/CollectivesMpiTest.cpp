@@ -26,6 +26,21 @@ std::shared_ptr<Communicator> comm() {
   return c;
 }
 
+// Compiles `g` on a session of one worker over `c` (null: none) and runs it
+// once on the op list's own buffers: the first error of the three, if any.
+Status compileAndRunOnce(const Graph& g, std::shared_ptr<Communicator> c) {
+  SessionOptions so;
+  so.workers = 1;
+  so.communicator = std::move(c);
+  auto ss = Session::create(so);
+  if (!ss) return ss.error();
+  auto plan = (*ss)->compile(g);
+  if (!plan) return plan.error();
+  auto bufs = BufferSet::create(plan->list);
+  if (!bufs) return bufs.error();
+  return (*ss)->run(*plan, *bufs);
+}
+
 TEST(MpiCollectives, FourKindsMatchTheirDefinitionOnEveryRank) {
   auto c = comm();
   ASSERT_TRUE(c);
@@ -102,16 +117,7 @@ TEST(MpiCollectives, ARankOutsideTheGroupIsAnErrorNamingTheOp) {
     Scope s(g, "sk1");
     ASSERT_TRUE(g.collective({"lonely", CollectiveKind::AllReduce, ReduceOp::Sum, "only0", arg("x"), arg("x")}));
   }
-  SessionOptions so;
-  so.workers = 1;
-  so.communicator = c;
-  auto ss = Session::create(so);
-  ASSERT_TRUE(ss);
-  auto plan = (*ss)->compile(g);
-  ASSERT_TRUE(plan) << plan.error().message();
-  auto bufs = BufferSet::create(plan->list);
-  ASSERT_TRUE(bufs);
-  Status st = (*ss)->run(*plan, *bufs);
+  Status st = compileAndRunOnce(g, c);
   if (c->rank() == 0) {
     EXPECT_TRUE(st) << st.error().message();  // a group of one: a copy
   } else {
@@ -129,15 +135,7 @@ TEST(MpiCollectives, ASessionWithoutACommunicatorNamesTheOp) {
     Scope s(g, "sk1");
     ASSERT_TRUE(g.collective({"orphan", CollectiveKind::AllReduce, ReduceOp::Sum, "tp", arg("x"), arg("x")}));
   }
-  SessionOptions so;
-  so.workers = 1;  // no communicator
-  auto ss = Session::create(so);
-  ASSERT_TRUE(ss);
-  auto plan = (*ss)->compile(g);
-  ASSERT_TRUE(plan) << plan.error().message();
-  auto bufs = BufferSet::create(plan->list);
-  ASSERT_TRUE(bufs);
-  Status st = (*ss)->run(*plan, *bufs);
+  Status st = compileAndRunOnce(g, nullptr);  // no communicator
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message().find("collective op \"orphan\": this executor has no communicator"), std::string::npos)
       << st.error().message();
