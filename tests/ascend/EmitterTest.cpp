@@ -96,9 +96,10 @@ sk::Status runStep(const AscendStep& s, const AscendSource* src, Buffers& bufs, 
   if (src) {
     std::vector<void*> ptrs;
     for (auto& b : bufs) ptrs.push_back(b.data());
-    if (src->profileBytes) prof.assign(src->profileBytes, 0xff);
-    spec.args = sk::ascend::fusedLaunchArguments(src->bufferTable, ptrs.data(), static_cast<uint32_t>(ptrs.size()),
-                                                 table, notify, src->profileBytes ? prof.data() : nullptr);
+    if (src->launch.profileBytes) prof.assign(src->launch.profileBytes, 0xff);
+    spec.args =
+        sk::ascend::fusedLaunchArguments(src->launch.bufferTable, ptrs.data(), static_cast<uint32_t>(ptrs.size()),
+                                         table, notify, src->launch.profileBytes ? prof.data() : nullptr);
   } else {
     for (const AscendArg& a : s.ops[0].args) spec.args.push_back(bufs[a.buffer].data() + a.byteOffset);
   }
@@ -194,7 +195,7 @@ TEST(AscendEmitterGolden, MatchesGoldenAndRunsLikeTheUnfusedOps) {
       std::memcpy(&pos, fused[0].data(), sizeof pos);
       EXPECT_EQ(pos, 6) << "two bumps by 3";
     }
-    if (src->profileBytes) {
+    if (src->launch.profileBytes) {
       // Every core recorded each op's begin and end, in order, with non-decreasing cycles.
       const uint32_t cores = step.poolCores(Pool::Cube) + step.poolCores(Pool::Vector);
       for (uint32_t core = 0; core < cores; ++core) {
@@ -238,7 +239,7 @@ SideRunResult runBesideHost(const AscendStep& step, const AscendSource& src, con
                                                    }}};
   SideRunResult out;
   out.status = sk::ascend::runWithSideLaunches(
-      src.notifyWords, src.sides, step.name,
+      src.launch.notifyWords, src.launch.sides, step.name,
       [&](void* notify) { return runStep(step, &src, bufs, workDir(dir), nullptr, notify); }, sides, delay);
   out.ordered = true;
   for (size_t i = 0; i < 37; ++i) out.ordered = out.ordered && r[i] == 2.0f * y[i] && z[i] == y[i] + r[i];
@@ -254,11 +255,11 @@ TEST(AscendEmitterGolden, SideLaunchesNotifyAndWaitInGm) {
     ASSERT_TRUE(src.ok()) << src.error().message();
     checkGolden(golden, src->text);
     // 8 cube cores' notify words, then the done word.
-    EXPECT_EQ(src->notifyWords, 9u);
-    ASSERT_EQ(src->sides.size(), 1u);
-    EXPECT_EQ(src->sides[0].first, 0u);
-    EXPECT_EQ(src->sides[0].count, 8u);
-    EXPECT_EQ(src->sides[0].done, 8u);
+    EXPECT_EQ(src->launch.notifyWords, 9u);
+    ASSERT_EQ(src->launch.sides.size(), 1u);
+    EXPECT_EQ(src->launch.sides[0].first, 0u);
+    EXPECT_EQ(src->launch.sides[0].count, 8u);
+    EXPECT_EQ(src->launch.sides[0].done, 8u);
     const SideRunResult r = runBesideHost(step, *src, "side", std::chrono::milliseconds(100));
     ASSERT_TRUE(r.status.ok()) << r.status.error().message();
     EXPECT_TRUE(r.ordered);

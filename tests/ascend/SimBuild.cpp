@@ -15,6 +15,7 @@
 #include "superkernel/support/Paths.h"
 
 #include "superkernel/driver/Process.h"
+#include "backends/ascend/AscendBuild.h"
 
 namespace sktest::ascend {
 namespace fs = std::filesystem;
@@ -95,7 +96,7 @@ Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, c
     const AscendStep& step = *item.step;
     const AscendSource* source = item.source;
     if (step.fused != (source != nullptr)) return internalError("a fused step needs its source, an unfused one none");
-    const int split = source ? source->splitMode : 1;
+    const int split = source ? source->launch.split : 1;
     std::vector<bool> used(step.objects.size(), false);
     std::vector<uint32_t> blocksOf(step.objects.size(), 0);
     std::vector<bool> ownEarly(step.objects.size(), false);
@@ -135,9 +136,9 @@ Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, c
       }
     }
     if (source) {
-      const fs::path src = cfg.workDir / (source->entry + ".cpp");
+      const fs::path src = cfg.workDir / (source->launch.entry + ".cpp");
       if (!made.insert(src.filename().string()).second) {
-        return badInput(fmt::format("two SuperKernels named {} in one simulator build", source->entry));
+        return badInput(fmt::format("two SuperKernels named {} in one simulator build", source->launch.entry));
       }
       {
         std::ofstream out(src, std::ios::binary);
@@ -146,11 +147,11 @@ Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, c
       }
       CompileStep cs;
       cs.source = src;
-      cs.object = cfg.workDir / (source->entry + ".o");
+      cs.object = cfg.workDir / (source->launch.entry + ".o");
       cs.splitMode = split;
       compiles.push_back(withLauncher(simCompileArgv(cfg.cxx, cfg.simInclude, cs)));
       objects.push_back(cs.object);
-      lib.entries.push_back(source->entry);
+      lib.entries.push_back(source->launch.entry);
     } else {
       if (step.ops.size() != 1) return internalError("an unfused step has one op");
       lib.entries.push_back(step.objects[step.ops[0].object].symbol);
@@ -165,7 +166,7 @@ Expected<SimLibrary> buildForSimulator(const std::vector<SimBuildItem>& items, c
 
 Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& cfg) {
   auto lib = buildForSimulator({SimBuildItem{&step, source}}, cfg,
-                               source ? source->entry : step.objects.at(step.ops.at(0).object).symbol);
+                               source ? source->launch.entry : step.objects.at(step.ops.at(0).object).symbol);
   if (!lib) return std::move(lib).error();
   return SimArtifact{lib->sharedObject, lib->entries.at(0)};
 }

@@ -53,7 +53,8 @@ struct SimArtifact {
   std::string entry;  // fused: the SuperKernel; unfused: the sub-kernel's symbol
 };
 
-/// Build a fused step (source = its emitted SuperKernel) or an unfused one (source null: its one sub-kernel).
+/// Build a fused step (source = its printed SuperKernel: the text, built with its launch descriptor's split and
+/// entry) or an unfused one (source null: its one sub-kernel).
 Expected<SimArtifact> buildForSimulator(const AscendStep& step, const AscendSource* source, const SimBuildConfig& config);
 
 /// Many steps into one shared object (a whole plan: its unfused ops share objects, every compile runs in one

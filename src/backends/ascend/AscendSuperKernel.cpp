@@ -107,7 +107,7 @@ class SuperKernelPrinter {
     declarations();
     if (opt.profiling) profiling();
     if (!s.sides.empty()) sideLaunches();
-    if (out.bufferTable) bufferTable();
+    if (out.launch.bufferTable) bufferTable();
     separate = opt.streamFusion;
     present = (aicCores ? kCube : 0) | (s.poolCores(Pool::Vector) ? kVector : 0);
     for (size_t c = 0; c < n; ++c) {
@@ -123,13 +123,14 @@ class SuperKernelPrinter {
 
  private:
   // What the text depends on besides the step: the entry, the buffer table, the sync points, the side
-  // launches' words and the profile buffer's size.
+  // launches' words and the profile buffer's size. All but the sync points and the profile slots are
+  // launch descriptor keys, set here and nowhere else: the device builds the entry's arguments from them,
+  // so they must be the ones the text was printed with.
   Status layout() {
-    out.entry = ascendEntryName(s.name);
-    out.bufferTable = s.buffers.size() > kMaxDirectBuffers;
-    out.type = s.type;
-    out.blockDim = s.blockDim;
-    out.splitMode = split;
+    out.launch.fused = true;
+    out.launch.entry = ascendEntryName(s.name);
+    out.launch.bufferTable = s.buffers.size() > kMaxDirectBuffers;
+    out.launch.split = split;
     aicCores = s.poolCores(Pool::Cube);
     allCores = aicCores + s.poolCores(Pool::Vector);
 
@@ -151,12 +152,12 @@ class SuperKernelPrinter {
     for (size_t k = 0; k < s.sides.size(); ++k) {
       const AscendSide& side = s.sides[k];
       SideWords words;
-      words.first = out.notifyWords;
+      words.first = out.launch.notifyWords;
       for (Pool p : {Pool::Cube, Pool::Vector}) {
         const int i = static_cast<int>(p);
         if (side.notifyAfter[i] >= 0) {
-          notifyBase[k][i] = out.notifyWords;
-          out.notifyWords += s.poolCores(p);
+          notifyBase[k][i] = out.launch.notifyWords;
+          out.launch.notifyWords += s.poolCores(p);
         }
         if (side.waitBefore[i] >= 0) ++gmWaits;
         for (int o : {side.notifyAfter[i], side.waitBefore[i]}) {
@@ -166,13 +167,13 @@ class SuperKernelPrinter {
           }
         }
       }
-      words.count = out.notifyWords - words.first;
-      words.done = out.notifyWords++;
-      out.sides.push_back(words);
+      words.count = out.launch.notifyWords - words.first;
+      words.done = out.launch.notifyWords++;
+      out.launch.sides.push_back(words);
     }
     if (opt.profiling) {
       out.profileSlots = 2 * static_cast<uint32_t>(n) + 2 * out.syncPoints + 2 * gmWaits;
-      out.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
+      out.launch.profileBytes = static_cast<uint64_t>(allCores) * out.profileSlots * 16;
     }
     return Status::success();
   }
@@ -255,8 +256,8 @@ class SuperKernelPrinter {
     w.line(0, "// completed (1; 2: it failed), which every core of the ops that need it polls first.");
     for (size_t k = 0; k < s.sides.size(); ++k) {
       w.line(0, fmt::format("//   side launch {}: {} on stream {}: notify words [{}, {}), done word {}", k,
-                            escapeComment(s.sides[k].name), s.sides[k].stream, out.sides[k].first,
-                            out.sides[k].first + out.sides[k].count, out.sides[k].done));
+                            escapeComment(s.sides[k].name), s.sides[k].stream, out.launch.sides[k].first,
+                            out.launch.sides[k].first + out.launch.sides[k].count, out.launch.sides[k].done));
     }
     w.line(0, "__aicore__ inline void SkNotify(GM_ADDR words, uint32_t w) {");
     w.line(1, "pipe_barrier(PIPE_ALL);");
@@ -342,8 +343,9 @@ class SuperKernelPrinter {
       forPool(cur.pool, [&](Writer& pw, int indent) {
         if (opt.profiling) pw.line(indent, fmt::format("SkProf({}, 2);", c));
         for (size_t k : waitsHere) {
-          pw.line(indent, fmt::format("SkWaitDone(sk_notify, {});  // {} needs side launch {} ({})", out.sides[k].done,
-                                      escapeComment(cur.name), k, escapeComment(s.sides[k].name)));
+          pw.line(indent, fmt::format("SkWaitDone(sk_notify, {});  // {} needs side launch {} ({})",
+                                      out.launch.sides[k].done, escapeComment(cur.name), k,
+                                      escapeComment(s.sides[k].name)));
         }
         if (opt.profiling) pw.line(indent, fmt::format("SkProf({}, 3);", c));
       });
@@ -412,7 +414,7 @@ class SuperKernelPrinter {
   // words and the profile buffer; with stream-fusion=1 it calls each pool's program.
   void entry() {
     std::string params;
-    if (out.bufferTable) {
+    if (out.launch.bufferTable) {
       params = "GM_ADDR sk_buffers";
     } else {
       for (size_t b = 0; b < s.buffers.size(); ++b) {
@@ -424,7 +426,7 @@ class SuperKernelPrinter {
     if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
     if (params.empty()) params = "void";
     std::string callArgs, progParams;
-    if (out.bufferTable) {
+    if (out.launch.bufferTable) {
       callArgs = "sk_buffers";
       progParams = "GM_ADDR sk_buffers";
     } else {
@@ -440,7 +442,7 @@ class SuperKernelPrinter {
         if (!(present & bit(p))) continue;
         w.blank();
         w.line(0, fmt::format("// The {} cores' program (stream-fusion=1).", poolName(p)));
-        w.line(0, fmt::format("__aicore__ inline void {}_{}({}) {{", out.entry, p == Pool::Cube ? "aic" : "aiv",
+        w.line(0, fmt::format("__aicore__ inline void {}_{}({}) {{", out.launch.entry, p == Pool::Cube ? "aic" : "aiv",
                               progParams.empty() ? "void" : progParams));
         std::string body = (p == Pool::Cube ? cubeProg : vecProg).take();
         // The program's first line is the blank that separated its first op.
@@ -451,14 +453,14 @@ class SuperKernelPrinter {
     }
     w.blank();
     const std::string align = opt.funcAlign > 0 ? fmt::format("__attribute__((aligned({}))) ", opt.funcAlign) : "";
-    w.line(0, fmt::format("extern \"C\" __global__ {}__aicore__ void {}({}) {{", align, out.entry, params));
+    w.line(0, fmt::format("extern \"C\" __global__ {}__aicore__ void {}({}) {{", align, out.launch.entry, params));
     w.line(1, fmt::format("KERNEL_TASK_TYPE_DEFAULT({});", kernelTypeName(s.type)));
     if (opt.profiling) w.line(1, "SkProfInit(sk_profile);");
     if (separate) {
       for (Pool p : {Pool::Cube, Pool::Vector}) {
         if (!(present & bit(p))) continue;
         w.line(1, fmt::format("if {} {{", isPool(p)));
-        w.line(2, fmt::format("{}_{}({});", out.entry, p == Pool::Cube ? "aic" : "aiv", callArgs));
+        w.line(2, fmt::format("{}_{}({});", out.launch.entry, p == Pool::Cube ? "aic" : "aiv", callArgs));
         w.line(1, "}");
       }
     } else {
@@ -524,7 +526,7 @@ class SuperKernelPrinter {
   }
   // How the code names buffer b: a parameter, or its entry of the GM table.
   std::string buf(size_t b) const {
-    return out.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
+    return out.launch.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
   }
 
   const AscendStep& s;

@@ -52,7 +52,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "superkernel/support/Error.h"
 #include "backends/ascend/AscendBackend.h"
@@ -61,28 +60,26 @@
 namespace sk::ascend {
 
 /// Buffers a SuperKernel takes as parameters; a step with more takes one GM
-/// table of their 64-bit addresses instead (AscendSource::bufferTable). A
+/// table of their 64-bit addresses instead (LaunchDescriptor::bufferTable). A
 /// decode stack has thousands of buffers: no launch passes that many
 /// parameters (the simulator passes at most 64, standing in for the device's
 /// fixed-size argument area, whose real size was not checked on a device).
 constexpr size_t kMaxDirectBuffers = 32;
 
+/// A fused step's SuperKernel: its text, and its launch descriptor with the
+/// keys the text fixes, filled by the printer as it lays the text out (so
+/// they are stated in one place): fused=1, entry, split, table,
+/// profile_bytes, notify_words and the side launches' words. The keys every
+/// step has, fused or not (type, block_dim, buffers, objects, runtime), are
+/// left to the emitter (AscendEmitter.cpp), which adds them.
 struct AscendSource {
-  std::string entry;  // the SuperKernel's global symbol
-  /// The entry's first parameter is the GM table of the step's buffers (sk_buffers), not one per buffer.
-  bool bufferTable = false;
   std::string text;
-  KernelType type = KernelType::MixAic1_2;
-  uint32_t blockDim = 1;
-  int splitMode = 1;
-  /// Profiling: bytes of the extra GM buffer (0: none); per core `profileSlots` records of 16 bytes.
-  uint64_t profileBytes = 0;
-  uint32_t profileSlots = 0;
-  /// Sync points emitted (for reports and tests).
+  LaunchDescriptor launch;
+  /// Not launch keys (tests and reports read them): the sync points printed,
+  /// and with profiling the records per core (16 bytes each) in the profile
+  /// buffer, launch.profileBytes in all.
   uint32_t syncPoints = 0;
-  /// Side launches: words of the sk_notify buffer (0: none), and each side launch's words (step order).
-  uint32_t notifyWords = 0;
-  std::vector<SideWords> sides;
+  uint32_t profileSlots = 0;
 };
 
 /// The SuperKernel of a fused step.
