@@ -32,7 +32,7 @@ std::string decodeLayer() { return (sourceRoot() / "examples/decode_layer/decode
 void expectIdentical(const TempDir& cache, const std::string& list, const std::string& options) {
   SCOPED_TRACE(list + " --options " + options);
   Spawn s;
-  s.argv = {kCompile, list, "--target", "ascend-sim", "--run", "--repeat", "1", "--cache-dir", cache.path().string()};
+  s.argv = {kCompile, list, "--target", "ascend-sim", "--run", "--repeat", "0", "--cache-dir", cache.path().string()};
   if (!options.empty()) s.argv.insert(s.argv.end(), {"--options", options});
   s.env = ascendEnv();
   Result r = run(s);
@@ -207,7 +207,7 @@ TEST(AscendCli, AKernelThatTrapsIsARuntimeFailure) {
                                       "extern \"C\" __global__ __aicore__ void bad(GM_ADDR x) { (void)x; trap(); }\n";
   }
   Spawn s;
-  s.argv = {kCompile, dir / "list.json", "--run", "--repeat", "1", "--cache-dir", dir / "cache"};
+  s.argv = {kCompile, dir / "list.json", "--run", "--repeat", "0", "--cache-dir", dir / "cache"};
   s.env = ascendEnv();
   Result r = run(s);
   EXPECT_EQ(r.code, 4) << r.all();

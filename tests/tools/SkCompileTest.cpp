@@ -79,7 +79,7 @@ TEST(SkCompile, ArgumentErrorsExit2WithOneLine) {
       {{}, "OPLIST"},                                           // missing op list
       {{seedList(), "--jobs", "0"}, "--jobs"},                  // out of range
       {{seedList(), "--workers", "many"}, "--workers"},         // not a number
-      {{seedList(), "--repeat", "0"}, "--repeat"},
+      {{seedList(), "--repeat", "100001"}, "--repeat"},  // out of range
       {{seedList(), "extra.json"}, "extra.json"},               // a second positional
   };
   for (const Case& c : cases) {
@@ -227,6 +227,27 @@ TEST(SkCompile, RunComparesAndTimes) {
   EXPECT_THAT(r.out, HasSubstr("speedup"));
   EXPECT_THAT(r.out, HasSubstr("identical: 6 buffers, 96.0 KiB compared bit-for-bit"));
   EXPECT_THAT(r.out, HasSubstr("unfused reference"));
+}
+
+// --repeat 0 compares and stops: no timing rows, no timing fields, and the report says why they are missing.
+TEST(SkCompile, RepeatZeroComparesWithoutTiming) {
+  TempDir cache;
+  fillWarmCache(cache.path());
+  Result r = run({kCompile, seedList(), "--run", "--repeat", "0", "--workers", "2", "--cache-dir",
+                  cache.path().string()});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("Run: fused vs unfused from identical buffers (compared, not timed: --repeat 0)"));
+  EXPECT_THAT(r.out, HasSubstr("identical: 6 buffers, 96.0 KiB compared bit-for-bit"));
+  EXPECT_THAT(r.out, Not(HasSubstr("speedup")));
+  Result j = run({kCompile, seedList(), "--json", "--run", "--repeat", "0", "--workers", "2", "--cache-dir",
+                  cache.path().string()});
+  ASSERT_EQ(j.code, 0) << j.all();
+  json doc = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_TRUE(doc["run"]["identical"].get<bool>());
+  EXPECT_EQ(doc["run"]["repeat"], 0);
+  EXPECT_FALSE(doc["run"].contains("fused_seconds"));
+  EXPECT_FALSE(doc["run"].contains("warmups"));
 }
 
 TEST(SkCompile, JsonReport) {

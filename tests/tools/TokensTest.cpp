@@ -12,6 +12,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 json jsonOf(const Result& r) {
   json j = json::parse(r.out, nullptr, false);
@@ -44,6 +45,14 @@ TEST(SkCompileTokens, EveryTokenIsComparedAndTimed) {
   EXPECT_EQ(run["compiles"], 0) << "the second process finds everything in the cache";
   // One SuperKernel for the whole token: the runtime values did not split the plan.
   EXPECT_EQ(rep["plan"]["launches_after"], 1);
+
+  // --repeat 0: every token still compared, nothing timed.
+  Result z = tooltest::run({kCompile, dataFile("decode_loop_tiny.json"), "--tokens", "4", "--repeat", "0",
+                            "--workers", "2", "--cache-dir", cache.path().string()});
+  ASSERT_EQ(z.code, 0) << z.all();
+  EXPECT_THAT(z.out, HasSubstr("from identical buffers (compared, not timed: --repeat 0)"));
+  EXPECT_THAT(z.out, HasSubstr("identical after every token: 8 buffers"));
+  EXPECT_THAT(z.out, Not(HasSubstr("tokens/s")));
 }
 
 // --run of a list with runtime values is one token from the initial buffers (timing thousands of runs of one
@@ -80,7 +89,7 @@ TEST(SkCompileTokens, SixteenTokensCompileWhatOneTokenCompiles) {
   const std::string list = (sourceRoot() / "examples/decode_loop/decode_loop.json").string();
   TempDir cache;
   for (const char* tokens : {"1", "16"}) {
-    Result r = run({kCompile, list, "--tokens", tokens, "--repeat", "1", "--workers", "2", "--json", "--cache-dir",
+    Result r = run({kCompile, list, "--tokens", tokens, "--repeat", "0", "--workers", "2", "--json", "--cache-dir",
                     cache.path().string()});
     ASSERT_EQ(r.code, 0) << r.all();
     const json rep = jsonOf(r);

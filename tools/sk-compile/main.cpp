@@ -384,7 +384,7 @@ std::string renderText(const json& rep) {
       s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
                        r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
     } else {
-      s += "\n";
+      s += r["repeat"].get<int>() == 0 ? " (compared, not timed: --repeat 0)\n" : "\n";
     }
     if (r["identical"].get<bool>()) {
       s += fmt::format("  results  identical: {} buffers, {} compared bit-for-bit\n", r["buffers"].get<size_t>(),
@@ -435,7 +435,7 @@ std::string renderTokens(const json& rep, const json& p, const std::string& core
            fmt::format("{:.1f} fused", t["fused_sum_over_ranks"].get<double>()) + ")\n" + kt.str();
     }
   } else {
-    s += "\n";
+    s += r["repeat"].get<int>() == 0 ? " (compared, not timed: --repeat 0)\n" : "\n";
   }
   if (r["identical"].get<bool>()) {
     s += fmt::format("  results  identical after every token: {} buffers, {} compared bit-for-bit\n",
@@ -817,7 +817,7 @@ class Compiler {
   std::optional<Failure> runTokensCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
     TimingConfig tc;
     tc.samples = args_.repeat;
-    auto tr = runTokens(ss, fused, unfused, tokens_, tc, /*time=*/true);
+    auto tr = runTokens(ss, fused, unfused, tokens_, tc, /*time=*/args_.repeat > 0);
     if (!tr) return failure(std::move(tr).error());
     json r;
     r["repeat"] = args_.repeat;
@@ -839,6 +839,10 @@ class Compiler {
       r["mismatch"]["token"] = tr->mismatchToken;
       rep_["run"] = r;
       return mismatchFailure(*tr->mismatch, fmt::format(" after token {} of {}", tr->mismatchToken, tr->tokens));
+    }
+    if (args_.repeat == 0) {  // compared, not timed
+      rep_["run"] = r;
+      return std::nullopt;
     }
     r["warmups"] = tr->warmups;
     r["fused_tokens_per_second"] = tr->fusedTokensPerSecond.median;
@@ -880,6 +884,12 @@ class Compiler {
       rep_["run"] = r;
       // Timing wrong results would only hide the finding: stop here.
       return mismatchFailure(*replay->mismatch, "");
+    }
+    // --repeat 0: the comparison is the whole answer (a CI check of a cached plan needs no timed runs, and on a
+    // simulator they cost several times the comparison).
+    if (args_.repeat == 0) {
+      rep_["run"] = r;
+      return std::nullopt;
     }
     TimingConfig tc;
     tc.samples = args_.repeat;
@@ -1042,8 +1052,8 @@ int realMain(int argc, char** argv) {
                "plan and print the report without compiling or running anything (no compiler needed)");
   app.add_option("--repeat", a.repeat,
                  "timed samples per side for --run (each the median run of a ~20 ms batch) and --tokens (each T tokens); "
-                 "median and min-max reported")
-      ->check(CLI::Range(1, 100000))
+                 "median and min-max reported; 0 compares without timing (a correctness check)")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   app.add_option("--emit-source", a.emitSource, "write each step's generated source and manifest into DIR")
       ->type_name("DIR");
