@@ -20,8 +20,11 @@
 // runMoe below), checked against the same experts on one rank.
 // --bench S: S interleaved samples of T tokens each of fused (one SuperKernel
 // per step, collectives inside), split (a SuperKernel between collectives,
-// each collective its own launch: SuperKernel, MPI all-reduce, SuperKernel)
-// and per-op (every op its own launch); rank 0 prints per-step medians.
+// each collective its own launch: SuperKernel, MPI all-reduce, SuperKernel),
+// per-op (every op its own launch) and compute (the fused step without its
+// all-reduces: wrong results, but the same work per rank, so fused - compute
+// is what the collectives cost inside the step); rank 0 prints per-step
+// medians and the collectives' share of the fused step.
 #include <superkernel/runtime/Communicator.h>
 #include <superkernel/superkernel.h>
 
@@ -31,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -49,7 +53,7 @@ float weight(uint64_t m, uint64_t i, float scale) {
   return scale * (float((z >> 40) & 0xFFFFFF) / float(0x1000000) - 0.5f);
 }
 
-enum class Mode { Fused, Split, PerOp };
+enum class Mode { Fused, Split, PerOp, Compute };
 
 // The stack for rank r of R (R = 1: the unsplit reference, no collectives).
 sk::Status record(sk::Graph& g, const Shape& s, uint32_t ranks, Mode mode) {
@@ -73,7 +77,7 @@ sk::Status record(sk::Graph& g, const Shape& s, uint32_t ranks, Mode mode) {
     if (st) st = g.launch({name, kernel, blocks, 0, std::move(args), {}});
   };
   auto allReduce = [&](const std::string& name) {
-    if (!st || ranks == 1) return;
+    if (!st || ranks == 1 || mode == Mode::Compute) return;
     sk::CollectiveDesc c{name, sk::CollectiveKind::AllReduce, sk::ReduceOp::Sum, "tp", sk::arg("p"), sk::arg("p")};
     c.fusible = mode != Mode::Split;  // split: its own launch between two SuperKernels
     st = g.collective(c);
@@ -310,18 +314,21 @@ int main(int argc, char** argv) {
   if (samples > 0) {
     auto split = build(ranks, Mode::Split, true);
     auto perOp = build(ranks, Mode::Fused, false);
-    if (!split || !perOp) return fail("compile (bench)", (!split ? split.error() : perOp.error()).message(), 3);
+    auto compute = build(ranks, Mode::Compute, true);
+    if (!split || !perOp || !compute)
+      return fail("compile (bench)", (!split ? split.error() : !perOp ? perOp.error() : compute.error()).message(), 3);
     struct Variant {
       const char* name;
       sk::CompiledPlan* plan;
       std::vector<double> ms;
-    } vs[] = {{"fused", &*tp, {}}, {"split", &*split, {}}, {"per-op", &*perOp, {}}};
+    } vs[] = {{"fused", &*tp, {}}, {"split", &*split, {}}, {"per-op", &*perOp, {}}, {"compute", &*compute, {}}};
+    constexpr size_t kVariants = std::size(vs);
     auto bufs = sk::BufferSet::create(tp->list);  // one layout: the three lists have the same buffers
     if (!bufs) return fail("buffers", "allocation failed", 4);
     fillWeights(*bufs, tp->list, s, rank, ranks);
     for (int i = -1; i < samples; ++i) {  // sample -1: warm-up
-      for (int j = 0; j < 3; ++j) {
-        Variant& v = vs[(size_t(i + 1) + size_t(j)) % 3];  // the side that starts rotates
+      for (size_t j = 0; j < kVariants; ++j) {
+        Variant& v = vs[(size_t(i + 1) + j) % kVariants];  // the variant that starts rotates
         const auto t0 = std::chrono::steady_clock::now();
         for (int t = 0; t < tokens; ++t)
           if (sk::Status st = ss.run(*v.plan, *bufs); !st) return fail(v.name, st.error().message(), 4);
@@ -332,15 +339,23 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::printf("bench: %d samples of %d tokens per variant, interleaved, after one warm-up; rank 0's ms per decode step\n",
                   samples, tokens);
-      double fusedMed = 0;
+      double fusedMed = 0, computeMed = 0;
       for (Variant& v : vs) {
         std::vector<double> m = v.ms;
         std::sort(m.begin(), m.end());
         const double med = m[m.size() / 2];
         if (fusedMed == 0) fusedMed = med;
+        if (v.plan == &*compute) {
+          computeMed = med;
+          std::printf("  %-7s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  (no collectives)\n", v.name, med,
+                      m.front(), m.back(), v.plan->steps.size());
+          continue;
+        }
         std::printf("  %-7s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  fused speedup %.2fx\n", v.name, med,
                     m.front(), m.back(), v.plan->steps.size(), med / fusedMed);
       }
+      std::printf("  collectives' share of the fused step: %.0f%% (fused - compute, of fused, medians)\n",
+                  100.0 * std::max(0.0, fusedMed - computeMed) / fusedMed);
     }
   }
   sk::finalizeMpi();

@@ -141,6 +141,7 @@ uint64_t nowNs() {
 Status MpiCommunicator::poll(std::vector<MPI_Request>& reqs, const std::function<std::string(size_t)>& pending,
                              const std::string& op, uint64_t deadlineNs, uint32_t timeoutMs,
                              const std::function<bool()>& stop) {
+  const uint64_t startNs = nowNs();
   for (uint32_t spin = 0;; ++spin) {
     int done = 0;
     {
@@ -159,7 +160,8 @@ Status MpiCommunicator::poll(std::vector<MPI_Request>& reqs, const std::function
       broken_ = true;
       return runtimeError(fmt::format("collective op {} on rank {}: stopped, the launch failed", op, rank_));
     }
-    if (nowNs() >= deadlineNs) {
+    const uint64_t now = nowNs();
+    if (now >= deadlineNs) {
       std::string missing;
       for (size_t i = 0; i < reqs.size(); ++i)
         if (reqs[i] != MPI_REQUEST_NULL) {
@@ -172,8 +174,13 @@ Status MpiCommunicator::poll(std::vector<MPI_Request>& reqs, const std::function
           "every rank must run the same op list (SK_WAIT_TIMEOUT_MS sets the limit)",
           op, rank_, missing.empty() ? "a peer" : missing, timeoutMs));
     }
-    // Short waits dominate decode steps: spin a little, then yield, then sleep.
-    if (spin > 64) std::this_thread::sleep_for(std::chrono::microseconds(spin > 4096 ? 200 : 20));
+    // Short waits dominate decode steps: a peer a few to a few hundred microseconds behind. Poll, yielding the
+    // core between polls (on a free core sched_yield returns at once; on an oversubscribed one it lets the peer
+    // run), and sleep only once the wait is long (2 ms), where a sleep's late wake-up (tens of microseconds) is
+    // small against the wait. A count of polls (64, as first written) is no bound on time: it could end within
+    // ten microseconds and sleep through the rest of a short wait.
+    const uint64_t waited = now - startNs;
+    if (waited > 2'000'000) std::this_thread::sleep_for(std::chrono::microseconds(waited > 100'000'000 ? 200 : 20));
     else if (spin > 16) std::this_thread::yield();
   }
 }
