@@ -12,7 +12,7 @@ from _util import ScratchCache
 
 class FuzzTest(unittest.TestCase):
     def test_random_programs_equal_eager(self):
-        count = int(os.environ.get("SK_TORCH_FUZZ_COUNT", "120"))
+        count = int(os.environ.get("SK_TORCH_FUZZ_COUNT", "200"))
         cache = ScratchCache("fuzz")
         try:
             failures = [r for r in (fuzz_torch.check_one(7 * 1_000_003 + i, cache.path) for i in range(count)) if r]
