@@ -31,7 +31,8 @@
 extern "C" {
 #endif
 
-/* 2: sk_communicator and sk_session_options.communicator (collectives over MPI). */
+/* 2: sk_communicator and sk_session_options.communicator (collectives over MPI);
+ *    sk_session_options_init_sized (sk_session_create takes a version 1 or 2 struct). */
 #define SK_C_API_VERSION 2
 
 /* Exported from libsuperkernel_c.so (built with hidden visibility). */
@@ -80,7 +81,15 @@ typedef struct sk_session_options {
   sk_communicator* communicator;
 } sk_session_options;
 
+/* Defaults for a struct of `struct_size` bytes: the size the caller was
+ * compiled with, so the library never writes past a struct from an older
+ * header. Call it as sk_session_options_init(&so) (the macro below). */
+SK_C_API void sk_session_options_init_sized(sk_session_options* options, uint32_t struct_size);
+/* The SK_C_API_VERSION 1 entry point, kept for binaries built against that
+ * header: it writes the version 1 fields only (no communicator). */
 SK_C_API void sk_session_options_init(sk_session_options* options);
+#define sk_session_options_init(options) \
+  sk_session_options_init_sized((options), (uint32_t)sizeof *(options))
 /* `options` may be NULL (defaults). */
 SK_C_API sk_status sk_session_create(const sk_session_options* options, sk_session** out);
 SK_C_API void sk_session_destroy(sk_session* session);

@@ -62,7 +62,7 @@ class Session:
             raise InvalidArgumentError(f"cache_dir must be a path or None, not {type(cache_dir).__name__}")
         l = lib()
         o = _capi.SessionOptions()
-        l.sk_session_options_init(ctypes.byref(o))
+        l.sk_session_options_init_sized(ctypes.byref(o), ctypes.sizeof(o))
         o.workers = workers or 0
         o.memory_only = 1 if memory_only else 0
         # Kept alive with the session: the C API copies them, but only at create.

@@ -132,7 +132,7 @@ def _declare(l: ctypes.CDLL) -> None:
         "sk_version": (s, []),
         "sk_status_name": (s, [S]),
         "sk_last_error": (s, []),
-        "sk_session_options_init": (None, [ctypes.POINTER(SessionOptions)]),
+        "sk_session_options_init_sized": (None, [ctypes.POINTER(SessionOptions), ctypes.c_uint32]),
         "sk_session_create": (S, [ctypes.POINTER(SessionOptions), ctypes.POINTER(P)]),
         "sk_session_destroy": (None, [P]),
         "sk_compile_json": (S, [P, s, sz, s, ctypes.POINTER(Source), sz, s, S, ctypes.POINTER(P)]),

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <nlohmann/json.hpp>
@@ -114,11 +117,24 @@ const char* sk_status_name(sk_status status) {
 
 const char* sk_last_error(void) { return lastError.c_str(); }
 
-void sk_session_options_init(sk_session_options* o) {
-  if (!o) return;
-  *o = sk_session_options{};
-  o->struct_size = sizeof(sk_session_options);
+// The header's sk_session_options_init is a macro passing the caller's sizeof; the exported function of that
+// name is the version 1 entry point old binaries call.
+#undef sk_session_options_init
+
+namespace {
+// Version 1 of the struct ended before `communicator`: binaries built against it pass (and allocate) that much.
+constexpr uint32_t kOptionsV1 = offsetof(sk_session_options, communicator);
+}  // namespace
+
+void sk_session_options_init_sized(sk_session_options* o, uint32_t size) {
+  // Every default is zero or NULL. Write no more than the caller's struct holds (a smaller size is refused by
+  // sk_session_create with a message), and never more than this library's.
+  if (!o || size < sizeof(uint32_t)) return;
+  std::memset(o, 0, std::min<size_t>(size, sizeof(sk_session_options)));
+  o->struct_size = size;
 }
+
+void sk_session_options_init(sk_session_options* o) { sk_session_options_init_sized(o, kOptionsV1); }
 
 sk_status sk_session_create(const sk_session_options* o, sk_session** out) {
   return guarded([&] {
@@ -126,18 +142,20 @@ sk_status sk_session_create(const sk_session_options* o, sk_session** out) {
     *out = nullptr;
     sk::SessionOptions so;
     if (o) {
-      // A caller built against a newer header passes a bigger struct; one
-      // built against an older one a smaller: refuse what we cannot read.
-      if (o->struct_size != sizeof(sk_session_options))
-        return invalid("sk_session_create: options.struct_size does not match this library "
-                       "(call sk_session_options_init)");
+      // A caller built against a newer header passes a bigger struct: refuse what we cannot read. Version 1's
+      // (no communicator) and this one are read.
+      if (o->struct_size != sizeof(sk_session_options) && o->struct_size != kOptionsV1)
+        return invalid(fmt::format("sk_session_create: options.struct_size is {}; this library reads {} (version 1) "
+                                   "or {} (call sk_session_options_init)",
+                                   o->struct_size, kOptionsV1, sizeof(sk_session_options))
+                           .c_str());
       so.workers = o->workers;
       so.jobs = o->jobs;
       so.diskCache = o->memory_only == 0;
       so.cacheDir = str(o->cache_dir);
       so.compiler = str(o->compiler);
       so.options = str(o->options);
-      if (o->communicator) so.communicator = o->communicator->comm;
+      if (o->struct_size > kOptionsV1 && o->communicator) so.communicator = o->communicator->comm;
     }
     auto s = sk::Session::create(so);
     if (!s) return fail(s.error());

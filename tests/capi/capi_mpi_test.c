@@ -10,14 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures = 0;
-#define CHECK(cond)                                                                                             \
-  do {                                                                                                          \
-    if (!(cond)) {                                                                                              \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, sk_last_error()); \
-      ++failures;                                                                                               \
-    }                                                                                                           \
-  } while (0)
+#include "capi_check.h"
 
 enum { N = 64 };
 static const char kOpList[] =

@@ -7,14 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond, sk_last_error()); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "capi_check.h"
 
 static const char kKernel[] =
     "#include <superkernel/cpu/kernel.h>\n"
@@ -126,6 +119,24 @@ int main(int argc, char** argv) {
   so.struct_size = 4;
   sk_session* s2 = NULL;
   CHECK(sk_session_create(&so, &s2) == SK_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(sk_last_error(), "struct_size is 4") != NULL);
+  /* A binary built against version 1 of the header: it allocated the struct without `communicator` and calls the
+   * exported function (no macro). The library writes that much only, and creates a session from it. */
+  {
+    union {
+      sk_session_options o;
+      unsigned char bytes[sizeof(sk_session_options) + 8];
+    } v1;
+    memset(v1.bytes, 0xA5, sizeof v1.bytes);
+    const size_t v1Size = offsetof(sk_session_options, communicator);
+    (sk_session_options_init)(&v1.o);
+    CHECK(v1.o.struct_size == v1Size);
+    for (size_t i = v1Size; i < sizeof v1.bytes; ++i) CHECK(v1.bytes[i] == 0xA5); /* nothing past the v1 struct */
+    v1.o.memory_only = 1;
+    sk_session* s1 = NULL;
+    CHECK(sk_session_create(&v1.o, &s1) == SK_OK);
+    sk_session_destroy(s1);
+  }
   CHECK(sk_run(s, p, NULL, 3) == SK_ERR_INVALID_ARGUMENT);
 
   sk_plan_destroy(p);

@@ -36,7 +36,7 @@ def check(status, what):
 
 
 opts = SessionOptions()
-lib.sk_session_options_init(ctypes.byref(opts))
+lib.sk_session_options_init_sized(ctypes.byref(opts), ctypes.sizeof(opts))
 opts.cache_dir = cache_dir
 opts.workers = 2
 session = ctypes.c_void_p()
