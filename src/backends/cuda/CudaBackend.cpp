@@ -26,7 +26,7 @@ Backend cudaSimBackend() {
   b.kernels = "cuda";
   b.machineModel = [](const MachineQuery&) -> Expected<MachineModel> {
     SK_ASSIGN_OR_RETURN(uint32_t sms, cudaSimSms());
-    return cudaMachineModel("cuda-sim", sms);
+    return cudaSimMachineModel(sms);
   };
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaSimRecipe(); };

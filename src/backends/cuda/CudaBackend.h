@@ -32,6 +32,9 @@ inline constexpr const char* kCudaSimVersionScript =
 
 /// One pool of `ctas` resident CTAs, and the options that do not apply on GPUs.
 MachineModel cudaMachineModel(const std::string& target, uint32_t ctas);
+/// cuda-sim's: cudaMachineModel plus collectives (the simulator's collective kernel, run over the device's
+/// communicator; docs/COLLECTIVES.md).
+MachineModel cudaSimMachineModel(uint32_t sms);
 /// The planner's CTAs for an arch: one per SM of the datacenter GPU that arch names (sm_70 V100: 80, sm_80
 /// A100: 108, sm_90 H100 SXM: 132, sm_100 B200: 148), kCudaDefaultCtas for any other ("native" included: the
 /// plan never depends on the GPU present; debug-core-num lowers it, and a launch the GPU cannot keep resident

@@ -16,6 +16,16 @@
 // SK_CUDA_SIM_SKEW_US delays CTAs deterministically (tests use it to turn a
 // missing wait into a wrong result). Profiling is cuda's (collectCudaProfile):
 // the records come from the simulator's clock.
+//
+// Collectives (docs/COLLECTIVES.md, "On cuda-sim"): each rank is a process
+// with its own simulated GPU. The collective kernel's CTA hands the call to
+// the engine (sk_cuda_sim_ops::collective), which runs it through the
+// Collectives this device sets around each launch: DeviceOptions::communicator
+// (the Session's), with the wait limit (DeviceOptions::waitTimeoutMs, else
+// SK_WAIT_TIMEOUT_MS, else 10 s) and the op named from the step's op names
+// (setLaunchContext) by the tag's low 32 bits, FNV-1a of the op's name
+// (plan/Collectives.cpp).
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +35,10 @@
 #include <fmt/format.h>
 
 #include "superkernel/cuda/CudaSim.h"
+#include "superkernel/runtime/Communicator.h"
+#include "superkernel/runtime/Executor.h"
+#include "superkernel/support/Paths.h"
+#include "support/Fnv1a.h"
 #include "support/HostMemory.h"
 #include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaDeviceBase.h"
@@ -49,8 +63,10 @@ class CudaSimDevice final : public CudaDeviceBase {
  public:
   // The simulated GPU is process-wide (loaded modules share the engine's ops): the last device created sets it.
   CudaSimDevice(uint32_t sms, uint32_t skewUs, uint32_t watchdogMs,
-                std::function<void(const std::string&)> onHang)
-      : CudaDeviceBase("cuda-sim", cudaMachineModel("cuda-sim", sms)) {
+                std::function<void(const std::string&)> onHang, std::shared_ptr<Communicator> communicator,
+                uint32_t waitMs)
+      : CudaDeviceBase("cuda-sim", cudaSimMachineModel(sms)), communicator_(std::move(communicator)),
+        waitMs_(waitMs) {
     cuda_sim::Config c;
     c.multiprocessors = sms;
     c.skewMicros = skewUs;
@@ -78,7 +94,19 @@ class CudaSimDevice final : public CudaDeviceBase {
     const auto& module = static_cast<const CudaModule&>(kernel);
     const std::optional<uint32_t> launch = trace_.nextLaunch();  // nullopt unless profiling: no clock read then
     const uint64_t issued = launch ? steadyClockNs() : 0;
-    SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
+    // The launch's collectives run over this device's communicator, named from the step's op names (the session
+    // sets them just before run() and keeps them until it returns).
+    const std::vector<std::string>* names = opNames_.load(std::memory_order_acquire);
+    cuda_sim::Collectives collectives;
+    collectives.run = [this, names](const sk_cuda_sim_collective_args& a, const std::function<bool()>& stop) {
+      return runCollective(a, names, stop);
+    };
+    collectives.name = [names](const sk_cuda_sim_collective_args& a) { return "collective op " + opName(a.tag, names); };
+    int rc = 0;
+    {
+      const cuda_sim::CollectivesScope scope(&collectives);
+      SK_ASSIGN_OR_RETURN(rc, module.call(cores, stream, buffers, numBuffers));
+    }
     if (rc > 0)
       return runtimeError(fmt::format("SuperKernel launch failed in the cuda simulator (error {}): {}", rc,
                                       cuda_sim::lastLaunchError()));
@@ -93,11 +121,41 @@ class CudaSimDevice final : public CudaDeviceBase {
 
   bool hostMemory() const override { return false; }
 
+  void setLaunchContext(const std::string*, const std::vector<std::string>* opNames) override {
+    opNames_.store(opNames, std::memory_order_release);
+  }
+
   // Host memory (support/HostMemory.h), reached only through upload / download: hostMemory() is false.
   Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
   void release(void* buffer) override { hostRelease(buffer); }
   Status upload(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
   Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
+
+ private:
+  // `"ar"`: the op of the launch's step whose name hashes to the tag's low 32 bits (plan/Collectives.cpp), as
+  // the cpu executor's messages name it.
+  static std::string opName(uint64_t tag, const std::vector<std::string>* names) {
+    if (names)
+      for (const std::string& n : *names)
+        if ((fnv1a(n) & 0xffffffffull) == (tag & 0xffffffffull)) return "\"" + n + "\"";
+    return fmt::format("with tag {:#x}", tag);
+  }
+
+  std::string runCollective(const sk_cuda_sim_collective_args& a, const std::vector<std::string>* names,
+                            const std::function<bool()>& stop) {
+    const std::string op = opName(a.tag, names);
+    if (!communicator_)
+      return "collective op " + op +
+             ": this cuda-sim device has no communicator (run the step through a Session created with "
+             "SessionOptions::communicator, e.g. sk::mpiCommunicator(), or sk-compile under mpirun)";
+    const sk_collective_args args{a.in, a.out, a.n_in, a.n_out, a.desc, a.ranks, a.tag};
+    Status s = communicator_->run(args, op, waitMs_, stop);
+    return s ? std::string() : s.error().message();
+  }
+
+  std::shared_ptr<Communicator> communicator_;
+  uint32_t waitMs_;
+  std::atomic<const std::vector<std::string>*> opNames_{nullptr};  // setLaunchContext's
 };
 
 }  // namespace
@@ -108,7 +166,17 @@ Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options
   SK_ASSIGN_OR_RETURN(uint32_t sms, cudaSimSms());
   SK_ASSIGN_OR_RETURN(uint32_t skew, envCount("SK_CUDA_SIM_SKEW_US", 0, 0, 100000));
   const uint32_t watchdog = options.runTimeoutMs ? options.runTimeoutMs : 60000;
-  return std::unique_ptr<Device>(std::make_unique<CudaSimDevice>(sms, skew, watchdog, options.onRunTimeout));
+  const uint32_t waitMs = options.waitTimeoutMs ? options.waitTimeoutMs : defaultWaitTimeoutMs();
+  return std::unique_ptr<Device>(std::make_unique<CudaSimDevice>(sms, skew, watchdog, options.onRunTimeout,
+                                                                 options.communicator, waitMs));
+}
+
+MachineModel cudaSimMachineModel(uint32_t sms) {
+  MachineModel m = cudaMachineModel("cuda-sim", sms);
+  // Collectives run on the device's communicator, one rank per process, each with its own simulated GPU
+  // (docs/COLLECTIVES.md). The cuda target has none yet: its plans refuse them.
+  m.collectiveSource = (dataRuntimeDir() / "cuda" / "sim" / "include" / "superkernel" / "cuda" / "collective_kernel.cu").string();
+  return m;
 }
 
 }  // namespace sk

@@ -5,8 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <numeric>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "sim/sim_kernels.h"
@@ -173,6 +176,73 @@ TEST(CudaSim, SkewTurnsAMissingWaitIntoAWrongResult) {
     for (uint32_t b = 0; b < 8; ++b) ordered = ordered && data[b] == b + 1;
     EXPECT_EQ(ordered, wait == 1) << "wait=" << wait;
   }
+}
+
+// Collectives (docs/COLLECTIVES.md, "On cuda-sim"): the CTA's thread hands the call to the engine, which runs it
+// through the launching thread's Collectives (the device's communicator) while the other CTAs go on.
+struct CollectiveCase {
+  std::vector<float> in = std::vector<float>(8, 2.0f), out = std::vector<float>(8, 0.0f), seen = std::vector<float>(32, 0.0f);
+  unsigned long long flag = 0;
+  SimCollectiveArgs args{in.data(), out.data(), 8, 0x1234, &flag, seen.data()};
+};
+
+TEST(CudaSim, ACollectiveRunsOnItsCtaWhileTheOtherCtasGoOn) {
+  SimGuard g(small());
+  CollectiveCase t;
+  uint64_t tag = 0;
+  Collectives coll;
+  coll.run = [&](const sk_cuda_sim_collective_args& a, const std::function<bool()>& stop) -> std::string {
+    tag = a.tag;
+    // CTA 1 sets the flag while CTA 0 is in here (early start): a collective blocks its CTA only.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!__atomic_load_n(&t.flag, __ATOMIC_ACQUIRE)) {
+      if (stop() || std::chrono::steady_clock::now() > until) return "CTA 1 did not run beside the collective";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    for (int64_t i = 0; i < a.n_in; ++i) static_cast<float*>(a.out)[i] = 2 * static_cast<const float*>(a.in)[i];
+    return "";
+  };
+  coll.name = [](const sk_cuda_sim_collective_args&) { return std::string("collective op \"t\""); };
+  CollectivesScope scope(&coll);
+  ASSERT_EQ(launch(simCollectiveKernel, &t.args, 2, 32), 0) << lastLaunchError();
+  EXPECT_EQ(tag, 0x1234u);
+  for (float v : t.out) EXPECT_EQ(v, 4.0f);
+  for (float v : t.seen) EXPECT_EQ(v, 4.0f);  // every thread of the CTA, after the barrier
+}
+
+TEST(CudaSim, AFailedCollectiveFailsTheLaunchWithItsError) {
+  SimGuard g(small());
+  CollectiveCase t;
+  {
+    Collectives coll;
+    coll.run = [](const sk_cuda_sim_collective_args&, const std::function<bool()>&) {
+      return std::string("collective op \"t\" on rank 0 (...): rank 1 runs another op: ranks disagree on the plan");
+    };
+    CollectivesScope scope(&coll);
+    EXPECT_EQ(launch(simCollectiveKernel, &t.args, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+    EXPECT_THAT(lastLaunchError(), HasSubstr("collective op \"t\" on rank 0 (...): rank 1 runs another op"));
+  }
+  // A launch made outside any CollectivesScope has no communicator.
+  EXPECT_EQ(launch(simCollectiveKernel, &t.args, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("CTA 0: a collective op ran in a launch made without a communicator"));
+}
+
+TEST(CudaSim, ACollectiveThatNeverCompletesIsNamedInTheHangReport) {
+  Config c = small();
+  c.watchdog = std::chrono::milliseconds(300);
+  SimGuard g(c);
+  CollectiveCase t;
+  Collectives coll;
+  coll.run = [](const sk_cuda_sim_collective_args&, const std::function<bool()>& stop) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!stop() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return std::string("stopped: the launch failed");
+  };
+  coll.name = [](const sk_cuda_sim_collective_args&) { return std::string("collective op \"t\""); };
+  CollectivesScope scope(&coll);
+  EXPECT_EQ(launch(simCollectiveKernel, &t.args, 2, 32), SK_CUDA_SIM_ERR_LAUNCH_FAILURE);
+  EXPECT_THAT(lastLaunchError(), HasSubstr("no progress for 300 ms"));
+  EXPECT_THAT(lastLaunchError(), HasSubstr("CTA 0 runs collective op \"t\" (waiting for the other ranks)"));
 }
 
 }  // namespace

@@ -103,11 +103,28 @@ __device__ void spinKernel(void* p) {
   __syncthreads();
 }
 
+// CTA 0's thread 0 hands a collective to the engine (the collective kernel's shape, collective_kernel.cu) and
+// the CTA reads the result after the barrier; CTA 1 sets a flag meanwhile.
+__device__ void collectiveKernel(void* p) {
+  auto* a = static_cast<SimCollectiveArgs*>(p);
+  if (blockIdx.x == 0) {
+    if (threadIdx.x == 0) {
+      const sk_cuda_sim_collective_args c = {a->in, a->out, a->n, a->n, 0, 1, a->tag};
+      sk_cuda_sim_module_ops->collective(sk_cuda_sim_self, &c);
+    }
+    __syncthreads();
+    a->seen[threadIdx.x] = a->out[0];
+  } else if (threadIdx.x == 0) {
+    __atomic_store_n(a->flag, 1ull, __ATOMIC_RELEASE);
+  }
+}
+
 }  // namespace
 
 extern "C" {
 SimKernelFn simWarpMixKernel = warpMixKernel;
 SimKernelFn simSpinKernel = spinKernel;
+SimKernelFn simCollectiveKernel = collectiveKernel;
 SimKernelFn simReduceKernel = reduceKernel;
 SimKernelFn simSmemKernel = smemKernel;
 SimKernelFn simDivergentKernel = divergentKernel;

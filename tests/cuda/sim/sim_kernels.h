@@ -30,10 +30,19 @@ struct SimSpinArgs {
   unsigned long long* flag;
 };
 
+struct SimCollectiveArgs {
+  const float* in;
+  float* out;
+  int64_t n;
+  uint64_t tag;
+  unsigned long long* flag;  // CTA 1 sets it while CTA 0 is in the collective
+  float* seen;               // what each thread of CTA 0 reads of out[0] after it
+};
+
 typedef void (*SimKernelFn)(void*);
 extern "C" {
 extern SimKernelFn simReduceKernel, simSmemKernel, simDivergentKernel, simEarlyReturnKernel, simPartialMaskKernel,
-    simTrapKernel, simHangKernel, simChainKernel, simWarpMixKernel, simSpinKernel;
+    simTrapKernel, simHangKernel, simChainKernel, simWarpMixKernel, simSpinKernel, simCollectiveKernel;
 extern sk_cuda_sim_enter_fn simEnter;
 extern sk_cuda_sim_bind_fn simBind;
 }

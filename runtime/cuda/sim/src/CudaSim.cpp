@@ -23,7 +23,13 @@
 //  - a failed launch abandons its fibers where they are (their stacks are
 //    reused, nothing on them is destroyed: the code on them is plain C);
 //  - the launching thread is the watchdog (watch()): no progress for the
-//    configured time fails the launch with what each CTA waits on.
+//    configured time fails the launch with what each CTA waits on;
+//  - a collective (ops->collective, called by one thread of a CTA) runs on
+//    the CTA's host thread, off the fiber's small stack: the fiber yields to
+//    the scheduler, which calls the launching device's Collectives (its
+//    communicator) and resumes the fiber when the exchange is done. The other
+//    CTAs are other host threads and go on meanwhile (early start); the
+//    CTA's other threads wait at the __syncthreads after the call.
 #include "superkernel/cuda/CudaSim.h"
 
 #include <sched.h>
@@ -194,6 +200,7 @@ struct Cta {
   std::vector<unsigned char> smem;
   uint32_t waits = 0;          // satisfied waits so far (skew factor)
   uint64_t linearIdx = 0;
+  const sk_cuda_sim_collective_args* hostCall = nullptr;  // a collective the running fiber handed the scheduler
 #ifdef SK_SIM_ASAN
   const void* schedBottom = nullptr;
   size_t schedSize = 0;
@@ -207,8 +214,9 @@ struct Cta {
 struct WaitRecord {
   std::atomic<const void*> addr{nullptr};
   std::atomic<uint64_t> target{0};
-  std::atomic<int> kind{0};  // 0: none, 1: >= (u64), 2: != (u32)
+  std::atomic<int> kind{0};  // 0: none, 1: >= (u64), 2: != (u32), 3: in a collective
   std::atomic<int> state{0}; // 0: not started, 1: running, 2: done
+  std::string collective;    // kind 3: what it runs (guarded by Launch::mu)
 };
 
 struct Launch {
@@ -233,9 +241,11 @@ struct Launch {
   std::mutex mu;
   std::string error;
   std::unique_ptr<WaitRecord[]> waitRecords;  // one per CTA (by linear index)
+  const Collectives* collectives = nullptr;   // the launching thread's (CollectivesScope)
 };
 
 thread_local Cta* tCta = nullptr;  // the CTA this worker runs now
+thread_local const Collectives* tCollectives = nullptr;  // CollectivesScope's, read by opLaunch
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
@@ -363,6 +373,36 @@ std::string stuckReport(const Cta& c) {
       ctaName(c), atBarrier, atWarp, done);
 }
 
+void skew(Cta& c);
+
+// The collective the running fiber handed over (opCollective), on this host thread's own stack: through the
+// launching device's Collectives, recorded for the watchdog's report while it runs. A failure fails the launch.
+void runCollective(Cta& c) {
+  Launch& L = *c.launch;
+  const sk_cuda_sim_collective_args* args = c.hostCall;
+  c.hostCall = nullptr;
+  if (L.failed.load(std::memory_order_acquire)) return;
+  if (!L.collectives || !L.collectives->run) {
+    fail(L, fmt::format("{}: a collective op ran in a launch made without a communicator (the cuda-sim device runs "
+                        "collectives over its Session's communicator: docs/COLLECTIVES.md)",
+                        ctaName(c)));
+    return;
+  }
+  WaitRecord& rec = L.waitRecords[c.linearIdx];
+  {
+    std::string what = L.collectives->name ? L.collectives->name(*args) : std::string("a collective op");
+    std::lock_guard<std::mutex> g(L.mu);
+    rec.collective = std::move(what);
+  }
+  rec.kind.store(3, std::memory_order_release);
+  const std::string error = L.collectives->run(*args, [&L] { return L.failed.load(std::memory_order_acquire); });
+  rec.kind.store(0, std::memory_order_release);
+  L.lastProgressNs.store(nowNs(), std::memory_order_relaxed);
+  if (!error.empty()) fail(L, error);
+  ++c.waits;
+  skew(c);
+}
+
 // Runs the CTA's fibers to completion (or until the launch fails). Passes
 // alternate direction, so which thread runs first after a barrier changes:
 // a shared-memory read that lacks its __syncthreads sees the write on one
@@ -382,6 +422,7 @@ void schedule(Cta& c) {
       c.abi.current = &f.t;
       toFiber(c, f);
       ran = true;
+      if (c.hostCall) runCollective(c);
       if (c.launch->failed.load(std::memory_order_acquire)) return;
     }
     down = !down;
@@ -489,6 +530,9 @@ std::string hangReport(Launch& L) {
     if (st != 1) continue;
     if (k == 0) {
       report += fmt::format("; CTA {} is running (not in a sync-area wait)", i);
+    } else if (k == 3) {
+      std::lock_guard<std::mutex> g(L.mu);
+      report += fmt::format("; CTA {} runs {} (waiting for the other ranks)", i, r.collective);
     } else {
       const void* p = r.addr.load(std::memory_order_relaxed);
       const uint64_t now = k == 1 ? __atomic_load_n(static_cast<const uint64_t*>(p), __ATOMIC_ACQUIRE)
@@ -559,6 +603,18 @@ void opTrap(sk_cuda_sim_cta* a, const char* what) {
   Cta& c = ctaOf(a);
   fail(*c.launch, fmt::format("{} thread {}: {}", ctaName(c), c.fibers[c.cur].t.linear, what ? what : "trap"));
   abandon(c);
+}
+
+// One thread of the CTA hands the collective to the scheduler (runCollective) and resumes when it is done.
+int opCollective(sk_cuda_sim_cta* a, const sk_cuda_sim_collective_args* args) {
+  Cta& c = ctaOf(a);
+  Launch& L = *c.launch;
+  if (L.failed.load(std::memory_order_acquire)) abandon(c);
+  c.hostCall = args;
+  c.fibers[c.cur].state = FiberState::Ready;
+  toScheduler(c, false);
+  if (L.failed.load(std::memory_order_acquire)) abandon(c);
+  return 0;
 }
 
 int opMultiprocessors() { return static_cast<int>(config().multiprocessors); }
@@ -758,6 +814,7 @@ int opLaunch(sk_cuda_sim_enter_fn enter, sk_cuda_sim_dim3 grid, sk_cuda_sim_dim3
   L.ctas = ctas;
   L.threads = static_cast<uint32_t>(threads);
   L.cfg = config();
+  L.collectives = tCollectives;
   L.lastProgressNs.store(nowNs(), std::memory_order_relaxed);
   L.waitRecords = std::make_unique<WaitRecord[]>(ctas);
   const uint64_t workers = std::min<uint64_t>(ctas, std::max<uint32_t>(1, L.cfg.multiprocessors));
@@ -786,7 +843,7 @@ int opLaunch(sk_cuda_sim_enter_fn enter, sk_cuda_sim_dim3 grid, sk_cuda_sim_dim3
 
 const sk_cuda_sim_ops kOps = {
     SK_CUDA_SIM_ABI, opSyncThreads, opSyncWarp, opShfl, opWaitGe, opWaitNe, opNanosleep,
-    opGlobaltimer, opTrap, opLaunch, opMultiprocessors, opCtasPerSm,
+    opGlobaltimer, opTrap, opLaunch, opMultiprocessors, opCtasPerSm, opCollective,
 };
 
 }  // namespace
@@ -804,5 +861,8 @@ Config config() {
 const sk_cuda_sim_ops* ops() { return &kOps; }
 
 std::string lastLaunchError() { return tLastError; }
+
+CollectivesScope::CollectivesScope(const Collectives* c) : previous_(tCollectives) { tCollectives = c; }
+CollectivesScope::~CollectivesScope() { tCollectives = previous_; }
 
 }  // namespace sk::cuda_sim

@@ -49,6 +49,30 @@ const sk_cuda_sim_ops* ops();
 /// Why the calling thread's last failed launch failed ("" if none).
 std::string lastLaunchError();
 
+/// What runs the collectives of launches (sk_cuda_sim_ops::collective): the
+/// device's communicator, set by the device around each launch it makes.
+struct Collectives {
+  /// Runs one collective to completion: "" or the error that fails the
+  /// launch (naming the op and the rank). `stop` turns true when the launch
+  /// failed elsewhere (the watchdog, another CTA): the wait should end.
+  std::function<std::string(const sk_cuda_sim_collective_args& args, const std::function<bool()>& stop)> run;
+  /// What the watchdog's report calls the op (`collective op "ar"`).
+  std::function<std::string(const sk_cuda_sim_collective_args& args)> name;
+};
+
+/// While it lives, launches made by the calling thread run their collectives
+/// with `c` (null: none, and a collective fails its launch saying so).
+class CollectivesScope {
+ public:
+  explicit CollectivesScope(const Collectives* c);
+  ~CollectivesScope();
+  CollectivesScope(const CollectivesScope&) = delete;
+  CollectivesScope& operator=(const CollectivesScope&) = delete;
+
+ private:
+  const Collectives* previous_;
+};
+
 /// Largest CTA the simulator runs (threads), largest grid, dynamic shared memory per CTA.
 constexpr uint32_t kMaxThreads = 1024;
 constexpr uint64_t kMaxCtas = uint64_t{1} << 24;

@@ -22,7 +22,8 @@
 extern "C" {
 #endif
 
-#define SK_CUDA_SIM_ABI 1u
+/* 2: the collective entry (ops->collective, sk_cuda_sim_collective_args). */
+#define SK_CUDA_SIM_ABI 2u
 
 typedef struct sk_cuda_sim_dim3 {
   unsigned int x, y, z;
@@ -36,6 +37,23 @@ typedef struct sk_cuda_sim_thread {
 
 typedef struct sk_cuda_sim_cta sk_cuda_sim_cta;
 typedef struct sk_cuda_sim_ops sk_cuda_sim_ops;
+
+/* One collective op over a group of ranks (docs/COLLECTIVES.md): what the
+ * cuda collective kernel (collective_kernel.cu) hands the engine, laid out as
+ * the cpu runtime's sk_collective_args. `in` / `out` are device pointers of
+ * this rank's simulated GPU (host memory here); desc is
+ * kind | reduce << 8 | dtype << 16, ranks the group as a bit mask, tag the
+ * op's identity, equal on every rank that runs the same plan (its low 32 bits
+ * are the FNV-1a hash of the op's name: what lets the device name the op). */
+typedef struct sk_cuda_sim_collective_args {
+  const void* in;
+  void* out;
+  int64_t n_in;
+  int64_t n_out;
+  uint64_t desc;
+  uint64_t ranks;
+  uint64_t tag;
+} sk_cuda_sim_collective_args;
 
 /* Binds the calling host thread to `cta` for code of one module. */
 typedef void (*sk_cuda_sim_enter_fn)(sk_cuda_sim_cta* cta);
@@ -67,6 +85,15 @@ struct sk_cuda_sim_ops {
    * `threads` threads and `smem` dynamic bytes one SM holds at once. */
   int (*multiprocessors)(void);
   int (*ctas_per_sm)(unsigned int threads, size_t smem);
+  /* One collective, called by one thread of the CTA (the others wait at a
+   * __syncthreads): the engine runs it on the CTA's host thread through the
+   * communicator of the device that launched the grid, while the other CTAs
+   * go on. Returns 0; on failure (a peer that disagrees or never answers, no
+   * communicator) the launch fails with the communicator's error naming the
+   * op and this call does not return. A GPU build has no such entry: there
+   * the CTA would drive the exchange itself with NCCL's device API or
+   * NVSHMEM on registered buffers (docs/COLLECTIVES.md). */
+  int (*collective)(sk_cuda_sim_cta* cta, const sk_cuda_sim_collective_args* args);
 };
 
 /* One CTA as its code sees it. The engine owns it; `current` is the running
