@@ -143,10 +143,3 @@ TEST(MpiCollectives, ASessionWithoutACommunicatorNamesTheOp) {
 
 }  // namespace
 }  // namespace sk
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int rc = RUN_ALL_TESTS();
-  sk::finalizeMpi();
-  return rc;
-}

@@ -130,10 +130,3 @@ TEST(CudaSimCollectives, WithoutACommunicatorTheLaunchFailsNamingTheOp) {
 
 }  // namespace
 }  // namespace sk
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  int rc = RUN_ALL_TESTS();
-  sk::finalizeMpi();
-  return rc;
-}

@@ -87,7 +87,7 @@ struct MachineModel {
   /// blocks of an op in turn (coreOf, plan/Plan.h).
   bool oneBlockPerCore = false;
   /// The source of the kernel collectives lower to (docs/COLLECTIVES.md,
-  /// plan/Collectives.cpp): one entry `sk_collective` taking (in, out, n_in,
+  /// plan/Collectives.cpp): one entry `sk_collective_kernel` taking (in, out, n_in,
   /// n_out, desc, ranks, tag) with its element type as the macro COLL_T. Empty:
   /// the target has no collectives, and a list with one is an error naming it.
   std::string collectiveSource;
