@@ -32,6 +32,18 @@ add_test(NAME mpi.cuda_sim_collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FIL
 set_tests_properties(mpi.cuda_sim_collectives_2ranks PROPERTIES LABELS "mpi;cuda-sim" TIMEOUT 180
   ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;SK_CUDA_SIM_SMS=2")
 
+# The same on the ascend simulator (target ascend-sim; docs/COLLECTIVES.md "On ascend-sim"): each rank a
+# process with its own simulated device of 2 AI Cores, the collective a sub-kernel driving the simulated
+# AscendC::Hccl client. Checked against the definition, the cpu target and the other rank; a session without a
+# communicator (the error names the op); the ascend target refusing collectives at plan time.
+add_executable(sk_test_mpi_ascend_sim ${CMAKE_CURRENT_SOURCE_DIR}/mpi/AscendSimCollectivesMpiTest.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/mpi/MpiTestMain.cpp)
+sk_set_warnings(sk_test_mpi_ascend_sim)
+target_link_libraries(sk_test_mpi_ascend_sim PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
+add_test(NAME mpi.ascend_sim_collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi_ascend_sim>)
+set_tests_properties(mpi.ascend_sim_collectives_2ranks PROPERTIES LABELS "mpi;ascend-sim" TIMEOUT 180
+  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;SK_ASCEND_AI_CORES=2")
+
 # The C API's communicator (tests/capi/capi_mpi_test.c, a C11 program on MPI's
 # C bindings) and Python's (tests/python/mpi_collectives.py, mpi4py): an
 # all-reduce and an all-gather on both ranks, and handles that are not
@@ -87,6 +99,12 @@ if(TARGET sk-compile)
     "rank 0 of 2: .*collective op \"ar\" on rank 0 .*rank 1 runs another op.*ranks disagree on the plan|rank 1 of 2: .*collective op \"ar_other\" on rank 1 .*rank 0 runs another op"
     ${MPIEXEC_EXECUTABLE} --oversubscribe -x SK_CUDA_SIM_SMS=2 -np 1 ${_sk_c} sim_allreduce.json --run --tokens 1 --repeat 1
     : -x SK_CUDA_SIM_SMS=2 -np 1 ${_sk_c} sim_plan_other.json --run --tokens 1 --repeat 1)
+  # On ascend-sim: the Hccl task's Wait gets the mismatch from the communicator and fails the simulated launch
+  # with it, naming the op.
+  sk_mpi_case(ascend_sim_plan_mismatch 120 "^[1-9]"
+    "rank 0 of 2: .*collective op \"ar\" on rank 0 .*rank 1 runs another op.*ranks disagree on the plan|rank 1 of 2: .*collective op \"ar_other\" on rank 1 .*rank 0 runs another op"
+    ${MPIEXEC_EXECUTABLE} --oversubscribe -x SK_ASCEND_AI_CORES=2 -np 1 ${_sk_c} ascend_sim_allreduce.json --run --tokens 1 --repeat 1
+    : -x SK_ASCEND_AI_CORES=2 -np 1 ${_sk_c} ascend_sim_plan_other.json --run --tokens 1 --repeat 1)
   sk_mpi_case(size_mismatch 60 "^[1-9]"
     "rank 0 of 2: .*rank 1 runs the same collective with buffers of all_reduce sum of 2048 f32 in|rank 1 of 2: .*rank 0 runs the same collective with buffers of all_reduce sum of 4096 f32 in"
     ${MPIEXEC_EXECUTABLE} --oversubscribe -np 1 ${_sk_c} allreduce.json --run --tokens 1 --repeat 1

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "superkernel/support/Paths.h"
+
 namespace sk::ascend {
 
 MachineModel ascendMachineModel(uint32_t aiCores) {
@@ -29,6 +31,10 @@ MachineModel ascendMachineModel(uint32_t aiCores) {
   // Sub-kernels copy GM to UB themselves (DataCopy): the SuperKernel has no cache to warm before a wait.
   m.inapplicable = {{"preload-data", "ascend sub-kernels copy their inputs into UB themselves"}};
   m.unitNoun = "AI Cores";
+  // Collectives (docs/COLLECTIVES.md "On ascend-sim"): a one-block sub-kernel driving the AscendC Hccl client,
+  // whose tasks the simulator runs over the device's communicator, one rank per process.
+  m.collectiveSource =
+      (dataRuntimeDir() / "ascend" / "sim" / "include" / "superkernel" / "ascend" / "collective_kernel.cpp").string();
   return m;
 }
 
@@ -37,6 +43,9 @@ MachineModel ascendDeviceMachineModel(uint32_t aiCores) {
   m.target = "ascend";
   m.runtimeScalars = false;
   m.sideLaunches = false;
+  // No collectives on the device yet: its recipe would need HCCL (the Mc2 tiling and context, CANN's Hccl
+  // client), none of which can be built or checked here, so plans with one fail naming the op.
+  m.collectiveSource.clear();
   return m;
 }
 

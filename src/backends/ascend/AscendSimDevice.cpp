@@ -11,6 +11,15 @@
 // track per core ("cube c", "vector v"), and takeTrace() exports them with
 // the cpu target's trace writer. The simulator's cycle is nanoseconds since
 // the launch began, placed on the host clock at the launch.
+//
+// Collectives (docs/COLLECTIVES.md, "On ascend-sim"): each rank is a process
+// with its own simulated device. The collective sub-kernel's core drives the
+// simulated AscendC::Hccl client, whose Wait hands the task to the simulator
+// (sim_abi.h hccl_run); every launch's LaunchSpec::hccl runs it through
+// DeviceOptions::communicator (the Session's) with the wait limit
+// (DeviceOptions::waitTimeoutMs, else SK_WAIT_TIMEOUT_MS, else 10 s), naming
+// the op from the step's op names (setLaunchContext) by the tag's low 32
+// bits, FNV-1a of the op's name (plan/Collectives.cpp).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -25,8 +34,10 @@
 #include <spdlog/spdlog.h>
 
 #include "superkernel/ascend/Simulator.h"
+#include "superkernel/runtime/Communicator.h"
 #include "superkernel/runtime/Executor.h"
 #include "support/Fd.h"
+#include "support/Fnv1a.h"
 #include "support/HostMemory.h"
 #include "backends/LaunchTrace.h"
 #include "backends/ascend/AscendBackend.h"
@@ -123,11 +134,23 @@ void collectRecords(const std::vector<uint8_t>& profile, ascend_sim::TaskType ty
 // What the next launch on this thread is called in errors (Session::run sets it around each run() on the
 // calling thread; per thread, so plans run concurrently never see each other's label).
 thread_local std::string tLaunchLabel;
+// The step's op names of the next launch on this thread (set with the label), which name its collectives.
+thread_local const std::vector<std::string>* tOpNames = nullptr;
+
+// `"ar"`: the op of the launch's step whose name hashes to the tag's low 32 bits (plan/Collectives.cpp), as
+// the cpu executor's messages name it.
+std::string collectiveOpName(uint64_t tag, const std::vector<std::string>* names) {
+  if (names)
+    for (const std::string& n : *names)
+      if ((fnv1a(n) & 0xffffffffull) == (tag & 0xffffffffull)) return "\"" + n + "\"";
+  return fmt::format("with tag {:#x}", tag);
+}
 
 
 class AscendSimDevice final : public Device {
  public:
-  explicit AscendSimDevice(const DeviceOptions& o) : options_(o) {
+  explicit AscendSimDevice(const DeviceOptions& o)
+      : options_(o), waitMs_(o.waitTimeoutMs ? o.waitTimeoutMs : defaultWaitTimeoutMs()) {
     machine_ = ascend::ascendMachineModel(o.cores ? o.cores : ascend::aiCoresFromEnv());
     // Test hook: hold every side launch back this long after its signal, so that a SuperKernel that reads
     // a side launch's output without waiting for it reads stale data (a wrong result, never a lucky pass).
@@ -149,8 +172,9 @@ class AscendSimDevice final : public Device {
 
   void* defaultStream() override { return nullptr; }
 
-  void setLaunchContext(const std::string* label, const std::vector<std::string>*) override {
+  void setLaunchContext(const std::string* label, const std::vector<std::string>* opNames) override {
     tLaunchLabel = label ? *label : std::string();
+    tOpNames = opNames;
   }
 
   Status run(const LoadedKernel& kernel, uint32_t, void*, void* const* buffers, uint32_t numBuffers) override {
@@ -232,6 +256,11 @@ class AscendSimDevice final : public Device {
       spec.runtimeValues[i] = static_cast<const uint8_t*>(buffers[runtime[i].first]) + runtime[i].second;
     spec.numRuntimeValues = static_cast<uint32_t>(runtime.size());
     if (options_.runTimeoutMs) spec.watchdog = std::chrono::milliseconds(options_.runTimeoutMs);
+    // The launch's Hccl tasks run over this device's communicator, named from the step's op names (the session
+    // sets them on this thread just before run() and keeps them until it returns).
+    spec.hccl = [this, names = tOpNames](const sk_ascend_sim_hccl_task& t, const std::function<bool()>& stop) {
+      return runCollective(t, names, stop);
+    };
     return spec;
   }
 
@@ -281,7 +310,20 @@ class AscendSimDevice final : public Device {
     return st;
   }
 
+  std::string runCollective(const sk_ascend_sim_hccl_task& t, const std::vector<std::string>* names,
+                            const std::function<bool()>& stop) const {
+    const std::string op = collectiveOpName(t.tag, names);
+    if (!options_.communicator)
+      return "collective op " + op +
+             ": this ascend-sim device has no communicator (run the step through a Session created with "
+             "SessionOptions::communicator, e.g. sk::mpiCommunicator(), or sk-compile under mpirun)";
+    const sk_collective_args args{t.in, t.out, t.n_in, t.n_out, t.desc, t.ranks, t.tag};
+    Status s = options_.communicator->run(args, op, waitMs_, stop);
+    return s ? std::string() : s.error().message();
+  }
+
   DeviceOptions options_;
+  uint32_t waitMs_;
   MachineModel machine_;
   uint32_t sideDelayMs_ = 0;
   std::mutex mu_, runMu_;

@@ -46,6 +46,7 @@ struct Core {
   uint32_t pend2[kFlagIds] = {};  // mode-2 sets (AIV -> AIC) not yet matched by the group's AIVs
   State state = State::Running;
   int64_t waitingOn = -1;
+  bool inHccl = false;  // running an Hccl task (state Running: the communicator bounds its wait)
   std::string label;
 };
 
@@ -110,7 +111,7 @@ std::string describeStates(const Launch& L) {
     if (!s.empty()) s += "; ";
     s += c.label;
     switch (c.state) {
-      case State::Running: s += " running"; break;
+      case State::Running: s += c.inHccl ? " runs an Hccl task (waiting for the other ranks)" : " running"; break;
       case State::Done: s += " finished"; break;
       case State::Spinning: s += " polling GM (dcci)"; break;
       case State::Waiting: s += fmt::format(" waits flag {}{}", c.waitingOn, flagName(c.waitingOn)); break;
@@ -362,8 +363,37 @@ uint64_t opCycle(const sk_ascend_sim_core* c) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - L.start).count());
 }
 
+// An Hccl task (lib/hccl/hccl.h's Wait): run on this core's thread, outside the launch's lock, while the other
+// cores go on; the core stays Running (the watchdog and the deadlock check leave it alone: the communicator's
+// own wait limit bounds it). A failure fails the launch with the runner's message.
+void opHccl(const sk_ascend_sim_core* c, const sk_ascend_sim_hccl_task* task) {
+  Core& me = self(c);
+  Launch& L = *me.launch;
+  {
+    std::unique_lock<std::mutex> lk(L.m);
+    checkAbort(L);
+    if (!L.spec->hccl) failAndAbort(L, fmt::format("Hccl task on {}: this launch has no communicator", me.label));
+    me.inHccl = true;
+  }
+  std::string error;
+  try {
+    error = L.spec->hccl(*task, [&L] {
+      std::lock_guard<std::mutex> g(L.m);
+      return L.failed;
+    });
+  } catch (const std::exception& e) {
+    error = fmt::format("Hccl task on {}: {}", me.label, e.what());
+  }
+  std::unique_lock<std::mutex> lk(L.m);
+  me.inHccl = false;
+  ++L.progress;
+  L.cv.notify_all();
+  if (!error.empty()) failAndAbort(L, error);
+  checkAbort(L);
+}
+
 const sk_ascend_sim_ops kOps = {SK_ASCEND_SIM_ABI, opSet,   opWait,  opPipeBarrier, opDcci,
-                                opPreload,         opDeclare, opTrap, opCycle,       vectorChecker()};
+                                opPreload,         opDeclare, opTrap, opCycle,       vectorChecker(), opHccl};
 
 // Calls entry with n GM_ADDR arguments, for every n up to kMaxArgs.
 using Invoker = void (*)(void* entry, void* const* args);

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,11 @@ struct LaunchSpec {
   /// such a launch within the cores). Mix launches (a SuperKernel) run every block at once: more blocks than
   /// this is an error.
   uint32_t residentBlocks = 0;
+  /// The launch's collectives (the simulated AscendC::Hccl client's tasks, sim_abi.h hccl_run): runs one on the
+  /// calling core's thread and returns "" or the error that fails the launch (naming the op). `stop` turns true
+  /// once the launch has failed elsewhere (the wait should end). Unset: a kernel that calls Hccl fails the
+  /// launch ("no communicator").
+  std::function<std::string(const sk_ascend_sim_hccl_task& task, const std::function<bool()>& stop)> hccl;
 };
 
 /// What a launch did, for tests and traces.

@@ -20,8 +20,8 @@
 extern "C" {
 #endif
 
-/* 2: runtime_values / runtime_count (runtime scalars). 3: vector_checker. */
-#define SK_ASCEND_SIM_ABI 3u
+/* 2: runtime_values / runtime_count (runtime scalars). 3: vector_checker. 4: hccl_run (collectives). */
+#define SK_ASCEND_SIM_ABI 4u
 
 /* Runtime scalar slots one launch passes at most (runtime_count <= this). */
 #define SK_ASCEND_SIM_MAX_RUNTIME_VALUES 16u
@@ -31,6 +31,21 @@ extern "C" {
 #define SK_ASCEND_SIM_AIV 1u
 
 typedef struct sk_ascend_sim_core sk_ascend_sim_core;
+
+/* One communication task of the simulated AscendC::Hccl client (lib/hccl/hccl.h), as its Wait hands it to the
+ * simulator: what the AI CPU (or CCU) server of a real device would run with HCCL. `desc`, `ranks` and `tag`
+ * are the collective's identity across ranks (the fields of sk_collective_args, docs/COLLECTIVES.md: desc =
+ * kind | reduce << 8 | dtype << 16, ranks a bit mask, tag equal on every rank running the same plan); `in`,
+ * `out`, `n_in` and `n_out` its GM buffers and element counts. */
+typedef struct sk_ascend_sim_hccl_task {
+  const void* in;
+  void* out;
+  int64_t n_in;
+  int64_t n_out;
+  uint64_t desc;
+  uint64_t ranks;
+  uint64_t tag;
+} sk_ascend_sim_hccl_task;
 
 typedef struct sk_ascend_sim_ops {
   uint32_t abi; /* SK_ASCEND_SIM_ABI */
@@ -51,6 +66,11 @@ typedef struct sk_ascend_sim_ops {
   /* The Ascend C vector model's checker, compiled once into the simulator: a C++ table,
    * sk_ascend_sim_vec::Checker (superkernel/ascend/vector_state.h). */
   const void* vector_checker;
+  /* Run one Hccl communication task to completion on the calling core's thread, over the launching device's
+   * communicator (the simulator's stand-in for the HCCL server). Returns on success; a failure (no
+   * communicator, ranks that disagree, a peer that never answers) fails the launch with the communicator's
+   * message naming the op and unwinds the core, like trap(). */
+  void (*hccl_run)(const sk_ascend_sim_core* c, const sk_ascend_sim_hccl_task* task);
 } sk_ascend_sim_ops;
 
 struct sk_ascend_sim_core {
