@@ -20,29 +20,19 @@ add_test(NAME mpi.collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test
 set_tests_properties(mpi.collectives_2ranks PROPERTIES LABELS mpi TIMEOUT 120
   ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000")
 
-# The same collectives on the cuda simulator (target cuda-sim; docs/COLLECTIVES.md "On cuda-sim"): each rank
-# a process with its own simulated GPU of 2 SMs (2 ranks' CTAs share the cores lent). An all-reduce and an
-# all-gather in one SuperKernel, checked against their definition, the cpu target and the other rank; a
-# session without a communicator. Its bad input is the sk-compile case cuda_sim_plan_mismatch below.
-add_executable(sk_test_mpi_cuda_sim ${CMAKE_CURRENT_SOURCE_DIR}/mpi/CudaSimCollectivesMpiTest.cpp
+# The same collectives on the simulators (targets cuda-sim and ascend-sim; docs/COLLECTIVES.md "On cuda-sim",
+# "On ascend-sim"): each rank a process with its own simulated device of 2 SMs / 2 AI Cores (2 ranks share the
+# cores lent); on ascend-sim the collective is a sub-kernel driving the simulated AscendC::Hccl client. For
+# each simulator an all-reduce and an all-gather in one SuperKernel, checked against their definition, the cpu
+# target and the other rank, and a session without a communicator (the error names the op); the device targets
+# refusing collectives at plan time. Their bad input is the sk-compile cases *_sim_plan_mismatch below.
+add_executable(sk_test_mpi_sim ${CMAKE_CURRENT_SOURCE_DIR}/mpi/SimCollectivesMpiTest.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/mpi/MpiTestMain.cpp)
-sk_set_warnings(sk_test_mpi_cuda_sim)
-target_link_libraries(sk_test_mpi_cuda_sim PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
-add_test(NAME mpi.cuda_sim_collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi_cuda_sim>)
-set_tests_properties(mpi.cuda_sim_collectives_2ranks PROPERTIES LABELS "mpi;cuda-sim" TIMEOUT 180
-  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;SK_CUDA_SIM_SMS=2")
-
-# The same on the ascend simulator (target ascend-sim; docs/COLLECTIVES.md "On ascend-sim"): each rank a
-# process with its own simulated device of 2 AI Cores, the collective a sub-kernel driving the simulated
-# AscendC::Hccl client. Checked against the definition, the cpu target and the other rank; a session without a
-# communicator (the error names the op); the ascend target refusing collectives at plan time.
-add_executable(sk_test_mpi_ascend_sim ${CMAKE_CURRENT_SOURCE_DIR}/mpi/AscendSimCollectivesMpiTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/mpi/MpiTestMain.cpp)
-sk_set_warnings(sk_test_mpi_ascend_sim)
-target_link_libraries(sk_test_mpi_ascend_sim PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
-add_test(NAME mpi.ascend_sim_collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi_ascend_sim>)
-set_tests_properties(mpi.ascend_sim_collectives_2ranks PROPERTIES LABELS "mpi;ascend-sim" TIMEOUT 180
-  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;SK_ASCEND_AI_CORES=2")
+sk_set_warnings(sk_test_mpi_sim)
+target_link_libraries(sk_test_mpi_sim PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
+add_test(NAME mpi.sim_collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi_sim>)
+set_tests_properties(mpi.sim_collectives_2ranks PROPERTIES LABELS "mpi;cuda-sim;ascend-sim" TIMEOUT 180
+  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000;SK_CUDA_SIM_SMS=2;SK_ASCEND_AI_CORES=2")
 
 # The C API's communicator (tests/capi/capi_mpi_test.c, a C11 program on MPI's
 # C bindings) and Python's (tests/python/mpi_collectives.py, mpi4py): an

@@ -1,13 +1,16 @@
-// Collectives on the ascend simulator (target ascend-sim, docs/COLLECTIVES.md "On
-// ascend-sim"), run by ctest under `mpirun -np 2` (tests/mpi/tests.cmake):
-// each rank is a process with its own simulated Ascend device, the collective
-// a sub-kernel of the SuperKernel whose vector core drives the simulated
-// AscendC::Hccl client, whose Wait runs the task over the rank's communicator. One
-// SuperKernel holds an all-reduce and an all-gather beside an op that depends
-// on neither; inputs are small integers in f32, so every sum is exact and the
-// results are known bit for bit. Each rank's results are checked against
-// their definition, against the cpu target's run of the same list, and
-// against the other rank's (bit-identical ranks).
+// Collectives on the simulators (targets cuda-sim and ascend-sim,
+// docs/COLLECTIVES.md "On cuda-sim" and "On ascend-sim"), run by ctest under
+// `mpirun -np 2` (tests/mpi/tests.cmake): each rank is a process with its own
+// simulated device. On cuda-sim the collective is a kernel of the SuperKernel
+// whose CTA hands the buffers to the rank's communicator; on ascend-sim a
+// sub-kernel whose vector core drives the simulated AscendC::Hccl client,
+// whose Wait runs the task over the communicator. One SuperKernel holds an
+// all-reduce and an all-gather beside an op that depends on neither; inputs
+// are small integers in f32, so every sum is exact and the results are known
+// bit for bit. Each rank's results are checked against their definition,
+// against the cpu target's run of the same list, and against the other
+// rank's (bit-identical ranks). The device targets (cuda, ascend) refuse a
+// collective at plan time.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -77,15 +80,18 @@ Expected<Ran> compileAndRun(const std::string& target, std::shared_ptr<Communica
   return Ran{std::move(ss), std::move(plan), std::make_unique<BufferSet>(std::move(bufs))};
 }
 
-TEST(AscendSimCollectives, AllReduceAndAllGatherInOneSuperKernelMatchCpuAndTheOtherRank) {
+class SimCollectives : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SimCollectives, AllReduceAndAllGatherInOneSuperKernelMatchCpuAndTheOtherRank) {
+  const std::string target = GetParam();
   auto c = comm();
   ASSERT_TRUE(c);
   ASSERT_EQ(c->size(), 2u) << "run under mpirun -np 2";
   const uint32_t rank = c->rank();
-  auto sim = compileAndRun("ascend-sim", c, rank);
+  auto sim = compileAndRun(target, c, rank);
   ASSERT_TRUE(sim) << sim.error().message();
   const FusionPlan& p = sim->plan.plan;
-  EXPECT_EQ(p.machine.target, "ascend-sim");
+  EXPECT_EQ(p.machine.target, target);
   ASSERT_EQ(p.steps.size(), 1u) << "one SuperKernel";
   EXPECT_TRUE(p.steps[0].fused);
   ASSERT_EQ(p.report.collectives.size(), 2u);
@@ -109,7 +115,7 @@ TEST(AscendSimCollectives, AllReduceAndAllGatherInOneSuperKernelMatchCpuAndTheOt
     const int j = cpu->buffers->find(name);
     ASSERT_GE(j, 0) << name;
     ASSERT_EQ(cpu->buffers->bytes(size_t(j)), b.bytes(i)) << name;
-    EXPECT_EQ(std::memcmp(cpu->buffers->data(size_t(j)), b.data(i), b.bytes(i)), 0) << name << ": ascend-sim differs from cpu";
+    EXPECT_EQ(std::memcmp(cpu->buffers->data(size_t(j)), b.data(i), b.bytes(i)), 0) << name << ": " << target << " differs from cpu";
   }
 
   // Bit-identical ranks: every result against the other rank's (x differs by design).
@@ -118,30 +124,37 @@ TEST(AscendSimCollectives, AllReduceAndAllGatherInOneSuperKernelMatchCpuAndTheOt
     if (name == "x") continue;
     std::vector<char> all(2 * b.bytes(i));
     sk_collective_args a{b.data(i), all.data(), int64_t(b.bytes(i)), int64_t(all.size()), 1u | uint64_t(DType::U8) << 16,
-                         3, 0x6173636d00000000ull + i};
+                         3, 0x73696d6300000000ull + (uint64_t(target == "ascend-sim") << 16) + i};
     ASSERT_TRUE(c->run(a, "\"compare " + name + "\"", 5000, [] { return false; }));
     EXPECT_EQ(std::memcmp(all.data(), all.data() + b.bytes(i), b.bytes(i)), 0) << name << " differs between ranks";
   }
 }
 
-TEST(AscendSimCollectives, WithoutACommunicatorTheLaunchFailsNamingTheOp) {
-  auto r = compileAndRun("ascend-sim", nullptr, comm() ? comm()->rank() : 0);
+TEST_P(SimCollectives, WithoutACommunicatorTheLaunchFailsNamingTheOp) {
+  const std::string target = GetParam();
+  auto r = compileAndRun(target, nullptr, comm() ? comm()->rank() : 0);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message().find("collective op \"ar\": this ascend-sim device has no communicator"), std::string::npos)
+  EXPECT_NE(r.error().message().find("collective op \"ar\": this " + target + " device has no communicator"),
+            std::string::npos)
       << r.error().message();
 }
 
-TEST(AscendSimCollectives, TheAscendTargetRefusesCollectivesAtPlanTime) {
-  // The plan alone (no bisheng here): the device's machine model has no collective source.
-  OpList list = tpGraph().opList();
-  list.target = "ascend";
-  CompileRequest req;
-  req.target = "ascend";
-  auto plan = planOnly(list, req);
-  ASSERT_FALSE(plan);
-  EXPECT_NE(plan.error().message().find("target ascend has no collective ops yet (all_reduce \"ar\")"),
-            std::string::npos)
-      << plan.error().message();
+INSTANTIATE_TEST_SUITE_P(Targets, SimCollectives, ::testing::Values("cuda-sim", "ascend-sim"),
+                         [](const auto& info) { return std::string(info.param) == "cuda-sim" ? "cuda_sim" : "ascend_sim"; });
+
+// The plan alone (no nvcc or bisheng needed): the device targets' machine models have no collective source.
+TEST(DeviceTargets, RefuseCollectivesAtPlanTime) {
+  for (const std::string target : {"cuda", "ascend"}) {
+    OpList list = tpGraph().opList();
+    list.target = target;
+    CompileRequest req;
+    req.target = target;
+    auto plan = planOnly(list, req);
+    ASSERT_FALSE(plan) << target;
+    EXPECT_NE(plan.error().message().find("target " + target + " has no collective ops yet (all_reduce \"ar\")"),
+              std::string::npos)
+        << plan.error().message();
+  }
 }
 
 }  // namespace
