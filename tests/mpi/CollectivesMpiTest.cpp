@@ -11,20 +11,14 @@
 #include <memory>
 #include <vector>
 
+#include "MpiTest.h"
 #include "superkernel/runtime/Communicator.h"
 #include "superkernel/superkernel.h"
 
 namespace sk {
 namespace {
 
-std::shared_ptr<Communicator> comm() {
-  static std::shared_ptr<Communicator> c = [] {
-    auto r = mpiCommunicator();
-    if (!r) ADD_FAILURE() << r.error().message();
-    return r ? *r : nullptr;
-  }();
-  return c;
-}
+using sktest::comm;
 
 // Compiles `g` on a session of one worker over `c` (null: none) and runs it
 // once on the op list's own buffers: the first error of the three, if any.

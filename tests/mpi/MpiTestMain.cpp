@@ -2,7 +2,18 @@
 // (sk::mpiCommunicator initialised it), so each rank leaves mpirun cleanly.
 #include <gtest/gtest.h>
 
-#include "superkernel/runtime/Communicator.h"
+#include "MpiTest.h"
+
+namespace sktest {
+std::shared_ptr<sk::Communicator> comm() {
+  static std::shared_ptr<sk::Communicator> c = [] {
+    auto r = sk::mpiCommunicator();
+    if (!r) ADD_FAILURE() << r.error().message();
+    return r ? *r : nullptr;
+  }();
+  return c;
+}
+}  // namespace sktest
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "MpiTest.h"
 #include "superkernel/runtime/Communicator.h"
 #include "superkernel/session/PlanOnly.h"
 #include "superkernel/superkernel.h"
@@ -27,14 +28,7 @@ namespace {
 
 constexpr int64_t kN = 256;
 
-std::shared_ptr<Communicator> comm() {
-  static std::shared_ptr<Communicator> c = [] {
-    auto r = mpiCommunicator();
-    if (!r) ADD_FAILURE() << r.error().message();
-    return r ? *r : nullptr;
-  }();
-  return c;
-}
+using sktest::comm;
 
 // pre -> all_reduce(ar) -> post, and an all_gather of x, beside indep (needs neither).
 Graph tpGraph() {
