@@ -13,7 +13,7 @@
 // group as a rank mask, and a tag from the op's name and the plan's
 // collective signature, so ranks whose plans disagree fail with one error
 // naming the op instead of exchanging mismatched data. The tag's low 32 bits
-// are the hash of the op's name alone (opTag): a runtime that knows the
+// are the hash of the op's name alone (support/CollectiveTag.h): a runtime that knows the
 // step's op names but not which op called it (cuda-sim's device) names the op
 // by them; the high 32 bits carry the signature.
 #include <fmt/format.h>
@@ -22,6 +22,7 @@
 
 #include "plan/PlanInternal.h"
 #include "superkernel/frontend/OpListPaths.h"
+#include "support/CollectiveTag.h"
 #include "support/Fnv1a.h"
 
 namespace sk::plan {
@@ -50,12 +51,6 @@ ScalarValue u64(uint64_t v) {
 
 uint64_t elementsOf(const OpList& list, const BufferRef& r) {
   return r.isView ? r.count : list.findBuffer(r.buffer)->elements();
-}
-
-// The op's identity across ranks: the plan's signature with the name (high 32 bits) and FNV-1a of the name alone
-// (low 32 bits: what names the op where only the tag and the step's op names are known).
-uint64_t opTag(const std::string& name, uint64_t signature) {
-  return (fnv1a(name, signature) & 0xffffffff00000000ull) | (fnv1a(name) & 0xffffffffull);
 }
 
 }  // namespace
@@ -133,7 +128,7 @@ Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machin
     launch.args.emplace_back("n_out", ArgValue{ScalarValue{int64_t(nOut)}});
     launch.args.emplace_back("desc", ArgValue{u64(packDesc(op, dt))});
     launch.args.emplace_back("ranks", ArgValue{u64(mask)});
-    launch.args.emplace_back("tag", ArgValue{u64(opTag(op.name, signature))});
+    launch.args.emplace_back("tag", ArgValue{u64(collectiveTag(op.name, signature))});
     op = std::move(launch);
   }
   return out;

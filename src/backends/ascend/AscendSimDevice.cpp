@@ -37,7 +37,7 @@
 #include "superkernel/runtime/Communicator.h"
 #include "superkernel/runtime/Executor.h"
 #include "support/Fd.h"
-#include "support/Fnv1a.h"
+#include "support/CollectiveTag.h"
 #include "support/HostMemory.h"
 #include "backends/LaunchTrace.h"
 #include "backends/ascend/AscendBackend.h"
@@ -137,14 +137,6 @@ thread_local std::string tLaunchLabel;
 // The step's op names of the next launch on this thread (set with the label), which name its collectives.
 thread_local const std::vector<std::string>* tOpNames = nullptr;
 
-// `"ar"`: the op of the launch's step whose name hashes to the tag's low 32 bits (plan/Collectives.cpp), as
-// the cpu executor's messages name it.
-std::string collectiveOpName(uint64_t tag, const std::vector<std::string>* names) {
-  if (names)
-    for (const std::string& n : *names)
-      if ((fnv1a(n) & 0xffffffffull) == (tag & 0xffffffffull)) return "\"" + n + "\"";
-  return fmt::format("with tag {:#x}", tag);
-}
 
 
 class AscendSimDevice final : public Device {

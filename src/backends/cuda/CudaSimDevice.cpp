@@ -25,7 +25,6 @@
 // SK_WAIT_TIMEOUT_MS, else 10 s) and the op named from the step's op names
 // (setLaunchContext) by the tag's low 32 bits, FNV-1a of the op's name
 // (plan/Collectives.cpp).
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,7 +37,7 @@
 #include "superkernel/runtime/Communicator.h"
 #include "superkernel/runtime/Executor.h"
 #include "superkernel/support/Paths.h"
-#include "support/Fnv1a.h"
+#include "support/CollectiveTag.h"
 #include "support/HostMemory.h"
 #include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaDeviceBase.h"
@@ -46,6 +45,9 @@
 
 namespace sk {
 namespace {
+
+// The step's op names of the next launch on this thread (setLaunchContext), which name its collectives.
+thread_local const std::vector<std::string>* tOpNames = nullptr;
 
 // A positive integer from the environment, or `fallback` when unset.
 Expected<uint32_t> envCount(const char* name, uint32_t fallback, uint32_t lo, uint32_t hi) {
@@ -96,12 +98,12 @@ class CudaSimDevice final : public CudaDeviceBase {
     const uint64_t issued = launch ? steadyClockNs() : 0;
     // The launch's collectives run over this device's communicator, named from the step's op names (the session
     // sets them just before run() and keeps them until it returns).
-    const std::vector<std::string>* names = opNames_.load(std::memory_order_acquire);
+    const std::vector<std::string>* names = tOpNames;
     cuda_sim::Collectives collectives;
     collectives.run = [this, names](const sk_cuda_sim_collective_args& a, const std::function<bool()>& stop) {
       return runCollective(a, names, stop);
     };
-    collectives.name = [names](const sk_cuda_sim_collective_args& a) { return "collective op " + opName(a.tag, names); };
+    collectives.name = [names](const sk_cuda_sim_collective_args& a) { return "collective op " + collectiveOpName(a.tag, names); };
     int rc = 0;
     {
       const cuda_sim::CollectivesScope scope(&collectives);
@@ -121,9 +123,8 @@ class CudaSimDevice final : public CudaDeviceBase {
 
   bool hostMemory() const override { return false; }
 
-  void setLaunchContext(const std::string*, const std::vector<std::string>* opNames) override {
-    opNames_.store(opNames, std::memory_order_release);
-  }
+  // Per thread, not per device: two threads may run different steps on one device at once.
+  void setLaunchContext(const std::string*, const std::vector<std::string>* opNames) override { tOpNames = opNames; }
 
   // Host memory (support/HostMemory.h), reached only through upload / download: hostMemory() is false.
   Expected<void*> allocate(size_t bytes) override { return hostAllocate(bytes); }
@@ -132,18 +133,9 @@ class CudaSimDevice final : public CudaDeviceBase {
   Status download(void* dst, const void* src, size_t bytes) override { return hostCopy(dst, src, bytes); }
 
  private:
-  // `"ar"`: the op of the launch's step whose name hashes to the tag's low 32 bits (plan/Collectives.cpp), as
-  // the cpu executor's messages name it.
-  static std::string opName(uint64_t tag, const std::vector<std::string>* names) {
-    if (names)
-      for (const std::string& n : *names)
-        if ((fnv1a(n) & 0xffffffffull) == (tag & 0xffffffffull)) return "\"" + n + "\"";
-    return fmt::format("with tag {:#x}", tag);
-  }
-
   std::string runCollective(const sk_cuda_sim_collective_args& a, const std::vector<std::string>* names,
                             const std::function<bool()>& stop) {
-    const std::string op = opName(a.tag, names);
+    const std::string op = collectiveOpName(a.tag, names);
     if (!communicator_)
       return "collective op " + op +
              ": this cuda-sim device has no communicator (run the step through a Session created with "
@@ -155,7 +147,6 @@ class CudaSimDevice final : public CudaDeviceBase {
 
   std::shared_ptr<Communicator> communicator_;
   uint32_t waitMs_;
-  std::atomic<const std::vector<std::string>*> opNames_{nullptr};  // setLaunchContext's
 };
 
 }  // namespace
