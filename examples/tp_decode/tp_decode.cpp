@@ -16,8 +16,10 @@
 //   - equal to the 1-rank stack (the same layers without a split, computed on
 //     every rank) within the tolerance below: the all-reduce adds the ranks'
 //     partial sums, so the additions run in another order.
-// --moe: an expert-parallel MoE layer instead (one expert per rank; see
-// runMoe below), checked against the same experts on one rank.
+// --moe: an expert-parallel MoE layer instead (one expert per rank), routed
+// by a top-1 router with a fixed capacity per expert; see recordMoe below
+// for the step and what it does not model. Checked against the same step on
+// one rank and against the host's double-precision recomputation.
 // --bench S: S interleaved samples of T tokens each of fused (one SuperKernel
 // per step, collectives inside), split (a SuperKernel between collectives,
 // each collective its own launch: SuperKernel, MPI all-reduce, SuperKernel),
@@ -36,6 +38,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -152,73 +155,324 @@ int fail(const char* what, const std::string& msg, int code) {
   return code;
 }
 
-// Expert parallelism: each of R ranks holds one expert W_e [D, D] and a
-// batch of `tokens` tokens [tokens, D]. Routing is fixed (chunk j of every
-// rank's batch goes to expert j: what a top-1 router that balances
-// perfectly sends; the router kernel itself is moe_gate_topk's, and a
-// dispatch by its indices is a gather before the all-to-all). A step:
-// all_to_all (dispatch: rank e receives every rank's chunk e), the expert's
-// matmul, all_to_all back (combine), residual add. The reference, on one
-// rank, applies expert j to chunk j of the same batch with the same matmul
-// kernel; the all-to-alls only move rows, so the two are bit-identical.
-sk::Status recordMoe(sk::Graph& g, int64_t tokens, int64_t d, uint32_t ranks, bool reference) {
-  const int64_t chunk = tokens / ranks;
+// Expert parallelism (--moe), GShard/Switch-style: R ranks, one expert
+// W_e [D, D] per rank (E = R experts), each rank a batch of T tokens
+// [T, D]. A step, one SuperKernel per rank:
+//   router    logits [T, E] = x . Wr (Wr [D, E], the same on every rank), then
+//             moe_gate_topk with topk 1 and softmax: the expert idx[t] and its
+//             probability gate[t];
+//   dispatch  (moe_route.cpp) packs token rows by expert into send [E, C, D]
+//             in token order, C rows per expert; a token past its expert's C
+//             is dropped (slot -1);
+//   all_to_all send -> recv: rank e receives block e of every rank, [R, C, D];
+//   expert    y = recv . W_e;
+//   all_to_all y -> back: each rank gets its own rows back, in send's layout;
+//   combine   (moe_route.cpp) out[t] = x[t] + gate[t] * back[idx[t], slot[t]],
+//             out[t] = x[t] for a dropped token.
+// The collectives move a fixed E * C rows whatever the routing, so one
+// compiled plan serves every step, and the routing is decided on the device
+// by the data (no host round trip). Modelled: top-1 routing, capacity with
+// drops, the gate-weighted combine. Not modelled: top-k > 1, an auxiliary
+// load-balancing loss, a second-choice expert for dropped tokens, sending
+// only the used rows (a count exchange before the data).
+struct MoeShape {
+  int64_t tokens = 16, d = 512, experts = 1, capacity = 0;  // capacity 0: runMoe's default
+  int64_t steps = 4;
+};
+
+#ifndef SK_TP_DECODE_DIR
+#error "SK_TP_DECODE_DIR: the directory of moe_route.cpp (examples/CMakeLists.txt defines it)"
+#endif
+
+// One of moe_route.cpp's kernels; every buffer "all" (each kernel's comment
+// says how its blocks split the work), outputs independent of block_dim.
+sk::KernelDecl moeKernel(const char* entry, std::vector<sk::ParamDecl> params) {
+  sk::KernelDecl k;
+  k.name = entry;
+  k.source = "moe_route.cpp";
+  k.entry = entry;
+  k.blockDimInvariant = true;
+  k.params = std::move(params);
+  return k;
+}
+
+sk::ParamDecl moeBuffer(const char* name, sk::DType t, sk::Access a) {
+  return {name, sk::ParamKind::Buffer, t, a, sk::Partition::All};
+}
+sk::ParamDecl moeScalar(const char* name) { return {name, sk::ParamKind::Scalar, sk::DType::I64}; }
+
+sk::Status addMoeKernels(sk::Graph& g) {
+  using sk::Access, sk::DType;
+  g.setBaseDir(SK_TP_DECODE_DIR);
   sk::Status st = g.addBuiltinKernel("matmul", "matmul_f32");
-  if (st) st = g.addBuiltinKernel("add", "add_f32");
-  for (const char* n : {"x", "disp", "y", "z", "out"})
-    if (st) st = g.addBuffer(n, sk::DType::F32, {tokens, d});
-  for (uint32_t e = 0; st && e < (reference ? ranks : 1); ++e) st = g.addBuffer("w" + std::to_string(e), sk::DType::F32, {d, d});
-  std::vector<uint32_t> all;
-  for (uint32_t r = 0; r < ranks; ++r) all.push_back(r);
-  if (st && !reference) st = g.addGroup("ep", all);
-  sk::Scope scope(g, "moe");
-  auto mm = [&](const std::string& name, sk::ArgValue a, const std::string& w, sk::ArgValue c, int64_t m) {
-    if (st) st = g.launch({name, "matmul", 4, 0, {{"a", std::move(a)}, {"b", sk::arg(w)}, {"c", std::move(c)},
-                                                  {"m", sk::arg(m)}, {"k", sk::arg(d)}, {"n", sk::arg(d)}}, {}});
-  };
-  if (reference) {
-    for (uint32_t e = 0; e < ranks; ++e)
-      mm("expert" + std::to_string(e), sk::arg("x", uint64_t(e * chunk * d), uint64_t(chunk * d)), "w" + std::to_string(e),
-         sk::arg("z", uint64_t(e * chunk * d), uint64_t(chunk * d)), chunk);
-  } else {
-    if (st) st = g.collective({"dispatch", sk::CollectiveKind::AllToAll, sk::ReduceOp::None, "ep", sk::arg("x"), sk::arg("disp")});
-    mm("expert", sk::arg("disp"), "w0", sk::arg("y"), tokens);
-    if (st) st = g.collective({"combine", sk::CollectiveKind::AllToAll, sk::ReduceOp::None, "ep", sk::arg("y"), sk::arg("z")});
-  }
-  if (st) st = g.launch({"residual", "add", 4, 0, {{"x", sk::arg("x")}, {"y", sk::arg("z")}, {"z", sk::arg("out")},
-                                                   {"n", sk::arg(tokens * d)}}, {}});
+  if (st) st = g.addBuiltinKernel("gate", "moe_gate_topk_f32");
+  if (st)
+    st = g.addKernel(moeKernel("moe_dispatch", {moeBuffer("x", DType::F32, Access::Read),
+                                                moeBuffer("idx", DType::I32, Access::Read),
+                                                moeBuffer("send", DType::F32, Access::Write),
+                                                moeBuffer("slot", DType::I32, Access::Write), moeScalar("tokens"),
+                                                moeScalar("d"), moeScalar("experts"), moeScalar("capacity")}));
+  if (st)
+    st = g.addKernel(moeKernel("moe_combine", {moeBuffer("x", DType::F32, Access::Read),
+                                               moeBuffer("back", DType::F32, Access::Read),
+                                               moeBuffer("idx", DType::I32, Access::Read),
+                                               moeBuffer("slot", DType::I32, Access::Read),
+                                               moeBuffer("gate", DType::F32, Access::Read),
+                                               moeBuffer("out", DType::F32, Access::Write), moeScalar("tokens"),
+                                               moeScalar("d"), moeScalar("capacity")}));
   return st;
 }
 
-int runMoe(sk::Session& ss, uint32_t rank, uint32_t ranks, int64_t tokens, int64_t d) {
-  if (tokens % ranks) return fail("shape", "--moe-tokens must be a multiple of the ranks", 2);
+// The MoE step on rank r of E (reference: the same step on one rank, no
+// collectives: expert e's matmul on block e of send, into block e of back).
+// A row of matmul_f32's output depends only on its own row of `a` (its sums
+// run k = 0..K-1 in order whatever the split, kernels/cpu/matmul.cpp), and
+// the all-to-alls only move rows, so the two plans agree bit for bit.
+sk::Status recordMoe(sk::Graph& g, const MoeShape& m, bool reference) {
+  const int64_t T = m.tokens, D = m.d, E = m.experts, C = m.capacity, rows = E * C;
+  sk::Status st = addMoeKernels(g);
+  for (auto [n, t, shape] : {std::tuple{"x", sk::DType::F32, std::vector<int64_t>{T, D}}, {"wr", sk::DType::F32, {D, E}},
+                             {"logits", sk::DType::F32, {T, E}}, {"idx", sk::DType::I32, {T}},
+                             {"gate", sk::DType::F32, {T}}, {"slot", sk::DType::I32, {T}},
+                             {"send", sk::DType::F32, {rows, D}}, {"back", sk::DType::F32, {rows, D}},
+                             {"out", sk::DType::F32, {T, D}}})
+    if (st) st = g.addBuffer(n, t, shape);
+  for (const char* n : {"recv", "y"})
+    if (st && !reference) st = g.addBuffer(n, sk::DType::F32, {rows, D});
+  for (int64_t e = 0; st && e < (reference ? E : 1); ++e) st = g.addBuffer("w" + std::to_string(e), sk::DType::F32, {D, D});
+  std::vector<uint32_t> all;
+  for (uint32_t r = 0; r < uint32_t(E); ++r) all.push_back(r);
+  if (st && !reference) st = g.addGroup("ep", all);
+  sk::Scope scope(g, "moe");
+  auto launch = [&](const std::string& name, const char* kernel, std::vector<std::pair<std::string, sk::ArgValue>> args) {
+    if (st) st = g.launch({name, kernel, 4, 0, std::move(args), {}});
+  };
+  auto mm = [&](const std::string& name, sk::ArgValue a, const std::string& w, sk::ArgValue c, int64_t mRows, int64_t n) {
+    launch(name, "matmul", {{"a", std::move(a)}, {"b", sk::arg(w)}, {"c", std::move(c)}, {"m", sk::arg(mRows)},
+                            {"k", sk::arg(D)}, {"n", sk::arg(n)}});
+  };
+  auto allToAll = [&](const char* name, const char* in, const char* out) {
+    if (st) st = g.collective({name, sk::CollectiveKind::AllToAll, sk::ReduceOp::None, "ep", sk::arg(in), sk::arg(out)});
+  };
+  mm("router", sk::arg("x"), "wr", sk::arg("logits"), T, E);
+  launch("gate", "gate", {{"logits", sk::arg("logits")}, {"idx", sk::arg("idx")}, {"weights", sk::arg("gate")},
+                          {"rows", sk::arg(T)}, {"experts", sk::arg(E)}, {"topk", sk::arg(1)}, {"sigmoid", sk::arg(0)},
+                          {"normalize", sk::arg(0)}});
+  launch("dispatch", "moe_dispatch", {{"x", sk::arg("x")}, {"idx", sk::arg("idx")}, {"send", sk::arg("send")},
+                                      {"slot", sk::arg("slot")}, {"tokens", sk::arg(T)}, {"d", sk::arg(D)},
+                                      {"experts", sk::arg(E)}, {"capacity", sk::arg(C)}});
+  if (reference) {
+    const uint64_t block = uint64_t(C * D);
+    for (int64_t e = 0; e < E; ++e)
+      mm("expert" + std::to_string(e), sk::arg("send", uint64_t(e) * block, block), "w" + std::to_string(e),
+         sk::arg("back", uint64_t(e) * block, block), C, D);
+  } else {
+    allToAll("to_experts", "send", "recv");
+    mm("expert", sk::arg("recv"), "w0", sk::arg("y"), rows, D);
+    allToAll("from_experts", "y", "back");
+  }
+  launch("combine", "moe_combine", {{"x", sk::arg("x")}, {"back", sk::arg("back")}, {"idx", sk::arg("idx")},
+                                    {"slot", sk::arg("slot")}, {"gate", sk::arg("gate")}, {"out", sk::arg("out")},
+                                    {"tokens", sk::arg(T)}, {"d", sk::arg(D)}, {"capacity", sk::arg(C)}});
+  return st;
+}
+
+template <typename T = float>
+T* moeBuf(sk::BufferSet& b, const std::string& n) {
+  return static_cast<T*>(b.data(size_t(b.find(n))));
+}
+
+// The host's weights: Wr [D, E] and every expert's W_e [D, D], the same on
+// every rank (one seed).
+struct MoeWeights {
+  std::vector<float> router;
+  std::vector<std::vector<float>> experts;
+};
+
+MoeWeights moeWeights(const MoeShape& m) {
+  MoeWeights w;
+  const float scale = 1.0f / std::sqrt(float(m.d));
+  for (int64_t i = 0; i < m.d * m.experts; ++i) w.router.push_back(weight(600, uint64_t(i), scale));
+  w.experts.resize(size_t(m.experts));
+  for (int64_t e = 0; e < m.experts; ++e)
+    for (int64_t i = 0; i < m.d * m.d; ++i) w.experts[size_t(e)].push_back(weight(700 + uint64_t(e), uint64_t(i), scale));
+  return w;
+}
+
+// What the host check found over one step of one rank.
+struct MoeCheck {
+  int64_t badIdx = 0, badSlot = 0, badDropped = 0;  // counts of tokens
+  double err = 0;                                  // max of |got - want| / scale, logits, gate and out
+  std::vector<int64_t> routed;                     // tokens per expert (dropped ones included)
+  int64_t dropped = 0;
+};
+
+// sum_k a[k] * b[k * stride] in double, and sum_k |a[k] * b[k * stride]|: an
+// f32 dot product's rounding error is a small multiple of the latter.
+std::pair<double, double> dot(const float* a, const float* b, int64_t n, int64_t stride) {
+  double s = 0, abs = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double p = double(a[k]) * double(b[k * stride]);
+    s += p;
+    abs += std::fabs(p);
+  }
+  return {s, abs};
+}
+
+// The router of token t: the logits against x . Wr, idx an argmax of the
+// kernel's own logits (exact ties allowed: the kernel takes the lower
+// index), the gate the softmax probability of idx.
+void checkRouter(MoeCheck& c, const MoeShape& m, const MoeWeights& w, sk::BufferSet& b, int64_t t) {
+  const int64_t E = m.experts;
+  const float* x = moeBuf(b, "x") + t * m.d;
+  const float* l = moeBuf(b, "logits") + t * E;
+  const int32_t i = moeBuf<int32_t>(b, "idx")[t];
+  for (int64_t e = 0; e < E; ++e) {
+    auto [want, scale] = dot(x, w.router.data() + e, m.d, E);
+    c.err = std::max(c.err, std::fabs(l[e] - want) / std::max(scale, 1e-30));
+  }
+  if (i < 0 || i >= E || *std::max_element(l, l + E) != l[i]) {
+    ++c.badIdx;
+    return;
+  }
+  double denom = 0;
+  for (int64_t e = 0; e < E; ++e) denom += std::exp(double(l[e]) - double(l[i]));
+  c.err = std::max(c.err, std::fabs(moeBuf(b, "gate")[t] - 1.0 / denom) * denom);
+  ++c.routed[size_t(i)];
+}
+
+// Token t's output: x[t] + gate[t] * (x[t] . W_idx[t]) when kept (slot >= 0),
+// x[t] bit for bit when dropped.
+void checkOut(MoeCheck& c, const MoeShape& m, const MoeWeights& w, sk::BufferSet& b, int64_t t, int32_t slot) {
+  const float* x = moeBuf(b, "x") + t * m.d;
+  const float* out = moeBuf(b, "out") + t * m.d;
+  if (slot < 0) {
+    c.badDropped += std::memcmp(x, out, size_t(m.d) * sizeof(float)) != 0;
+    return;
+  }
+  const int32_t e = moeBuf<int32_t>(b, "idx")[t];
+  const double g = moeBuf(b, "gate")[t];
+  for (int64_t j = 0; j < m.d; ++j) {
+    auto [y, scale] = dot(x, w.experts[size_t(e)].data() + j, m.d, m.d);
+    const double want = x[j] + g * y;
+    c.err = std::max(c.err, std::fabs(out[j] - want) / std::max(std::fabs(double(x[j])) + g * scale, 1e-30));
+  }
+}
+
+// The whole step in plain C++ with double sums: the check that fails when the
+// dispatch or combine kernels are wrong in a way both plans share. Slots are
+// recomputed from idx (the first C tokens of each expert, in token order).
+MoeCheck hostCheck(const MoeShape& m, const MoeWeights& w, sk::BufferSet& b) {
+  MoeCheck c;
+  c.routed.assign(size_t(m.experts), 0);
+  std::vector<int64_t> used(size_t(m.experts), 0);
+  const int32_t* idx = moeBuf<int32_t>(b, "idx");
+  const int32_t* slot = moeBuf<int32_t>(b, "slot");
+  for (int64_t t = 0; t < m.tokens; ++t) {
+    checkRouter(c, m, w, b, t);
+    if (idx[t] < 0 || idx[t] >= m.experts) continue;
+    int64_t& n = used[size_t(idx[t])];
+    const int32_t want = n < m.capacity ? int32_t(n++) : -1;
+    c.badSlot += slot[t] != want;
+    c.dropped += want < 0;
+    checkOut(c, m, w, b, t, want);
+  }
+  return c;
+}
+
+// Rank `rank`'s batch for step `step`: fresh tokens every step.
+void fillTokens(sk::BufferSet& b, const MoeShape& m, uint32_t rank, int64_t step) {
+  float* x = moeBuf(b, "x");
+  for (int64_t i = 0; i < m.tokens * m.d; ++i) x[i] = weight(1000 + uint64_t(step) * 64 + rank, uint64_t(i), 2.0f);
+}
+
+std::string moeShapeError(const MoeShape& m) {
+  if (m.tokens < 1) return "--moe-tokens must be at least 1";
+  if (m.d < 1) return "--d must be at least 1";
+  if (m.capacity < 1) return "--moe-capacity must be at least 1";
+  if (m.capacity > m.tokens) return "--moe-capacity above --moe-tokens: rows no token can fill";
+  if (m.steps < 1) return "--moe-steps must be at least 1";
+  if (m.experts > 63) return "at most 63 ranks (experts): a group's ranks are below 64";
+  return "";
+}
+
+// Both plans' weights: the router everywhere, expert `rank` alone in the
+// expert-parallel plan, every expert in the reference.
+void loadMoeWeights(sk::BufferSet& ep, sk::BufferSet& ref, const MoeWeights& w, const MoeShape& m, uint32_t rank) {
+  const size_t routerBytes = w.router.size() * sizeof(float), expertBytes = size_t(m.d * m.d) * sizeof(float);
+  std::memcpy(moeBuf(ep, "wr"), w.router.data(), routerBytes);
+  std::memcpy(moeBuf(ref, "wr"), w.router.data(), routerBytes);
+  std::memcpy(moeBuf(ep, "w0"), w.experts[rank].data(), expertBytes);
+  for (int64_t e = 0; e < m.experts; ++e)
+    std::memcpy(moeBuf(ref, "w" + std::to_string(e)), w.experts[size_t(e)].data(), expertBytes);
+}
+
+// The tolerance of the host check, relative to the sum of |terms| (the
+// gate: relative): f32 sums of D products and expf against double;
+// measured about 1.4e-7. A wrong row is off by about 0.3 in these units.
+constexpr double kMoeTolerance = 1e-5;
+
+// One rank's results over the steps.
+struct MoeTally {
+  bool allSame = true, hostOk = true;
+  std::string routed;  // " [n0 n1 ...]" per step
+  int64_t dropped = 0;
+  double err = 0;
+
+  void add(uint32_t rank, int64_t step, bool same, const MoeCheck& c) {
+    const bool hostGood = c.badIdx == 0 && c.badSlot == 0 && c.badDropped == 0 && c.err <= kMoeTolerance;
+    if (!same || !hostGood)
+      std::fprintf(stderr, "tp_decode --moe: rank %u step %lld: %s the 1-rank reference; host check: %lld wrong idx, "
+                   "%lld wrong slots, %lld dropped tokens not x, max error %.3g (tolerance %.0e)\n",
+                   rank, (long long)step, same ? "equal to" : "DIFFERENT from", (long long)c.badIdx,
+                   (long long)c.badSlot, (long long)c.badDropped, c.err, kMoeTolerance);
+    allSame = allSame && same;
+    hostOk = hostOk && hostGood;
+    err = std::max(err, c.err);
+    dropped += c.dropped;
+    routed += " [";
+    for (size_t e = 0; e < c.routed.size(); ++e) routed += (e ? " " : "") + std::to_string(c.routed[e]);
+    routed += "]";
+  }
+};
+
+int runMoe(sk::Session& ss, uint32_t rank, MoeShape m) {
+  // The default: twice a balanced share, and never more rows than a rank has tokens.
+  if (m.capacity == 0) m.capacity = std::min(m.tokens, (2 * m.tokens + m.experts - 1) / m.experts);
+  if (std::string why = moeShapeError(m); !why.empty()) return fail("shape", why, 2);
   auto build = [&](bool reference) -> sk::Expected<sk::CompiledPlan> {
     sk::Graph g;
-    SK_RETURN_IF_ERROR(recordMoe(g, tokens, d, ranks, reference));
+    SK_RETURN_IF_ERROR(recordMoe(g, m, reference));
     return ss.compile(g);
   };
   auto ep = build(false);
   if (!ep) return fail("compile", ep.error().message(), 3);
+  if (ep->steps.size() != 1)
+    return fail("plan", "the MoE step is " + std::to_string(ep->steps.size()) + " launches, not one SuperKernel", 1);
   auto ref = build(true);
   if (!ref) return fail("compile (1-rank reference)", ref.error().message(), 3);
   auto bEp = sk::BufferSet::create(ep->list);
   auto bRef = sk::BufferSet::create(ref->list);
   if (!bEp || !bRef) return fail("buffers", "allocation failed", 4);
-  auto buf = [](sk::BufferSet& b, const std::string& n) { return static_cast<float*>(b.data(size_t(b.find(n)))); };
-  for (int64_t i = 0; i < tokens * d; ++i) buf(*bEp, "x")[i] = buf(*bRef, "x")[i] = weight(500 + rank, uint64_t(i), 2.0f);
-  for (uint32_t e = 0; e < ranks; ++e)
-    for (int64_t i = 0; i < d * d; ++i) {
-      const float w = weight(700 + e, uint64_t(i), 1.0f / std::sqrt(float(d)));
-      buf(*bRef, "w" + std::to_string(e))[i] = w;
-      if (e == rank) buf(*bEp, "w0")[i] = w;
-    }
-  if (sk::Status st = ss.run(*ep, *bEp); !st) return fail("run", st.error().message(), 4);
-  if (sk::Status st = ss.run(*ref, *bRef); !st) return fail("run (1-rank reference)", st.error().message(), 4);
-  const bool same = std::memcmp(buf(*bEp, "out"), buf(*bRef, "out"), size_t(tokens * d) * sizeof(float)) == 0;
-  std::printf("tp_decode --moe: rank %u of %u, %lld tokens x d %lld, one expert per rank, all-to-all dispatch and "
-              "combine inside one SuperKernel (%zu launch): %s the 1-rank experts bit for bit\n",
-              rank, ranks, (long long)tokens, (long long)d, ep->steps.size(), same ? "equal to" : "DIFFERENT from");
-  return same ? 0 : 1;
+  const MoeWeights w = moeWeights(m);
+  loadMoeWeights(*bEp, *bRef, w, m, rank);
+  MoeTally tally;
+  for (int64_t step = 0; step < m.steps; ++step) {
+    fillTokens(*bEp, m, rank, step);
+    fillTokens(*bRef, m, rank, step);
+    if (sk::Status st = ss.run(*ep, *bEp); !st) return fail("run", st.error().message(), 4);
+    if (sk::Status st = ss.run(*ref, *bRef); !st) return fail("run (1-rank reference)", st.error().message(), 4);
+    const bool same = std::memcmp(moeBuf(*bEp, "out"), moeBuf(*bRef, "out"), bEp->bytes(size_t(bEp->find("out")))) == 0;
+    tally.add(rank, step, same, hostCheck(m, w, *bEp));
+  }
+  // Every line names its rank: mpirun interleaves the ranks' lines.
+  std::printf("tp_decode --moe: rank %u of %lld, %lld tokens x d %lld, capacity %lld per expert, %lld steps in one "
+              "SuperKernel each\n  rank %u: tokens to each expert, per step:%s; dropped: %lld\n  rank %u: equal to "
+              "the 1-rank reference bit for bit: %s; host check max error %.3g (tolerance %.0e): %s\n",
+              rank, (long long)m.experts, (long long)m.tokens, (long long)m.d, (long long)m.capacity,
+              (long long)m.steps, rank, tally.routed.c_str(), (long long)tally.dropped, rank,
+              tally.allSame ? "yes" : "DIFFERENT", tally.err, kMoeTolerance, tally.hostOk ? "ok" : "FAILED");
+  return tally.allSame && tally.hostOk ? 0 : 1;
 }
 
 }  // namespace
@@ -227,7 +481,7 @@ int main(int argc, char** argv) {
   Shape s;
   int tokens = 16, samples = 0;
   bool moe = false;
-  int64_t moeTokens = 16;
+  MoeShape m;
   for (int i = 1; i < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--moe") {
@@ -242,23 +496,29 @@ int main(int argc, char** argv) {
     else if (k == "--d") s.d = v;
     else if (k == "--f") s.f = v;
     else if (k == "--layers") s.layers = v;
-    else if (k == "--moe-tokens") moeTokens = v;
-    else return fail("usage", "tp_decode [--tokens T] [--bench S] [--d D] [--f F] [--layers L] [--moe [--moe-tokens N]]", 2);
+    else if (k == "--moe-tokens") m.tokens = v;
+    else if (k == "--moe-capacity") m.capacity = v < 1 ? -1 : v;  // 0 would mean the default
+    else if (k == "--moe-steps") m.steps = v;
+    else
+      return fail("usage", "tp_decode [--tokens T] [--bench S] [--d D] [--f F] [--layers L] "
+                           "[--moe [--moe-tokens N] [--moe-capacity C] [--moe-steps S]]", 2);
   }
   auto comm = sk::mpiCommunicator();
   if (!comm) return fail("MPI", comm.error().message(), 2);
   const uint32_t rank = (*comm)->rank(), ranks = (*comm)->size();
-  if (s.d % ranks || s.f % ranks) return fail("shape", "D and F must be multiples of the ranks", 2);
   sk::SessionOptions so;
   so.communicator = *comm;
   auto session = sk::Session::create(so);
   if (!session) return fail("session", session.error().message(), 3);
   sk::Session& ss = **session;
   if (moe) {
-    const int rc = runMoe(ss, rank, ranks, moeTokens, s.d);
+    m.d = s.d;
+    m.experts = ranks;
+    const int rc = runMoe(ss, rank, m);
     if (rc == 0) sk::finalizeMpi();
     return rc;
   }
+  if (s.d % ranks || s.f % ranks) return fail("shape", "D and F must be multiples of the ranks", 2);
 
   auto build = [&](uint32_t r, Mode mode, bool fuse) -> sk::Expected<sk::CompiledPlan> {
     sk::Graph g;
