@@ -18,6 +18,7 @@
 // by them; the high 32 bits carry the signature.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "plan/PlanInternal.h"
@@ -89,6 +90,14 @@ Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machin
     const BufferRef in = op.findArg("in")->buffer();
     const BufferRef o = op.findArg("out")->buffer();
     const DType dt = list.findBuffer(in.buffer)->dtype;
+    if (collectiveReduces(op.collective) && !machine.collectiveReduceDTypes.empty() &&
+        std::find(machine.collectiveReduceDTypes.begin(), machine.collectiveReduceDTypes.end(), dt) ==
+            machine.collectiveReduceDTypes.end())
+      return oplist::pathError(list.origin, oplist::opPath(i),
+                               fmt::format("target {} cannot reduce {} in a collective ({} {}): {}; run the list on "
+                                           "another target or reduce another type",
+                                           list.target, dtypeName(dt), collectiveKindName(op.collective),
+                                           oplist::quote(op.name), machine.collectiveReduceWhy));
     const uint64_t nIn = elementsOf(list, in), nOut = elementsOf(list, o);
     uint64_t mask = 0;
     for (uint32_t r : list.groups.at(op.group).ranks) mask |= uint64_t{1} << r;

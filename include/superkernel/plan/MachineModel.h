@@ -91,6 +91,11 @@ struct MachineModel {
   /// n_out, desc, ranks, tag) with its element type as the macro COLL_T. Empty:
   /// the target has no collectives, and a list with one is an error naming it.
   std::string collectiveSource;
+  /// The element types the target's reducing collectives (all_reduce, reduce_scatter) handle; empty: every
+  /// type the op list allows. A list reducing another is refused at plan time, naming the op, with
+  /// collectiveReduceWhy (what the target's library supports, and where that is stated).
+  std::vector<DType> collectiveReduceDTypes;
+  std::string collectiveReduceWhy;
   /// The sync cost model's inputs (SyncCosts; unknown: the model changes nothing on this target).
   SyncCosts syncCosts;
   /// How messages name the cores: "the <owner>'s N <noun>" (cpu: "the

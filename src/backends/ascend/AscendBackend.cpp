@@ -95,6 +95,10 @@ std::string formatLaunchDescriptor(const LaunchDescriptor& d) {
     for (size_t i = 0; i < d.runtime.size(); ++i)
       s += fmt::format("{}{}:{}", i ? "," : "", d.runtime[i].first, d.runtime[i].second);
   }
+  if (!d.hccl.empty()) {
+    s += " hccl=";
+    for (size_t i = 0; i < d.hccl.size(); ++i) s += fmt::format("{}{}", i ? "," : "", d.hccl[i]);
+  }
   return s;
 }
 
@@ -166,6 +170,12 @@ Expected<LaunchDescriptor> parseLaunchDescriptor(std::string_view text) {
       if (d.runtime.size() > kMaxRuntimeValues) {
         return bad(fmt::format("{} runtime slots (at most {})", d.runtime.size(), kMaxRuntimeValues));
       }
+    } else if (k == "hccl") {
+      for (std::string_view m : split(v, ',')) {
+        uint64_t mask = 0;
+        if (!parseNumber(m, &mask) || mask == 0) return bad("hccl is a list of group rank masks");
+        d.hccl.push_back(mask);
+      }
     } else {
       return bad(fmt::format("unknown key '{}'", k));
     }
@@ -188,6 +198,7 @@ std::vector<LaunchArg> launchArguments(const LaunchDescriptor& d) {
   std::vector<LaunchArg> args;
   if (!d.args.empty()) {
     for (const auto& [b, offset] : d.args) args.push_back({K::Buffer, b, offset});
+    if (!d.hccl.empty()) args.push_back({K::Hccl, 0, 0});
     return args;
   }
   if (d.bufferTable) {
@@ -196,6 +207,7 @@ std::vector<LaunchArg> launchArguments(const LaunchDescriptor& d) {
     for (uint32_t b = 0; b < d.buffers; ++b) args.push_back({K::Buffer, b, 0});
   }
   if (d.notifyWords) args.push_back({K::Notify, 0, 0});
+  if (!d.hccl.empty()) args.push_back({K::Hccl, 0, 0});
   if (d.profileBytes) args.push_back({K::Profile, 0, 0});
   return args;
 }
@@ -217,6 +229,7 @@ std::vector<void*> fusedLaunchArguments(bool bufferTable, void* const* buffers, 
         args.push_back(table.data());
         break;
       case LaunchArg::Kind::Notify: args.push_back(notify); break;
+      case LaunchArg::Kind::Hccl: break;  // never: d has no hccl groups (the simulator runs the Hccl client itself)
       case LaunchArg::Kind::Profile: args.push_back(profile); break;
     }
   }

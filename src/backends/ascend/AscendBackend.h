@@ -59,20 +59,25 @@ struct LaunchDescriptor {
   /// Runtime scalars' sources by slot, as (buffer index, byte offset): the device passes each launch their
   /// addresses (ascend_sim::LaunchSpec::runtimeValues), fused or not; at most kMaxRuntimeValues.
   std::vector<std::pair<uint32_t, uint64_t>> runtime;
+  /// Target ascend, a step with collectives: the rank masks of their groups (key hccl=, distinct, plan
+  /// order). The entry then takes one more GM argument, the table of their HCCL contexts ({mask, context
+  /// address} per group, then {0, 0}; HcclGroups.h), which the collective sub-kernels read theirs from.
+  std::vector<uint64_t> hccl;
 };
 
 /// One GM argument of a launch's entry. Both devices map the same list
 /// (launchArguments) to their addresses: host pointers in the simulator,
 /// device memory on CANN.
 struct LaunchArg {
-  enum class Kind : uint8_t { Buffer, BufferTable, Notify, Profile };
+  enum class Kind : uint8_t { Buffer, BufferTable, Notify, Hccl, Profile };
   Kind kind = Kind::Buffer;
   uint32_t buffer = 0;  // Buffer: which of run()'s buffers
   uint64_t offset = 0;  // Buffer: bytes into it
 };
 /// The entry's GM arguments in order: an unfused launch's parameters
 /// (`args`: buffer, byte offset); else the buffers one by one, or (table=1)
-/// one GM table of their addresses; then the notify words (notify_words)
+/// one GM table of their addresses; then the notify words (notify_words),
+/// the HCCL context table (hccl, after an unfused launch's parameters too)
 /// and the profile records (profile_bytes), each when the launch has them.
 std::vector<LaunchArg> launchArguments(const LaunchDescriptor& d);
 

@@ -13,6 +13,10 @@
 // the stream, so the argument memory can be freed and a failure is this
 // run's. Buffers are device memory (aclrtMalloc / aclrtMemcpy).
 //
+// Collectives (docs/COLLECTIVES.md "On an NPU"): a launch whose descriptor names HCCL groups (hccl=) gets one
+// more GM argument, the table of their HCCL contexts, which HcclGroups makes over DeviceOptions::communicator
+// (the Session's) the first time a group is needed, through libhccl by dlopen (HcclRuntime.h).
+//
 // What the simulator has and this device does not (its machine model says
 // so, so the planner never asks): runtime-scalar slots, launches beside a
 // SuperKernel, profiling records read back.
@@ -31,6 +35,8 @@
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendMachine.h"
 #include "backends/ascend/AscendBuild.h"
+#include "backends/ascend/HcclGroups.h"
+#include "superkernel/runtime/Executor.h"
 
 namespace sk {
 
@@ -113,11 +119,12 @@ class LaunchScratch {
 class AscendDevice final : public Device {
  public:
   explicit AscendDevice(const DeviceOptions& o)
-      : machine_(ascend::ascendDeviceMachineModel(o.cores ? o.cores : ascend::kDeviceAiCores)) {}
+      : machine_(ascend::ascendDeviceMachineModel(o.cores ? o.cores : ascend::kDeviceAiCores)),
+        hccl_(o.communicator, o.waitTimeoutMs ? o.waitTimeoutMs : defaultWaitTimeoutMs()) {}
 
   ~AscendDevice() override {
     if (auto api = ascend::aclRuntime(); api) {
-      for (LaunchScratch* s : {&argsDev_, &tableDev_, &profileDev_}) s->release(*api);
+      for (LaunchScratch* s : {&argsDev_, &tableDev_, &hcclDev_, &profileDev_}) s->release(*api);
     }
   }
 
@@ -180,6 +187,13 @@ class AscendDevice final : public Device {
         case ascend::LaunchArg::Kind::Notify:
           // Its machine model offers no side launches, so no plan of this device has notify words.
           return internalError(fmt::format("ascend run: {} has side launches, which only ascend-sim runs", d.entry));
+        case ascend::LaunchArg::Kind::Hccl: {
+          // The collectives' groups' contexts (made on first use: every member reaches this launch).
+          SK_ASSIGN_OR_RETURN(std::vector<uint64_t> t, hccl_.table(d.hccl));
+          SK_ASSIGN_OR_RETURN(void* p, hcclDev_.upload(api, t.data(), t.size() * sizeof(uint64_t), "HCCL contexts"));
+          args_.push_back(reinterpret_cast<uintptr_t>(p));
+          break;
+        }
         case ascend::LaunchArg::Kind::Profile: {
           SK_ASSIGN_OR_RETURN(void* p, profileDev_.reserve(api, d.profileBytes, "profile records"));
           args_.push_back(reinterpret_cast<uintptr_t>(p));
@@ -231,7 +245,8 @@ class AscendDevice final : public Device {
   std::mutex mu_;
   std::mutex runMu_;  // the launch scratch below
   std::vector<uint64_t> args_, table_;
-  LaunchScratch argsDev_, tableDev_, profileDev_;
+  LaunchScratch argsDev_, tableDev_, hcclDev_, profileDev_;
+  ascend::HcclGroups hccl_;  // after the scratch: destroyed first (its communicators before the runtime's memory)
   std::map<std::string, std::weak_ptr<const CannKernel>> loaded_;
 };
 

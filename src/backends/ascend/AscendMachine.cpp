@@ -43,9 +43,17 @@ MachineModel ascendDeviceMachineModel(uint32_t aiCores) {
   m.target = "ascend";
   m.runtimeScalars = false;
   m.sideLaunches = false;
-  // No collectives on the device yet: its recipe would need HCCL (the Mc2 tiling and context, CANN's Hccl
-  // client), none of which can be built or checked here, so plans with one fail naming the op.
-  m.collectiveSource.clear();
+  // Collectives (docs/COLLECTIVES.md "On an NPU", unverified: no CANN here): the device's sub-kernel drives
+  // CANN's own AscendC::Hccl client on the context of its group's HCCL communicator, which the CANN device
+  // makes (HcclGroups.h) and passes as a launch argument.
+  m.collectiveSource =
+      (dataRuntimeDir() / "ascend" / "device" / "superkernel" / "ascend" / "collective_kernel.cpp").string();
+  // HCCL's reductions on Atlas A2/A3 (HcclAllReduce, CANN's HCCL API reference): no float64. The op list
+  // reduces f32, f64, i32 and i64; f64 is refused at plan time, naming the op.
+  m.collectiveReduceDTypes = {DType::F32, DType::I32, DType::I64};
+  m.collectiveReduceWhy =
+      "HCCL reduces int8, int16, int32, int64, float16, float32 and bfp16 on Atlas A2/A3 (HcclAllReduce in CANN's "
+      "HCCL API reference), no float64";
   return m;
 }
 

@@ -74,6 +74,12 @@ Expected<std::shared_ptr<const LoadedKernel>> loadSimulated(const Artifact& a) {
   if (!bundle) return std::move(bundle).error().context("SuperKernel " + a.key);
   auto d = ascend::parseLaunchDescriptor(bundle->launch);
   if (!d) return std::move(d).error().context("SuperKernel " + a.key);
+  if (!d->hccl.empty()) {
+    // HCCL context tables are the CANN device's: the simulator's collective kernel drives its own Hccl client.
+    return badInput(fmt::format("SuperKernel {}: its entry takes HCCL contexts (hccl=), which only the CANN device "
+                                "passes (a plan for target ascend?)",
+                                a.key));
+  }
   detail::UniqueFd fd(::memfd_create("sk-ascend-sim", MFD_CLOEXEC));
   if (!fd.valid()) return runtimeError(fmt::format("cannot load {}: memfd_create: {}", a.key, std::strerror(errno)));
   if (!detail::writeAllFd(fd.get(), bundle->object)) {

@@ -81,6 +81,8 @@ struct AscendOp {
   /// other cores must call it as often (feed-sync-all).
   bool kernelSync = false;
   uint32_t syncAllCalls = 0;
+  /// A collective (the planner's sk.collective.<dtype> launch): its group's rank mask, else 0.
+  uint64_t hcclGroup = 0;
 };
 
 /// A launch of another stream beside the SuperKernel (plan SideLaunch), in
@@ -110,6 +112,10 @@ struct AscendStep {
   /// The sources of the ops' runtime scalars, by slot (at most kMaxRuntimeValues): every launch of the
   /// step passes their addresses (launch descriptor `runtime=`).
   std::vector<AscendRuntimeValue> runtimeValues;
+  /// Target ascend: the collectives' groups (rank masks, distinct, plan order), whose HCCL contexts the
+  /// entry takes as one more GM argument (sk_hccl) and passes each collective sub-kernel as its last
+  /// argument (launch descriptor hccl=). Empty on ascend-sim, whose collective kernel takes none.
+  std::vector<uint64_t> hcclGroups;
 
   /// Cores of a pool in this launch.
   uint32_t poolCores(Pool p) const;

@@ -131,6 +131,7 @@ class SuperKernelPrinter {
     out.launch.entry = ascendEntryName(s.name);
     out.launch.bufferTable = s.buffers.size() > kMaxDirectBuffers;
     out.launch.split = split;
+    out.launch.hccl = s.hcclGroups;
     aicCores = s.poolCores(Pool::Cube);
     allCores = aicCores + s.poolCores(Pool::Vector);
 
@@ -216,7 +217,7 @@ class SuperKernelPrinter {
       const AscendObject& o = s.objects[i];
       size_t nargs = 0;
       for (const AscendOp& op : s.ops)
-        if (op.object == i) nargs = op.args.size();
+        if (op.object == i) nargs = op.args.size() + (passesHccl(op) ? 1 : 0);
       std::string params;
       for (size_t a = 0; a < nargs; ++a) params += a ? ", GM_ADDR" : "GM_ADDR";
       for (int k = 0; k < split; ++k)
@@ -376,6 +377,7 @@ class SuperKernelPrinter {
         args += cur.args[a].byteOffset ? fmt::format("{} + {}", buf(cur.args[a].buffer), cur.args[a].byteOffset)
                                        : buf(cur.args[a].buffer);
       }
+      if (passesHccl(cur)) args += std::string(args.empty() ? "" : ", ") + "sk_hccl";
       return fmt::format("{}({});", sym, args);
     });
     if (s.coresToFeed(cur) > 0) forPool(cur.pool, [&](Writer& pw, int indent) { feedSyncAllCalls(pw, indent, cur); });
@@ -423,6 +425,7 @@ class SuperKernelPrinter {
       }
     }
     if (!s.sides.empty()) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_notify";
+    if (!s.hcclGroups.empty()) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_hccl";
     if (opt.profiling) params += std::string(params.empty() ? "" : ", ") + "GM_ADDR sk_profile";
     if (params.empty()) params = "void";
     std::string callArgs, progParams;
@@ -436,6 +439,10 @@ class SuperKernelPrinter {
     if (!s.sides.empty()) {
       callArgs += std::string(callArgs.empty() ? "" : ", ") + "sk_notify";
       progParams += std::string(progParams.empty() ? "" : ", ") + "GM_ADDR sk_notify";
+    }
+    if (!s.hcclGroups.empty()) {
+      callArgs += std::string(callArgs.empty() ? "" : ", ") + "sk_hccl";
+      progParams += std::string(progParams.empty() ? "" : ", ") + "GM_ADDR sk_hccl";
     }
     if (separate) {
       for (Pool p : {Pool::Cube, Pool::Vector}) {
@@ -525,6 +532,9 @@ class SuperKernelPrinter {
     for (Writer* pw : programs()) fullSync(*pw, s.type, 1);
   }
   // How the code names buffer b: a parameter, or its entry of the GM table.
+  // Target ascend: a collective sub-kernel takes the launch's HCCL context table (sk_hccl) after its buffers.
+  bool passesHccl(const AscendOp& op) const { return op.hcclGroup != 0 && !s.hcclGroups.empty(); }
+
   std::string buf(size_t b) const {
     return out.launch.bufferTable ? fmt::format("SkBuffer(sk_buffers, {})", b) : fmt::format("b{}", b);
   }

@@ -8,9 +8,9 @@
 // AscendC Hccl client (lib/hccl/hccl.h): InitV2 on the context and tiling, the Prepare call of the op's kind
 // with commit, Wait, Finalize. In the simulator, Wait runs the task on this core's thread over the device's
 // communicator; a failure (ranks that disagree, a peer that never answers, no communicator) fails the launch
-// with the communicator's message naming the op. On an NPU the same calls would hand the task to the AI CPU
-// server, which runs it with HCCL over the op's group (the host builds the Mc2 tiling and the HCCL context);
-// that build is not made (no CANN here), so the ascend target refuses collectives at plan time.
+// with the communicator's message naming the op. On an NPU the same calls hand the task to the AI CPU server,
+// which runs it with HCCL over the op's group: target ascend builds runtime/ascend/device's twin of this file
+// against CANN's own client instead (unverified: no CANN here).
 #include "kernel_operator.h"
 #include "lib/hccl/hccl.h"
 
