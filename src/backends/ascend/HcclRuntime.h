@@ -24,8 +24,6 @@ using HcclStatus = int;  // HcclResult
 constexpr HcclStatus kHcclSuccess = 0;
 /// sizeof(HcclRootInfo): HCCL_ROOT_INFO_BYTES in hccl/hccl_types.h.
 constexpr size_t kHcclRootInfoBytes = 4108;
-/// The buffer HcclGetCommName fills (COMM_NAME_MAX_LENGTH, hcomm's API reference).
-constexpr size_t kHcclCommNameBytes = 128;
 
 struct HcclApi {
   std::string path;  // the library loaded
