@@ -1,13 +1,13 @@
 // libascendcl by dlopen, for the CANN device (target ascend; AclRuntime.h).
 #include "backends/ascend/AclRuntime.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "backends/ascend/CannLibrary.h"
 
 namespace sk::ascend {
 
@@ -23,55 +23,27 @@ struct Loaded {
   std::string error;  // non-empty: not usable
 };
 
-template <typename F>
-void bind(void* h, const char* name, F& fn, std::string& missing) {
-  fn = reinterpret_cast<F>(dlsym(h, name));
-  if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
-}
-
 Loaded load() {
   Loaded L;
-  std::vector<std::string> names;
-  if (const char* env = std::getenv("SK_ASCENDCL"); env && *env) {
-    names.push_back(env);
-  } else {
-    names.push_back("libascendcl.so");
-    if (const char* home = std::getenv("ASCEND_HOME_PATH"); home && *home)
-      names.push_back(std::string(home) + "/lib64/libascendcl.so");
-  }
-  void* h = nullptr;
-  std::string tried;
-  for (const std::string& n : names) {
-    h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (h) {
-      L.api.path = n;
-      break;
-    }
-    const char* e = dlerror();
-    tried += fmt::format("\n  tried {}: {}", n, e ? e : "not found");
-  }
-  if (!h) {
-    L.error = fmt::format(
-        "CANN's runtime library (libascendcl.so) not found{}{}\n  install the CANN toolkit and source its "
-        "set_env.sh (ASCEND_HOME_PATH), or set SK_ASCENDCL to the library; --target ascend-sim runs the "
-        "simulator instead",
-        std::getenv("ASCEND_HOME_PATH") ? "" : " (ASCEND_HOME_PATH is not set)", tried);
-    return L;
-  }
+  const OpenedLibrary lib = openCannLibrary("SK_ASCENDCL", "libascendcl.so", "CANN's runtime library",
+                                            "--target ascend-sim runs the simulator instead", &L.error);
+  if (!lib.handle) return L;
+  L.api.path = lib.path;
+  void* h = lib.handle;
   std::string missing;
   AclApi& a = L.api;
-  bind(h, "aclInit", a.init, missing);
-  bind(h, "aclrtSetDevice", a.setDevice, missing);
-  bind(h, "aclrtGetDeviceCount", a.getDeviceCount, missing);
-  bind(h, "aclrtMalloc", a.malloc, missing);
-  bind(h, "aclrtFree", a.free, missing);
-  bind(h, "aclrtMemcpy", a.memcpy, missing);
-  bind(h, "aclrtSynchronizeStream", a.synchronizeStream, missing);
-  bind(h, "aclrtBinaryLoadFromData", a.binaryLoadFromData, missing);
-  bind(h, "aclrtBinaryGetFunction", a.binaryGetFunction, missing);
-  bind(h, "aclrtBinaryUnLoad", a.binaryUnLoad, missing);
-  bind(h, "aclrtLaunchKernel", a.launchKernel, missing);
-  bind(h, "aclGetRecentErrMsg", a.getRecentErrMsg, missing);
+  bindSymbol(h, "aclInit", a.init, &missing);
+  bindSymbol(h, "aclrtSetDevice", a.setDevice, &missing);
+  bindSymbol(h, "aclrtGetDeviceCount", a.getDeviceCount, &missing);
+  bindSymbol(h, "aclrtMalloc", a.malloc, &missing);
+  bindSymbol(h, "aclrtFree", a.free, &missing);
+  bindSymbol(h, "aclrtMemcpy", a.memcpy, &missing);
+  bindSymbol(h, "aclrtSynchronizeStream", a.synchronizeStream, &missing);
+  bindSymbol(h, "aclrtBinaryLoadFromData", a.binaryLoadFromData, &missing);
+  bindSymbol(h, "aclrtBinaryGetFunction", a.binaryGetFunction, &missing);
+  bindSymbol(h, "aclrtBinaryUnLoad", a.binaryUnLoad, &missing);
+  bindSymbol(h, "aclrtLaunchKernel", a.launchKernel, &missing);
+  bindSymbol(h, "aclGetRecentErrMsg", a.getRecentErrMsg, &missing);
   if (!missing.empty()) {
     L.error = fmt::format("{} lacks {} (CANN 8.0 or later has them; an older toolkit is not supported)", L.api.path,
                           missing);

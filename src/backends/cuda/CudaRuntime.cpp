@@ -1,13 +1,13 @@
 // libcudart by dlopen (CudaRuntime.h).
 #include "backends/cuda/CudaRuntime.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "support/DynamicLibrary.h"
 
 namespace sk {
 
@@ -24,13 +24,6 @@ struct Loaded {
   std::string error;  // non-empty: not usable
 };
 
-template <typename F>
-bool bind(void* h, const char* name, F& fn, std::string& missing) {
-  fn = reinterpret_cast<F>(dlsym(h, name));
-  if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  return fn != nullptr;
-}
-
 Loaded load() {
   Loaded L;
   std::vector<std::string> names;
@@ -38,36 +31,28 @@ Loaded load() {
   for (const char* n : {"libcudart.so.13", "libcudart.so.12", "libcudart.so", "/usr/local/cuda/lib64/libcudart.so.13",
                         "/usr/local/cuda/lib64/libcudart.so.12", "/usr/local/cuda/lib64/libcudart.so"})
     names.push_back(n);
-  void* h = nullptr;
-  std::string tried;
-  for (const auto& n : names) {
-    // RTLD_GLOBAL: the generated modules (DT_NEEDED libcudart.so.N) bind to this same instance.
-    h = dlopen(n.c_str(), RTLD_NOW | RTLD_GLOBAL);
-    if (h) {
-      L.api.path = n;
-      break;
-    }
-    const char* e = dlerror();
-    tried += fmt::format("\n  {}: {}", n, e ? e : "not found");
-  }
-  if (!h) {
-    L.error = "libcudart not found (set SK_CUDART to its path or install the CUDA runtime); tried:" + tried;
+  // RTLD_GLOBAL (openFirstLibrary): the generated modules (DT_NEEDED libcudart.so.N) bind to this same instance.
+  const OpenedLibrary lib = openFirstLibrary(names);
+  if (!lib.handle) {
+    L.error = "libcudart not found (set SK_CUDART to its path or install the CUDA runtime)" + lib.tried;
     return L;
   }
+  L.api.path = lib.path;
+  void* h = lib.handle;
   std::string missing;
   auto& a = L.api;
-  bind(h, "cudaGetDeviceCount", a.getDeviceCount, missing);
-  bind(h, "cudaSetDevice", a.setDevice, missing);
-  bind(h, "cudaGetDevice", a.getDevice, missing);
-  bind(h, "cudaDeviceGetAttribute", a.deviceGetAttribute, missing);
-  bind(h, "cudaMalloc", a.malloc, missing);
-  bind(h, "cudaFree", a.free, missing);
-  bind(h, "cudaMemcpy", a.memcpy, missing);
-  bind(h, "cudaStreamSynchronize", a.streamSynchronize, missing);
-  bind(h, "cudaDeviceSynchronize", a.deviceSynchronize, missing);
-  bind(h, "cudaGetLastError", a.getLastError, missing);
-  bind(h, "cudaGetErrorString", a.getErrorString, missing);
-  bind(h, "cudaGetErrorName", a.getErrorName, missing);
+  bindSymbol(h, "cudaGetDeviceCount", a.getDeviceCount, &missing);
+  bindSymbol(h, "cudaSetDevice", a.setDevice, &missing);
+  bindSymbol(h, "cudaGetDevice", a.getDevice, &missing);
+  bindSymbol(h, "cudaDeviceGetAttribute", a.deviceGetAttribute, &missing);
+  bindSymbol(h, "cudaMalloc", a.malloc, &missing);
+  bindSymbol(h, "cudaFree", a.free, &missing);
+  bindSymbol(h, "cudaMemcpy", a.memcpy, &missing);
+  bindSymbol(h, "cudaStreamSynchronize", a.streamSynchronize, &missing);
+  bindSymbol(h, "cudaDeviceSynchronize", a.deviceSynchronize, &missing);
+  bindSymbol(h, "cudaGetLastError", a.getLastError, &missing);
+  bindSymbol(h, "cudaGetErrorString", a.getErrorString, &missing);
+  bindSymbol(h, "cudaGetErrorName", a.getErrorName, &missing);
   if (!missing.empty()) L.error = fmt::format("{} lacks {}", L.api.path, missing);
   return L;
 }
