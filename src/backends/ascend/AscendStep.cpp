@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <map>
 
 #include "superkernel/codegen/Emitter.h"
@@ -198,15 +197,14 @@ Expected<AscendStep> makeAscendStep(const FusionPlan& plan, size_t stepIndex) {
     std::vector<std::pair<std::string, std::string>> defines =
         objectDefines({v.macros.begin(), v.macros.end()}, scalarLiterals);
     defines.emplace_back(decl.entry, symbol);
-    // A collective's group, as its object is compiled with it (SK_RANKS): the CANN device's HCCL context key.
+    // A collective's group (the rank mask of its `ranks` scalar, compiled into its object as SK_RANKS): the
+    // CANN device's HCCL context key.
     if (v.decl.name.rfind(kCollectiveKernelPrefix, 0) == 0) {
-      for (const auto& [name, value] : defines)
-        if (name == "SK_RANKS") {
-          // The literal is UINT64_C(<mask>) (objectDefines): its digits.
-          const size_t digits = value.find_first_of("0123456789", value.find('('));
-          if (digits != std::string::npos) a.hcclGroup = std::strtoull(value.c_str() + digits, nullptr, 10);
-        }
-      if (a.hcclGroup == 0) return internalError(fmt::format("collective op {}: its object has no SK_RANKS", op.name));
+      for (size_t i = 0; i < op.args.size(); ++i)
+        if (v.decl.params[i].name == "ranks" && !op.args[i].runtime)
+          if (auto mask = scalarInteger(op.args[i].scalar); mask && *mask > 0 && *mask <= UINT64_MAX)
+            a.hcclGroup = static_cast<uint64_t>(*mask);
+      if (a.hcclGroup == 0) return internalError(fmt::format("collective op {}: no rank mask", op.name));
     }
     auto [it, inserted] = objectIndex.emplace(symbol, static_cast<uint32_t>(s.objects.size()));
     if (inserted) {
