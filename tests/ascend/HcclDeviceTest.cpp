@@ -12,6 +12,7 @@
 #include "superkernel/session/PlanOnly.h"
 #include "backends/ascend/AscendBackend.h"
 #include "backends/ascend/AscendBuild.h"
+#include "backends/ascend/HcclGroups.h"
 #include "backends/ascend/HcclRuntime.h"
 
 namespace sk {
@@ -116,6 +117,39 @@ TEST(AscendHccl, AReductionHcclLacksIsRefusedAtPlanTimeNamingTheOp) {
   const std::string m = p.error().message();
   EXPECT_THAT(m, HasSubstr("target ascend cannot reduce f64 in a collective (all_reduce \"ar\")"));
   EXPECT_THAT(m, HasSubstr("no float64"));
+}
+
+// A communicator that only says which rank of how many it is: HcclGroups checks the group against it before
+// it loads libhccl or exchanges anything, so these errors need neither CANN nor MPI.
+class RankOnly final : public Communicator {
+ public:
+  RankOnly(uint32_t rank, uint32_t size) : rank_(rank), size_(size) {}
+  uint32_t rank() const override { return rank_; }
+  uint32_t size() const override { return size_; }
+  std::string describe() const override { return "test"; }
+  Status run(const sk_collective_args&, const std::string&, uint32_t, const std::function<bool()>&) override {
+    ADD_FAILURE() << "HcclGroups exchanged root info for a group it should have refused";
+    return {};
+  }
+
+ private:
+  uint32_t rank_, size_;
+};
+
+std::string groupError(std::shared_ptr<Communicator> comm, uint64_t mask) {
+  ascend::HcclGroups groups(std::move(comm), 1000);
+  auto t = groups.table({mask});
+  if (t.ok()) return "made a communicator";
+  EXPECT_EQ(t.error().kind(), ErrorKind::Runtime) << t.error().message();
+  return t.error().message();
+}
+
+TEST(AscendHccl, AGroupTheRunCannotFormIsAClearErrorBeforeAnyHcclCall) {
+  EXPECT_THAT(groupError(nullptr, 0b11), HasSubstr("the HCCL communicator of ranks 0,1: this ascend device has no "
+                                                   "communicator"));
+  EXPECT_THAT(groupError(std::make_shared<RankOnly>(2, 4), 0b11), HasSubstr("ranks 0,1: rank 2 is not in the group"));
+  EXPECT_THAT(groupError(std::make_shared<RankOnly>(0, 2), 0b101),
+              HasSubstr("ranks 0,2: this run has 2 rank(s) (start it with mpirun -np 3)"));
 }
 
 TEST(AscendHccl, WithoutLibhcclTheDeviceNamesWhatItTried) {
