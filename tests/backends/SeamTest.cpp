@@ -47,7 +47,8 @@ struct Hit {
 };
 
 // Every code line (comments cut) of the files under base/<roots> outside the back ends that matches.
-std::vector<Hit> scan(const std::vector<std::string>& roots, const std::regex& pattern, const fs::path& base = kRoot) {
+std::vector<Hit> scan(const std::vector<std::string>& roots, const std::regex& pattern, const fs::path& base = kRoot,
+                      const std::vector<std::string>& exempt = {}) {
   std::vector<Hit> hits;
   for (const std::string& r : roots) {
     for (auto& e : fs::recursive_directory_iterator(base / r)) {
@@ -56,6 +57,7 @@ std::vector<Hit> scan(const std::vector<std::string>& roots, const std::regex& p
       const std::string ext = rel.extension().string();
       if (ext != ".cpp" && ext != ".h" && ext != ".c" && ext != ".txt" && ext != ".cmake") continue;
       if (inBackEnd(rel)) continue;
+      if (std::find(exempt.begin(), exempt.end(), rel.generic_string()) != exempt.end()) continue;
       std::ifstream in(e.path());
       std::string line;
       for (int n = 1; std::getline(in, line); ++n) {
@@ -77,7 +79,11 @@ std::string show(const std::vector<Hit>& hits) {
 // Library and tool code (tests and benchmarks may drive the cpu back end directly).
 const std::vector<std::string> kCode = {"src", "include", "tools"};
 
-const std::regex kLoadsObjects(R"(\bdlopen\s*\(|\bdlsym\s*\()");
+// dlopen/dlsym, or the loader the back ends share for their vendor libraries (support/DynamicLibrary.h,
+// the one shared file allowed to call dlopen: it is a helper of the back ends, and shared code that calls
+// it loads a library as surely as with dlopen).
+const std::regex kLoadsObjects(R"(\bdlopen\s*\(|\bdlsym\s*\(|\bopenFirstLibrary\s*\(|\bbindSymbol\s*\()");
+const std::vector<std::string> kTheSharedLoader = {"src/support/DynamicLibrary.h", "src/support/DynamicLibrary.cpp"};
 const std::regex kBuildDetails(R"(kernel_abi\.c|"-fPIC"|"-lm"|"-shared")");
 // A declaration or initialisation of an sk_run_args value.
 const std::regex kBuildsRunArgs(R"(\bsk_run_args\s+\w+\s*[;{=(]|\bsk_run_args\s*\{)");
@@ -108,7 +114,7 @@ std::vector<std::string> cpuRuntimeIncludes(std::istream& in, const std::string&
 }
 
 TEST(Seam, OnlyBackEndsLoadSharedObjects) {
-  auto hits = scan(kCode, kLoadsObjects);
+  auto hits = scan(kCode, kLoadsObjects, kRoot, kTheSharedLoader);
   EXPECT_TRUE(hits.empty()) << "dlopen/dlsym outside the back ends:\n" << show(hits);
 }
 
@@ -183,6 +189,14 @@ TEST(Seam, TheScansFindAPlantedOffence) {
   EXPECT_EQ(names[0].where, "src/session/Host.cpp:1");
   EXPECT_EQ(names[1].where, "src/session/Host.cpp:2");
   EXPECT_EQ(names[2].where, "src/session/Planted.cpp:5");
+  // The back ends' shared loader may call dlopen; shared code that calls the loader is an offence.
+  plant("src/support/DynamicLibrary.cpp", "void* h = dlopen(\"libk.so\", 0);\n");
+  plant("src/session/Loader.cpp", "auto lib = openFirstLibrary({\"libk.so\"});\n");
+  auto loads = scan({"src"}, kLoadsObjects, base, kTheSharedLoader);
+  std::sort(loads.begin(), loads.end(), [](const Hit& a, const Hit& b) { return a.where < b.where; });
+  ASSERT_EQ(loads.size(), 2u) << show(loads);
+  EXPECT_EQ(loads[0].where, "src/session/Loader.cpp:1");
+  EXPECT_EQ(loads[1].where, "src/session/Planted.cpp:2");
   fs::remove_all(base);
 
   std::istringstream includes(
