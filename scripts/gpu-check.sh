@@ -27,7 +27,9 @@
 # The test binaries have SK_SOURCE_ROOT (the checkout they were built in) compiled
 # in, and build/<config>/share/superkernel links to that checkout's data: a build
 # carried to another machine needs the checkout at the same path there (or a
-# link to it). First run: 2026-11-26 on an NVIDIA H200 (docs/PERFORMANCE.md,
+# link to it), and the build at the path it was built in (the gpu tests spawn
+# that sk-compile; the script says so when it is missing). First run:
+# 2026-11-26 on an NVIDIA H200 (docs/PERFORMANCE.md,
 # section 8), a build carried from the 2-core development machine.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -100,6 +102,13 @@ for b in "$compile" "$gpu_tests"; do
 done
 
 status=0
+# The gpu tests spawn the sk-compile they were built with (its path is compiled in): a carried build must
+# sit at that path on this machine too, or every test fails with "posix_spawn failed".
+spawned=$(strings "$gpu_tests" 2>/dev/null | grep -m1 '/tools/sk-compile$' || true)
+if [ -n "$spawned" ] && ! [ -x "$spawned" ]; then
+  log "the gpu tests spawn $spawned, which is missing here: put the build (or a link to it) at $(dirname "$(dirname "$spawned")")"
+  status=1
+fi
 export SK_LOG_LEVEL=${SK_LOG_LEVEL:-warn}
 cache=$(mktemp -d)
 
