@@ -17,12 +17,18 @@
 //   previous barrier is one of its ancestors (the barrier then waits for nothing its edges did not
 //   already wait for, transitively: it cannot serialize independent work), and (3) the barrier costs no
 //   more than its edges: barrierNs <= the most any one core of the queue spends in the edges' waits,
-//   counterNs per counter edge and flagNs per distinct producer block on another core that the core's
-//   blocks wait for.
+//   flagNs per distinct producer block on another core that the core's blocks wait for, and per counter
+//   edge counterNs * (P + C) / 2n, P and C the cores of the n-core queue that run the producer's and the
+//   consumer's blocks (each at least 2). barrierNs and counterNs are both what all n cores pay on one
+//   line (the calibration's all-to-all chains), and that grows with n; a barrier always has all n on its
+//   line, a counter only the producer's arrivals and the consumer's waiters. Without the share, at 16
+//   cores every counter looked as dear as a 16-core barrier and the decode stacks lost 9-33% to barriers
+//   (sk_bench_suite on a 16-core Xeon, 2026-11-28); on 2 cores the share is always 1.
 // - Each changed edge keeps the kind the rules chose in Edge::modelFrom; the counts (boundaries made
 //   barriers, edges replaced, edges dropped, boundaries kept and why) go to PlanReport::syncModel.
 // - sync-model=off, early-start=0, debug-sync-all=1 or unknown costs: the step is left exactly as the
 //   correctness rules made it.
+#include <algorithm>
 #include <set>
 
 #include "plan/PlanInternal.h"
@@ -44,6 +50,19 @@ std::vector<OpBits> ancestors(const SuperKernelPlan& sk) {
   return anc;
 }
 
+// The share of the measured counterNs that one counter edge costs. counterNs is the all-to-all counter of
+// the whole queue (calibration and defaults: every one of the queue's n cores arrives on the line and every
+// one waits on it), and that cost grows with the cores on the line: the boundary benchmark on a 16-core Xeon
+// measured 1.14 us at 8 workers and 2.26 us at 16, about 140 ns per core either way. An edge's counter has
+// only the producer's cores arriving and only the consumer's cores waiting, so it costs (arriving + waiting)
+// / 2n of it. A hand-off between cores involves at least two of them (the calibration's smallest case), so
+// neither side counts below 2: on a 2-core queue every counter costs the whole counterNs, as measured.
+double counterShare(const Queue& q, uint32_t producerBlocks, uint32_t consumerBlocks) {
+  const uint32_t n = std::max<uint32_t>(q.numCores, 1);
+  auto side = [&](uint32_t blocks) { return std::min(std::max<uint32_t>(std::min(blocks, n), 2), n); };
+  return static_cast<double>(side(producerBlocks) + side(consumerBlocks)) / (2.0 * n);
+}
+
 // The most one core of queue q spends waiting on `in` (consumer c's flag and counter edges), in ns.
 double edgeWaitCost(const SuperKernelPlan& sk, const Queue& q, uint32_t c, const std::vector<Edge*>& in,
                     const SyncCosts& costs) {
@@ -53,7 +72,7 @@ double edgeWaitCost(const SuperKernelPlan& sk, const Queue& q, uint32_t c, const
     double cost = 0;
     for (const Edge* e : in) {
       if (e->sync == SyncKind::Counter) {
-        cost += costs.counterNs;
+        cost += costs.counterNs * counterShare(q, sk.ops[e->producer].blockDim, op.blockDim);
         continue;
       }
       std::set<uint32_t> remote;  // producer blocks on another core that this core's blocks wait for

@@ -8,6 +8,19 @@
 namespace sk {
 namespace {
 
+// Uncalibrated costs: the 2-core VM's boundary costs, a barrier and a counter in proportion to the workers
+// (the 16-core Xeon measured 125-140 ns per worker for both at 8 and at 16), a flag the same at any width.
+TEST(CpuBackend, DefaultSyncCostsGrowWithTheWorkers) {
+  const SyncCosts two = cpuMachineModel(2).syncCosts, sixteen = cpuMachineModel(16).syncCosts;
+  EXPECT_EQ(two.barrierNs, 340);
+  EXPECT_EQ(two.counterNs, 400);
+  EXPECT_EQ(two.flagNs, 380);
+  EXPECT_EQ(sixteen.barrierNs, 8 * 340);
+  EXPECT_EQ(sixteen.counterNs, 8 * 400);
+  EXPECT_EQ(sixteen.flagNs, 380);
+  EXPECT_EQ(cpuMachineModel(1).syncCosts.barrierNs, 340);  // one worker: every edge local, costs unused
+}
+
 // The sync calibration's arithmetic and its trust limits, on timings written here: per kind, the median of the
 // per-repetition excess over the ideal, per boundary; timings a busy machine makes are an error, not costs.
 TEST(CpuBackend, SyncCalibrationTimesGiveCostsOrSayTheMachineWasBusy) {

@@ -210,5 +210,92 @@ TEST_F(SyncCost, OffAndUnknownCostsReproduceTheRulesChoices) {
   EXPECT_GT(on.report.syncModel.boundaries, 0u);
 }
 
+// A counter's cost grows with the cores on its line (its producer's arrivals, its consumer's waiters), a
+// barrier's is always the whole queue's. With the costs measured on a 16-core Xeon (barrier 2105, counter
+// 2258, flag 448 ns: both all-to-all), a 16-block producer feeding a 4-block consumer keeps its counter
+// (2258 * (16 + 4) / 32 = 1411 ns < 2105), while the same edge into a 16-block consumer, an all-to-all of
+// the whole queue, is what the barrier was measured against and takes it.
+TEST_F(SyncCost, ACounterCostsItsShareOfTheQueue) {
+  {
+    Scope s(g, "s");
+    op("A", "ew", "a", "b", 16);
+    op("B", "ew_all", "b", "c", 4);
+    op("C", "ew_all", "c", "d", 16);
+  }
+  FusionPlan p = plan(machine(2105, 2258, 448, 16));
+  EXPECT_EQ(edges(p.steps.at(0)), (V{"A->B counter", "B->C counter"}));
+  EXPECT_EQ(p.report.syncModel.keptCheaper, 2u);
+  EXPECT_TRUE(barriersBefore(p.steps[0]).empty());
+}
+
+TEST_F(SyncCost, AWholeQueueCounterStillTakesTheBarrier) {
+  {
+    Scope s(g, "s");
+    op("A", "ew", "a", "b", 16);
+    op("B", "ew_all", "b", "c", 16);
+  }
+  FusionPlan p = plan(machine(2105, 2258, 448, 16));
+  EXPECT_EQ(edges(p.steps.at(0)), V{"A->B barrier<-counter"});
+  EXPECT_EQ(barriersBefore(p.steps[0]), V{"B"});
+}
+
+// On 2 cores every counter has both cores on its line: the share is 1 (no side counts below 2 cores), so
+// the fan-in-16 shape (16 blocks -> 1 block -> 16 blocks) makes the barriers it made before, where the
+// 2-core VM measured them a win (docs/PERFORMANCE.md section 13).
+TEST_F(SyncCost, TwoCoresPayTheWholeCounter) {
+  {
+    Scope s(g, "s");
+    op("A", "ew", "a", "b", 16);
+    op("B", "ew_all", "b", "c", 1);
+    op("C", "ew_all", "c", "d", 16);
+  }
+  FusionPlan p = plan(machine(340, 400, 380, 2));
+  EXPECT_EQ(edges(p.steps.at(0)), (V{"A->B barrier<-counter", "B->C barrier<-counter"}));
+  EXPECT_EQ(p.report.syncModel.boundaries, 2u);
+}
+
+// The decode stacks the benchmarks run (examples/decode_stack, 61 layers, 1,525 ops; bench/gen_sweep.py
+// copies them) and their edge counts. On 16 cores, with the costs measured there, the model keeps every
+// flag and counter edge of the rules (with barriers in their place the fused step measured 0.81-0.84x the
+// rules' own syncs), and at 8 cores it keeps most. On 2 cores, with the 2-core costs, it still makes the
+// 609 barriers (670 edges) it made when the model was measured on decode_small there.
+TEST(SyncCostDecode, StacksKeepTheirEdgesOnManyCoresAndTheirBarriersOnTwo) {
+  const std::filesystem::path dir = std::filesystem::path(SK_SOURCE_ROOT) / "examples/decode_stack";
+  auto counts = [](const FusionPlan& p) {
+    const auto& e = p.report.syncs.edges;
+    auto n = [&](SyncKind k) { return e.count(k) ? e.at(k) : size_t{0}; };
+    return std::vector<size_t>{n(SyncKind::Local), n(SyncKind::Flag), n(SyncKind::Counter), n(SyncKind::Barrier),
+                               static_cast<size_t>(p.report.syncs.barriers)};
+  };
+  auto planAt = [&](const OpList& l, const std::string& opts, MachineModel m) {
+    auto o = parseOptions(opts);
+    EXPECT_TRUE(o.ok());
+    auto p = planOpList(l, *o, PlanConfig{std::move(m), true});
+    EXPECT_TRUE(p.ok()) << (p ? "" : p.error().message());
+    return p ? *p : FusionPlan{};
+  };
+  for (const char* name : {"decode_stack.json", "decode_stack_shared_weights.json"}) {
+    SCOPED_TRACE(name);
+    auto l = loadOpList(dir / name);
+    ASSERT_TRUE(l.ok()) << l.error().message();
+    // 16 cores, the boundary benchmark's costs there: exactly the rules' plan (local, flag, counter, barrier
+    // edges; barriers).
+    const MachineModel w16 = machine(2105, 2258, 448, 16);
+    const FusionPlan off16 = planAt(*l, "early-start=1:sync-model=off", w16);
+    EXPECT_EQ(counts(off16), (std::vector<size_t>{122, 427, 1280, 0, 0}));
+    const FusionPlan on16 = planAt(*l, "early-start=1", w16);
+    EXPECT_EQ(counts(on16), counts(off16));
+    EXPECT_TRUE(on16.report.syncModel.on);
+    EXPECT_EQ(on16.report.syncModel.boundaries, 0u);
+    // 8 cores, the costs measured there: 244 of the 609 barriers the model made before.
+    const FusionPlan on8 = planAt(*l, "early-start=1", machine(1000, 1139, 449, 8));
+    EXPECT_EQ(counts(on8), (std::vector<size_t>{488, 0, 914, 305, 244}));
+    // 2 cores, the 2-core costs: as before the counter share.
+    const FusionPlan on2 = planAt(*l, "early-start=1", machine(340, 400, 380, 2));
+    EXPECT_EQ(counts(on2), (std::vector<size_t>{488, 0, 366, 670, 609}));
+    EXPECT_EQ(on2.report.syncModel.boundaries, 609u);
+  }
+}
+
 }  // namespace sync_cost_test
 }  // namespace sk

@@ -134,10 +134,14 @@ MachineModel cpuMachineModel(uint32_t workers) {
   m.defaultPreloadCode = PreloadCode::None;
   // Until the machine is calibrated (sk-compile --calibrate, CpuCalibrate.cpp): the per-boundary costs the
   // boundary benchmark measured on a 2-core VM (docs/PERFORMANCE.md section 1: barrier 0.34, flag 0.38,
-  // counter 0.40 us). A barrier and an all-to-all counter take one arrival per worker on one line, so they
-  // grow with the workers (the slope is a guess, hence the calibration); a flag wait reads one line.
-  const double extra = 25.0 * (std::max<uint32_t>(workers, 2) - 2);
-  m.syncCosts = {340 + extra, 400 + extra, 380, "defaults; sk-compile --calibrate measures this machine"};
+  // counter 0.40 us), scaled with the workers. A barrier and an all-to-all counter take one arrival per
+  // worker on one line, so they grow in proportion to the workers: on a 16-core Xeon the benchmark measured
+  // barrier 1.00 / 2.10 us and counter 1.14 / 2.26 us at 8 / 16 workers (2026-11-28), 125-140 ns per
+  // worker. A flag wait reads one line whatever the width (0.45 us at 8 and 16 alike). The former 25 ns per
+  // worker slope made a 16-worker barrier look 3x cheaper than measured, next to flags that cost what they
+  // cost; the planner scales a counter edge down to its cores (plan/SyncCost.cpp).
+  const double w = std::max<uint32_t>(workers, 2);
+  m.syncCosts = {170 * w, 200 * w, 380, "defaults; sk-compile --calibrate measures this machine"};
   m.inapplicable = {
       {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
       {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},
