@@ -11,6 +11,24 @@
 //              waiting on that one producer block's flag (acquire/release)
 //   sk_counter persistent; every block of op k waits for all G blocks of op k-1
 //   sk_barrier persistent; a grid barrier between ops
+// Issue 40 adds (same chain, same harness, interleaved with the above):
+//   sk_flag_relaxed       sk_flag, but the waiting lane spins on ld.relaxed.gpu (no L1 invalidation per poll)
+//                         and issues ONE fence.acq_rel.gpu after it sees the epoch (sk_flag polls ld.acquire.gpu
+//                         with the runtime's __nanosleep(SK_CUDA_POLL_NS) between polls)
+//   sk_flag_relaxed_sleep the same with __nanosleep(32) between relaxed polls
+//   sk_dataflag           1:1 edge without a flag: each thread polls the 64-bit data word it reads,
+//                         {epoch << 32 | payload bits}, written with st.relaxed.gpu (single-copy atomic), until the
+//                         epoch is this launch's; no fence: the thread reads only the word it polled
+//   *_pK  (K = 16/64/128) each op of CTA c first copies K KB of "weights" (a per-op, per-CTA slice of a 256 MB
+//         buffer nobody writes, larger than L2, so it streams from HBM) into shared memory with 16-byte loads:
+//           sk_local_pK   no wait at all: the floor = load time + op
+//           sk_flag_pre_pK   weights loaded BEFORE the relaxed-poll flag wait (the wait hides behind the load)
+//           sk_flag_post_pK  weights loaded AFTER the wait (nothing hidden)
+//         exposed cost of an edge with a K KB prologue = sk_flag_pre_pK - sk_local_pK (per boundary)
+//           graph_pdl_pre_pK / graph_pdl_post_pK  CUDA Graph + PDL of the same op kernel, which triggers its
+//           dependants at its start (cudaTriggerProgrammaticLaunchCompletion) and loads its weights before / after
+//           cudaGridDependencySynchronize() (griddepcontrol.wait)
+//         every row is batch time / N: a _pK row includes the K KB load, compare rows of one K only.
 // The persistent variants use the SuperKernel's own primitives
 // (runtime/cuda/include/superkernel/cuda/sync.cuh) on monotonic epochs, as the
 // generated code does. Reported: microseconds per op boundary (batch time / N),
@@ -46,6 +64,34 @@
 
 constexpr int kThreads = 256;
 
+// ---- helpers (issue 40 variants) ----------------------------------------------
+
+// Relaxed poll, then one fence: the fence after the last (relaxed) read of the flag that saw the release makes the
+// producer's writes visible (PTX memory model: release pattern -> relaxed read -> fence.acq_rel = synchronizes).
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void wait_relaxed(const unsigned long long* p, unsigned long long target, bool sleep) {
+  while (ld_relaxed(p) < target)
+    if (sleep) __nanosleep(32);
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
+
+// K KB of weights into shared memory, 16-byte loads; returns one word so the copy is not dead code.
+__device__ __forceinline__ float load_weights(const float4* w, size_t slice, int kb, float4* sm) {
+  if (kb == 0) return 0.0f;
+  const int n = kb * 1024 / 16;
+  const float4* src = w + slice * (size_t)n;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) sm[i] = src[i];
+  __syncthreads();
+  return reinterpret_cast<const float*>(sm)[(threadIdx.x * 7) % (n * 4)];
+}
+
 // ---- one op per launch ------------------------------------------------------
 
 __global__ void op_kernel(const float* x, float* y, int pdl) {
@@ -54,22 +100,48 @@ __global__ void op_kernel(const float* x, float* y, int pdl) {
   y[i] = x[i] + 1.0f;
 }
 
+// PDL with a weight prologue (issue 40): trigger the dependant at once so its CTAs may start (and load their
+// weights) while this one runs; pre: weights before griddepcontrol.wait, else after.
+__global__ void op_kernel_w(const float* x, float* y, const float4* w, size_t slice, int kb, int pre) {
+  extern __shared__ float4 sm[];
+  cudaTriggerProgrammaticLaunchCompletion();
+  const size_t sl = slice + blockIdx.x;
+  float wv = 0.0f;
+  if (pre) wv = load_weights(w, sl, kb, sm);
+  cudaGridDependencySynchronize();
+  if (!pre) wv = load_weights(w, sl, kb, sm);
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  y[i] = x[i] + 1.0f + wv;
+}
+
 // ---- persistent ---------------------------------------------------------------
 
-enum Mode { kLocal = 0, kFlag = 1, kCounter = 2, kBarrier = 3 };
+enum Mode { kLocal = 0, kFlag = 1, kCounter = 2, kBarrier = 3, kFlagRelaxed = 4, kFlagRelaxedSleep = 5, kDataFlag = 6 };
 
 // flags[k * G + c]: epoch when block c of op k is done; done[k]: arrivals; bar: barrier counter.
+// w / wslices / kb / pre: the weight prologue (kb KB per op per CTA, loaded before the wait when pre, after otherwise).
+// d0 / d1: the data-as-flag buffers (u64 words).
 __global__ void persistent_kernel(float* a, float* b, int ops, int mode, unsigned long long epoch,
-                                  unsigned long long* flags, unsigned long long* done, unsigned long long* bar) {
+                                  unsigned long long* flags, unsigned long long* done, unsigned long long* bar,
+                                  const float4* w, size_t wslices, int kb, int pre, unsigned long long* d0,
+                                  unsigned long long* d1) {
+  extern __shared__ float4 sm[];
   const int G = gridDim.x, c = blockIdx.x;
   for (int k = 0; k < ops; ++k) {
     const float* x = (k & 1) ? b : a;
     float* y = (k & 1) ? a : b;
+    const size_t slice = ((size_t)k * G + c) % (wslices ? wslices : 1);
+    float wv = 0.0f;
+    if (pre) wv = load_weights(w, slice, kb, sm);
     int src = c;
     if (k > 0) {
       if (mode == kFlag) {
         src = (c + 1) % G;
         if (threadIdx.x == 0) sk_wait_ge(&flags[(size_t)(k - 1) * G + src], epoch);
+        __syncthreads();
+      } else if (mode == kFlagRelaxed || mode == kFlagRelaxedSleep) {
+        src = (c + 1) % G;
+        if (threadIdx.x == 0) wait_relaxed(&flags[(size_t)(k - 1) * G + src], epoch, mode == kFlagRelaxedSleep);
         __syncthreads();
       } else if (mode == kCounter) {
         src = (c + 1) % G;
@@ -80,23 +152,57 @@ __global__ void persistent_kernel(float* a, float* b, int ops, int mode, unsigne
         sk_cta_barrier(bar, (unsigned)G, (epoch - 1) * (unsigned long long)(ops - 1) + (unsigned long long)k);
       }
     }
-    y[c * blockDim.x + threadIdx.x] = x[src * blockDim.x + threadIdx.x] + 1.0f;
-    if (mode == kFlag) sk_cta_flag_set(&flags[(size_t)k * G + c], epoch);
-    if (mode == kCounter) sk_cta_arrive(&done[k]);
+    if (!pre) wv = load_weights(w, slice, kb, sm);
+    if (mode == kDataFlag) {
+      // 1:1 edge, the data is the flag: thread t polls the word of CTA (c+1)%G that it reads.
+      const unsigned long long* xd = (k & 1) ? d1 : d0;
+      unsigned long long* yd = (k & 1) ? d0 : d1;
+      float v = 0.0f;
+      if (k > 0) {
+        src = (c + 1) % G;
+        unsigned long long word;
+        while (((word = ld_relaxed(&xd[src * blockDim.x + threadIdx.x])) >> 32) != (epoch & 0xffffffffull)) {
+        }
+        v = __uint_as_float((unsigned)word);
+      }
+      st_relaxed(&yd[c * blockDim.x + threadIdx.x],
+                 (epoch << 32) | __float_as_uint(v + 1.0f + wv));
+      if (kb) __syncthreads();  // the next op's prologue overwrites sm
+      continue;
+    }
+    y[c * blockDim.x + threadIdx.x] = x[src * blockDim.x + threadIdx.x] + 1.0f + wv;
+    if (mode == kFlag || mode == kFlagRelaxed || mode == kFlagRelaxedSleep)
+      sk_cta_flag_set(&flags[(size_t)k * G + c], epoch);  // its __syncthreads also guards sm reuse
+    else if (mode == kCounter)
+      sk_cta_arrive(&done[k]);
+    else if (kb)
+      __syncthreads();
   }
 }
 
 // ---- harness ------------------------------------------------------------------
 
+constexpr size_t kWeightBytes = 256ull << 20;  // > H200's 50 MB L2: prologue loads stream from HBM
+
+struct Variant {
+  const char* name;
+  int kind;  // 0 launch, 1 graph, 2 graph_pdl, 3 persistent, 4 graph_pdl with weights
+  int mode, kb, pre;
+};
+
 struct Bench {
   int G = 0, ops = 64;
   float *a = nullptr, *b = nullptr;
-  unsigned long long *flags = nullptr, *done = nullptr, *bar = nullptr;
-  unsigned long long epoch[4] = {0, 0, 0, 0};
+  float4* w = nullptr;
+  unsigned long long *flags = nullptr, *done = nullptr, *bar = nullptr, *d0 = nullptr, *d1 = nullptr;
+  unsigned long long epoch[8] = {};
   cudaStream_t s{};
   cudaGraphExec_t graph{}, graphPdl{};
+  std::vector<cudaGraphExec_t> graphW;  // per variant index, kind 4
 
-  void launchChain(bool pdl) {
+  size_t slices(int kb) const { return kb ? kWeightBytes / ((size_t)kb * 1024) : 0; }
+
+  void launchChain(bool pdl, int kb = -1, int pre = 0) {
     for (int k = 0; k < ops; ++k) {
       const float* x = (k & 1) ? b : a;
       float* y = (k & 1) ? a : b;
@@ -113,14 +219,20 @@ struct Bench {
       attr[0].val.programmaticStreamSerializationAllowed = 1;
       cfg.attrs = attr;
       cfg.numAttrs = 1;
-      CHECK(cudaLaunchKernelEx(&cfg, op_kernel, x, y, 1));
+      if (kb < 0) {
+        CHECK(cudaLaunchKernelEx(&cfg, op_kernel, x, y, 1));
+      } else {
+        cfg.dynamicSmemBytes = (size_t)kb * 1024;
+        const size_t slice = ((size_t)k * G) % (slices(kb) - G);  // CTA c reads slice + c
+        CHECK(cudaLaunchKernelEx(&cfg, op_kernel_w, x, y, (const float4*)w, slice, kb, pre));
+      }
     }
   }
 
-  cudaGraphExec_t capture(bool pdl) {
+  cudaGraphExec_t capture(bool pdl, int kb = -1, int pre = 0) {
     cudaGraph_t g;
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    launchChain(pdl);
+    launchChain(pdl, kb, pre);
     CHECK(cudaStreamEndCapture(s, &g));
     cudaGraphExec_t e;
     CHECK(cudaGraphInstantiate(&e, g, 0));
@@ -128,15 +240,15 @@ struct Bench {
     return e;
   }
 
-  void runOnce(int variant) {
-    switch (variant) {
+  void runOnce(int vi, const Variant& v) {
+    switch (v.kind) {
       case 0: launchChain(false); break;
       case 1: CHECK(cudaGraphLaunch(graph, s)); break;
       case 2: CHECK(cudaGraphLaunch(graphPdl, s)); break;
-      default: {
-        const int mode = variant - 3;
-        persistent_kernel<<<G, kThreads, 0, s>>>(a, b, ops, mode, ++epoch[mode], flags, done, bar);
-      }
+      case 4: CHECK(cudaGraphLaunch(graphW[vi], s)); break;
+      default:
+        persistent_kernel<<<G, kThreads, (size_t)v.kb * 1024, s>>>(a, b, ops, v.mode, ++epoch[v.mode], flags, done,
+                                                                    bar, w, slices(v.kb), v.kb, v.pre, d0, d1);
     }
   }
 };
@@ -160,7 +272,10 @@ int main(int argc, char** argv) {
   (void)cudaDeviceGetAttribute(&smClock, cudaDevAttrClockRate, dev);
   (void)cudaDeviceGetAttribute(&memClock, cudaDevAttrMemoryClockRate, dev);
   B.G = prop.multiProcessorCount;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, persistent_kernel, kThreads, 0));
+  constexpr int kMaxKb = 128;
+  CHECK(cudaFuncSetAttribute(persistent_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxKb * 1024));
+  CHECK(cudaFuncSetAttribute(op_kernel_w, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxKb * 1024));
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, persistent_kernel, kThreads, kMaxKb * 1024));
   if (perSm < 1) {
     std::fprintf(stderr, "the persistent kernel does not fit an SM\n");
     return 2;
@@ -169,6 +284,12 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&B.a, n * sizeof(float)));
   CHECK(cudaMalloc(&B.b, n * sizeof(float)));
   CHECK(cudaMemset(B.a, 0, n * sizeof(float)));
+  CHECK(cudaMalloc(&B.d0, n * sizeof(unsigned long long)));
+  CHECK(cudaMalloc(&B.d1, n * sizeof(unsigned long long)));
+  CHECK(cudaMemset(B.d0, 0, n * sizeof(unsigned long long)));
+  CHECK(cudaMemset(B.d1, 0, n * sizeof(unsigned long long)));
+  CHECK(cudaMalloc(&B.w, kWeightBytes));
+  CHECK(cudaMemset(B.w, 0, kWeightBytes));
   CHECK(cudaMalloc(&B.flags, (size_t)B.ops * B.G * sizeof(unsigned long long)));
   CHECK(cudaMemset(B.flags, 0, (size_t)B.ops * B.G * sizeof(unsigned long long)));
   CHECK(cudaMalloc(&B.done, (size_t)B.ops * sizeof(unsigned long long)));
@@ -179,14 +300,41 @@ int main(int argc, char** argv) {
   B.graph = B.capture(false);
   B.graphPdl = B.capture(true);
 
-  const char* names[] = {"launch", "graph", "graph_pdl", "sk_local", "sk_flag", "sk_counter", "sk_barrier"};
-  constexpr int kVariants = 7;
+  std::vector<Variant> V = {
+      {"launch", 0, 0, 0, 0},          {"graph", 1, 0, 0, 0},
+      {"graph_pdl", 2, 0, 0, 0},       {"sk_local", 3, kLocal, 0, 0},
+      {"sk_flag", 3, kFlag, 0, 0},     {"sk_counter", 3, kCounter, 0, 0},
+      {"sk_barrier", 3, kBarrier, 0, 0}, {"sk_flag_relaxed", 3, kFlagRelaxed, 0, 0},
+      {"sk_flag_relaxed_sleep", 3, kFlagRelaxedSleep, 0, 0}, {"sk_dataflag", 3, kDataFlag, 0, 0},
+  };
+  static char namebuf[16][40];
+  int nb = 0;
+  for (int kb : {16, 64, 128}) {
+    const char* fmt[] = {"sk_local_p%d", "sk_flag_pre_p%d", "sk_flag_post_p%d", "graph_pdl_pre_p%d",
+                         "graph_pdl_post_p%d"};
+    const Variant proto[] = {{nullptr, 3, kLocal, kb, 1},
+                             {nullptr, 3, kFlagRelaxed, kb, 1},
+                             {nullptr, 3, kFlagRelaxed, kb, 0},
+                             {nullptr, 4, 0, kb, 1},
+                             {nullptr, 4, 0, kb, 0}};
+    for (int j = 0; j < 5; ++j) {
+      std::snprintf(namebuf[nb], sizeof namebuf[nb], fmt[j], kb);
+      Variant v = proto[j];
+      v.name = namebuf[nb++];
+      V.push_back(v);
+    }
+  }
+  const int kVariants = (int)V.size();
+  B.graphW.assign(kVariants, cudaGraphExec_t{});
+  for (int v = 0; v < kVariants; ++v)
+    if (V[v].kind == 4) B.graphW[v] = B.capture(true, V[v].kb, V[v].pre);
+
   cudaEvent_t t0, t1;
   CHECK(cudaEventCreate(&t0));
   CHECK(cudaEventCreate(&t1));
   // Warm-up: every variant a few batches (module load, graph upload, clocks).
   for (int v = 0; v < kVariants; ++v)
-    for (int i = 0; i < 3 * batch; ++i) B.runOnce(v);
+    for (int i = 0; i < 3 * batch; ++i) B.runOnce(v, V[v]);
   CHECK(cudaStreamSynchronize(B.s));
 
   std::vector<std::vector<double>> us(kVariants);
@@ -197,7 +345,7 @@ int main(int argc, char** argv) {
     std::shuffle(order.begin(), order.end(), rng);  // interleaved, in a different order each round
     for (int v : order) {
       CHECK(cudaEventRecord(t0, B.s));
-      for (int i = 0; i < batch; ++i) B.runOnce(v);
+      for (int i = 0; i < batch; ++i) B.runOnce(v, V[v]);
       CHECK(cudaEventRecord(t1, B.s));
       CHECK(cudaEventSynchronize(t1));
       float ms = 0;
@@ -222,7 +370,7 @@ int main(int argc, char** argv) {
   const double base = med(us[0]);
   for (int v = 0; v < kVariants; ++v) {
     auto [mn, mx] = std::minmax_element(us[v].begin(), us[v].end());
-    std::printf("| %s | %.3f | %.3f | %.3f | %.2fx |\n", names[v], med(us[v]), *mn, *mx, base / med(us[v]));
+    std::printf("| %s | %.3f | %.3f | %.3f | %.2fx |\n", V[v].name, med(us[v]), *mn, *mx, base / med(us[v]));
   }
   return 0;
 }
