@@ -19,6 +19,9 @@
 #define SUPERKERNEL_CUDA_SYNC_CUH
 
 #include <stdint.h>
+#ifndef SK_CUDA_SIM
+#include <stdio.h> /* device printf: a timed-out wait reports itself */
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
 #error "superkernel cuda needs sm_70 or later (acquire/release at gpu scope)"
@@ -27,6 +30,27 @@
 /* Back-off between polls of a wait (ns, __nanosleep); 0: spin. */
 #ifndef SK_CUDA_POLL_NS
 #define SK_CUDA_POLL_NS 32
+#endif
+
+/* How a wait polls (issue 40). 1 (relaxed, default): ld.relaxed.gpu spins and
+ * ONE fence.acq_rel.gpu after the value is seen; the fence after a relaxed
+ * read that observed the producer's release store / reduction synchronizes
+ * with it (PTX memory model, "release pattern -> relaxed read -> acquire
+ * fence"), and the spin no longer pays the acquire load's L1 invalidation on
+ * every poll. 0 (acquire): ld.acquire.gpu on every poll, the previous wait,
+ * kept so a device run can compare both in the real SuperKernel
+ * (-DSK_CUDA_POLL_RELAXED=0). */
+#ifndef SK_CUDA_POLL_RELAXED
+#define SK_CUDA_POLL_RELAXED 1
+#endif
+
+/* A wait that has not seen its value after this many ns (%globaltimer) prints
+ * the word, its target and the CTA, then traps, so a broken plan fails the
+ * launch (cudaErrorLaunchFailure) instead of hanging the GPU: there is no
+ * launch watchdog on a GPU (cuda-sim has its own). 0: wait forever. The clock
+ * is read only every 256 polls, off the fast path of a short wait. */
+#ifndef SK_CUDA_WAIT_TIMEOUT_NS
+#define SK_CUDA_WAIT_TIMEOUT_NS 10000000000ull
 #endif
 
 #ifndef SK_CUDA_SIM
@@ -62,15 +86,6 @@ static __device__ __forceinline__ unsigned int sk_atom_acq_rel_add_u32(unsigned 
   return old;
 }
 
-/* Wait until *p >= target (one thread). */
-static __device__ __forceinline__ void sk_wait_ge(const unsigned long long* p, unsigned long long target) {
-  while (sk_ld_acquire(p) < target) {
-#if SK_CUDA_POLL_NS > 0
-    __nanosleep(SK_CUDA_POLL_NS);
-#endif
-  }
-}
-
 /* %globaltimer: nanoseconds on the GPU's global timer (profiling records). */
 static __device__ __forceinline__ unsigned long long sk_globaltimer() {
   unsigned long long t;
@@ -78,13 +93,72 @@ static __device__ __forceinline__ unsigned long long sk_globaltimer() {
   return t;
 }
 
-/* Wait until *p != value (one thread). */
-static __device__ __forceinline__ void sk_wait_ne_u32(const unsigned int* p, unsigned int value) {
-  while (sk_ld_acquire_u32(p) == value) {
+static __device__ __forceinline__ unsigned long long sk_ld_relaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+static __device__ __forceinline__ unsigned int sk_ld_relaxed_u32(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+static __device__ __forceinline__ void sk_fence_acquire() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+
+/* The deadline check of a wait's n-th poll (see SK_CUDA_WAIT_TIMEOUT_NS). */
+static __device__ __forceinline__ void sk_wait_deadline(unsigned int n, unsigned long long* start, const void* p,
+                                                        unsigned long long target) {
+#if SK_CUDA_WAIT_TIMEOUT_NS > 0
+  if ((n & 255u) != 255u) return;
+  const unsigned long long now = sk_globaltimer();
+  if (*start == 0) {
+    *start = now;
+  } else if (now - *start > (unsigned long long)(SK_CUDA_WAIT_TIMEOUT_NS)) {
+    printf("superkernel: wait timed out: word %p never reached %llu (block %u, thread %u)\n", p, target,
+           blockIdx.x, threadIdx.x);
+    __trap();
+  }
+#else
+  (void)n, (void)start, (void)p, (void)target;
+#endif
+}
+
+/* Wait until *p >= target (one thread). */
+static __device__ __forceinline__ void sk_wait_ge(const unsigned long long* p, unsigned long long target) {
+  unsigned long long start = 0;
+#if SK_CUDA_POLL_RELAXED
+  for (unsigned int n = 0; sk_ld_relaxed(p) < target; ++n) {
+#else
+  for (unsigned int n = 0; sk_ld_acquire(p) < target; ++n) {
+#endif
 #if SK_CUDA_POLL_NS > 0
     __nanosleep(SK_CUDA_POLL_NS);
 #endif
+    sk_wait_deadline(n, &start, p, target);
   }
+#if SK_CUDA_POLL_RELAXED
+  sk_fence_acquire();
+#endif
+}
+
+/* Wait until *p != value (one thread). */
+static __device__ __forceinline__ void sk_wait_ne_u32(const unsigned int* p, unsigned int value) {
+  unsigned long long start = 0;
+#if SK_CUDA_POLL_RELAXED
+  for (unsigned int n = 0; sk_ld_relaxed_u32(p) == value; ++n) {
+#else
+  for (unsigned int n = 0; sk_ld_acquire_u32(p) == value; ++n) {
+#endif
+#if SK_CUDA_POLL_NS > 0
+    __nanosleep(SK_CUDA_POLL_NS);
+#endif
+    sk_wait_deadline(n, &start, p, value);
+  }
+#if SK_CUDA_POLL_RELAXED
+  sk_fence_acquire();
+#endif
 }
 #else
 /* The simulator (target cuda-sim, sim_device.h): the same orderings as C++
