@@ -13,9 +13,11 @@
 //   sk_barrier persistent; a grid barrier between ops
 // Issue 40 adds (same chain, same harness, interleaved with the above):
 //   sk_flag_relaxed       sk_flag, but the waiting lane spins on ld.relaxed.gpu (no L1 invalidation per poll)
-//                         and issues ONE fence.acq_rel.gpu after it sees the epoch (sk_flag polls ld.acquire.gpu
-//                         with the runtime's __nanosleep(SK_CUDA_POLL_NS) between polls)
-//   sk_flag_relaxed_sleep the same with __nanosleep(32) between relaxed polls
+//                         and issues ONE fence.acq_rel.gpu after it sees the epoch. sk_flag keeps the wait the
+//                         runtime had before issue 40 (ld.acquire.gpu every poll, __nanosleep(32)) so the row
+//                         compares with the 2026-11-26 numbers; sk_counter / sk_barrier use sync.cuh's sk_wait_ge,
+//                         which now polls relaxed (build with -DSK_CUDA_POLL_RELAXED=0 for the old one)
+//   sk_flag_relaxed_sleep the same with __nanosleep(32) between relaxed polls (= sync.cuh's sk_wait_ge now)
 //   sk_dataflag           1:1 edge without a flag: each thread polls the 64-bit data word it reads,
 //                         {epoch << 32 | payload bits}, written with st.relaxed.gpu (single-copy atomic), until the
 //                         epoch is this launch's; no fence: the thread reads only the word it polled
@@ -82,6 +84,11 @@ __device__ __forceinline__ void wait_relaxed(const unsigned long long* p, unsign
   asm volatile("fence.acq_rel.gpu;" ::: "memory");
 }
 
+// The runtime's wait before issue 40 (sync.cuh now polls relaxed): ld.acquire.gpu every poll, __nanosleep(32).
+__device__ __forceinline__ void wait_acquire(const unsigned long long* p, unsigned long long target) {
+  while (sk_ld_acquire(p) < target) __nanosleep(32);
+}
+
 // K KB of weights into shared memory, 16-byte loads; returns one word so the copy is not dead code.
 __device__ __forceinline__ float load_weights(const float4* w, size_t slice, int kb, float4* sm) {
   if (kb == 0) return 0.0f;
@@ -137,7 +144,7 @@ __global__ void persistent_kernel(float* a, float* b, int ops, int mode, unsigne
     if (k > 0) {
       if (mode == kFlag) {
         src = (c + 1) % G;
-        if (threadIdx.x == 0) sk_wait_ge(&flags[(size_t)(k - 1) * G + src], epoch);
+        if (threadIdx.x == 0) wait_acquire(&flags[(size_t)(k - 1) * G + src], epoch);
         __syncthreads();
       } else if (mode == kFlagRelaxed || mode == kFlagRelaxedSleep) {
         src = (c + 1) % G;
