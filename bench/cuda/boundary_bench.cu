@@ -16,8 +16,10 @@
 //                         and issues ONE fence.acq_rel.gpu after it sees the epoch. sk_flag keeps the wait the
 //                         runtime had before issue 40 (ld.acquire.gpu every poll, __nanosleep(32)) so the row
 //                         compares with the 2026-11-26 numbers; sk_counter / sk_barrier use sync.cuh's sk_wait_ge,
-//                         which now polls relaxed (build with -DSK_CUDA_POLL_RELAXED=0 for the old one)
-//   sk_flag_relaxed_sleep the same with __nanosleep(32) between relaxed polls (= sync.cuh's sk_wait_ge now)
+//                         which polls acquire by default (-DSK_CUDA_POLL_RELAXED=1 for the relaxed one; the
+//                         2026-11-28 H200 run had it relaxed: docs/PERFORMANCE.md section 8b)
+//   sk_flag_relaxed_sleep the same with __nanosleep(32) between relaxed polls (= sync.cuh's sk_wait_ge when
+//                         built with -DSK_CUDA_POLL_RELAXED=1)
 //   sk_dataflag           1:1 edge without a flag: each thread polls the 64-bit data word it reads,
 //                         {epoch << 32 | payload bits}, written with st.relaxed.gpu (single-copy atomic), until the
 //                         epoch is this launch's; no fence: the thread reads only the word it polled

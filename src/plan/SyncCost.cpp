@@ -59,7 +59,8 @@ std::vector<OpBits> ancestors(const SuperKernelPlan& sk) {
 // neither side counts below 2: on a 2-core queue every counter costs the whole counterNs, as measured.
 double counterShare(const Queue& q, uint32_t producerBlocks, uint32_t consumerBlocks) {
   const uint32_t n = std::max<uint32_t>(q.numCores, 1);
-  auto side = [&](uint32_t blocks) { return std::min(std::max<uint32_t>(std::min(blocks, n), 2), n); };
+  const uint32_t least = std::min<uint32_t>(2, n);
+  auto side = [&](uint32_t blocks) { return std::max(std::min(blocks, n), least); };
   return static_cast<double>(side(producerBlocks) + side(consumerBlocks)) / (2.0 * n);
 }
 
