@@ -34,8 +34,9 @@ const std::vector<OptionInfo> kRegistry = {
      "0: a full barrier between dependent ops; 1: per-edge waits, kernels' early-start points honoured; "
      "2: per-edge waits before each call"},
     {"preload-code", "auto, none, per-func, max", "auto", "prefetch the next sub-kernel's code (auto: the target's choice)"},
-    {"preload-data", "none, first-block", "first-block",
-     "an op that waits first prefetches the start of its first block of each input no op of the step writes"},
+    {"preload-data", "auto, none, first-block, lookahead", "auto",
+     "prefetch inputs no op of the step writes: an op that waits, the start of its first block of each before "
+     "the wait (first-block), and the next ops' slices too (lookahead); auto: the target's choice"},
     {"stream-fusion", "0, 1", "0", "1: streams run concurrently on separate core queues"},
     {"split-mode", "1..64", "1 (cpu), 4 (ascend)", "code copies per sub-kernel"},
     {"func-align", "0 or a power of 2 up to 1048576", "512", "alignment of entry and sub-kernel copies"},
@@ -149,8 +150,10 @@ Status applyOption(Options& o, const OptionInfo& info, std::string_view key, std
     else if (value == "abort") o.strictScopeCheck = StrictScope::Abort;
     else return invalidValue(info, value);
   } else if (key == "preload-data") {
-    if (value == "none") o.preloadData = PreloadData::None;
+    if (value == "auto") o.preloadData = PreloadData::Auto;
+    else if (value == "none") o.preloadData = PreloadData::None;
     else if (value == "first-block") o.preloadData = PreloadData::FirstBlock;
+    else if (value == "lookahead") o.preloadData = PreloadData::Lookahead;
     else return invalidValue(info, value);
   } else if (key == "sync-model") {
     if (value == "on") o.syncModel = true;
@@ -178,6 +181,16 @@ const char* preloadCodeName(PreloadCode p) {
   return "per-func";
 }
 
+const char* preloadDataName(PreloadData p) {
+  switch (p) {
+    case PreloadData::Auto: return "auto";
+    case PreloadData::None: return "none";
+    case PreloadData::FirstBlock: return "first-block";
+    case PreloadData::Lookahead: return "lookahead";
+  }
+  return "auto";
+}
+
 int Options::effectiveSplitMode(int targetDefault) const { return splitMode ? *splitMode : targetDefault; }
 
 std::string Options::canonical() const {
@@ -197,7 +210,7 @@ std::string Options::canonical() const {
   kv.emplace_back("feed-sync-all", feedSyncAll ? "1" : "0");
   kv.emplace_back("func-align", std::to_string(funcAlign));
   kv.emplace_back("preload-code", preloadCodeName(preloadCode));
-  kv.emplace_back("preload-data", preloadData == PreloadData::None ? "none" : "first-block");
+  kv.emplace_back("preload-data", preloadDataName(preloadData));
   kv.emplace_back("profiling", profiling ? "1" : "0");
   if (splitMode) kv.emplace_back("split-mode", std::to_string(*splitMode));
   kv.emplace_back("stream-fusion", streamFusion ? "1" : "0");

@@ -40,11 +40,12 @@ void reportInapplicable(PlanContext& ctx) {
   Options defaults;
   defaults.splitMode = m.defaultSplitMode;
   defaults.preloadCode = m.defaultPreloadCode;
+  defaults.preloadData = m.defaultPreloadData;
   const auto base = items(defaults);
   std::set<std::string> warned;
   for (const SuperKernelPlan& sk : ctx.plan.steps) {
     Options o = sk.options;
-    if (!o.splitMode) o.splitMode = m.defaultSplitMode;  // (preload-code=auto is resolved already: plan/Bind.cpp)
+    if (!o.splitMode) o.splitMode = m.defaultSplitMode;  // (preload-code/-data=auto are resolved already: plan/Bind.cpp)
     const auto now = items(o);
     for (const InapplicableOption& ia : m.inapplicable) {
       auto a = now.find(ia.key);

@@ -11,8 +11,9 @@
 // A runtime scalar is bound as a read of its one element (BoundArg::runtime),
 // its buffer is in the manifest, and its source is a slot of the step's
 // runtimeValues (distinct sources in order of first use).
-// The step's options are the segment's with preload-code=auto replaced by the
-// machine's defaultPreloadCode.
+// The step's options are the segment's with preload-code=auto and
+// preload-data=auto replaced by the machine's defaultPreloadCode and
+// defaultPreloadData.
 // earlyStart = the kernel declares early_start, early-start == 1 and the op
 // has no runtime scalar: a call's arguments are evaluated before the kernel
 // runs, so a runtime scalar is read before a kernel's own sk_wait_inputs; the
@@ -35,6 +36,8 @@ SuperKernelPlan bindSegment(const PlanContext& ctx, const Segment& seg) {
   // preload-code=auto is the target's choice: a step's options say what its code does.
   if (sk.options.preloadCode == PreloadCode::Auto)
     sk.options.preloadCode = machineFor(sk.options, ctx.config).defaultPreloadCode;
+  if (sk.options.preloadData == PreloadData::Auto)
+    sk.options.preloadData = machineFor(sk.options, ctx.config).defaultPreloadData;
 
   std::set<uint32_t> used;
   for (uint32_t i : seg.ops)

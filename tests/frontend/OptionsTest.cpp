@@ -117,9 +117,13 @@ TEST(Options, CanonicalRoundTrips) {
   Options o;
   EXPECT_EQ(o.canonical(),
             "debug-core-num=0:debug-sync-all=0:early-start=1:feed-sync-all=0:func-align=512:preload-code=auto:"
-            "preload-data=first-block:profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
+            "preload-data=auto:profiling=0:stream-fusion=0:strict-scope-check=bypass:sync-model=on");
   EXPECT_EQ(ok("preload-data=none").preloadData, PreloadData::None);
-  EXPECT_NE(fail("preload-data=all").find("accepted: none, first-block"), std::string::npos);
+  EXPECT_EQ(ok("preload-data=first-block").preloadData, PreloadData::FirstBlock);
+  EXPECT_EQ(ok("preload-data=lookahead").preloadData, PreloadData::Lookahead);
+  EXPECT_EQ(ok("preload-data=lookahead").canonical().find("preload-data=lookahead") != std::string::npos, true);
+  EXPECT_EQ(Options{}.preloadData, PreloadData::Auto);  // the target's choice unless set
+  EXPECT_NE(fail("preload-data=all").find("accepted: auto, none, first-block, lookahead"), std::string::npos);
   EXPECT_EQ(ok(o.canonical()), o);
   Options p = ok("early-start=2:preload-code=max:stream-fusion=1:split-mode=4:func-align=0:feed-sync-all=1:"
                  "debug-sync-all=1:profiling=1:compile-options=-O3,-Wl\\,-z\\,now:strict-scope-check=abort:"

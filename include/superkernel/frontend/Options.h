@@ -18,9 +18,11 @@ namespace sk {
 /// Which code an op prefetches for the next sub-kernel. Auto: the target's MachineModel::defaultPreloadCode
 /// (the planner resolves it into every step's options, plan/Bind.cpp).
 enum class PreloadCode : uint8_t { Auto, None, PerFunc, Max };
-/// What an op that waits prefetches of its inputs before the wait (cpu): nothing, or the start of its
-/// core's first block of each input no op of the step writes (its weights).
-enum class PreloadData : uint8_t { None, FirstBlock };
+/// What a core prefetches of the inputs no op of the step writes (its weights; plan/DataPreload.cpp): nothing;
+/// first-block: an op that waits, the start of its core's first block of each such input, before the wait;
+/// lookahead: that, and the next ops' slices too (within the machine's budget), so their loads overlap the ops
+/// before them. Auto: the target's MachineModel::defaultPreloadData (the planner resolves it, plan/Bind.cpp).
+enum class PreloadData : uint8_t { Auto, None, FirstBlock, Lookahead };
 enum class StrictScope : uint8_t { Bypass, Abort };
 
 struct Options {
@@ -36,7 +38,7 @@ struct Options {
   StrictScope strictScopeCheck = StrictScope::Bypass;
   int debugCoreNum = 0;                    // 0: executor's worker count
   bool syncModel = true;                   // false: syncs chosen by the correctness rules alone
-  PreloadData preloadData = PreloadData::FirstBlock;
+  PreloadData preloadData = PreloadData::Auto;
 
   /// split-mode, or `targetDefault` (the machine model's defaultSplitMode) when unset.
   int effectiveSplitMode(int targetDefault) const;
@@ -66,5 +68,6 @@ Expected<Options> parseOptions(std::string_view text, const Options& base = {});
 Status checkOptionString(std::string_view text);
 
 const char* preloadCodeName(PreloadCode p);
+const char* preloadDataName(PreloadData p);
 
 }  // namespace sk

@@ -57,6 +57,16 @@ struct MachineModel {
   int defaultSplitMode = 1;
   /// preload-code when the options say auto (the default).
   PreloadCode defaultPreloadCode = PreloadCode::PerFunc;
+  /// preload-data when the options say auto, and the data preload rule's budget (plan/DataPreload.cpp). The
+  /// defaults are cpu's: first-block, 2 KiB of each input's slice (32 cache lines: the first loads of a small
+  /// block, nothing when the data is cached already), and lookahead keeps one op ahead (budget 0: the next op's
+  /// slices only).
+  PreloadData defaultPreloadData = PreloadData::FirstBlock;
+  /// Bytes of one input's slice a core prefetches for one op: the start of the slice.
+  uint64_t preloadDataSliceBytes = 2048;
+  /// lookahead: bytes of later ops' slices a core may prefetch ahead of the op it starts (the next op's
+  /// slices always go, whatever their size).
+  uint64_t preloadDataLookaheadBytes = 0;
   std::vector<InapplicableOption> inapplicable;
   /// Sync limits (0: none). Flag slots a SuperKernel may use (one per
   /// producer block of a flag edge): edges past the budget fall back to

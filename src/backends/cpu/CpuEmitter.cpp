@@ -17,16 +17,13 @@
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
 #include "superkernel/codegen/TemplateEmitter.h"
+#include "superkernel/plan/DataPreload.h"
 #include "backends/cpu/CpuBackend.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
 
 namespace sk {
 namespace {
-
-// Bytes of each step-constant input an op that waits prefetches before its wait (32 cache lines): enough to
-// cover the first loads of a small block, small enough to cost nothing when the data is already cached.
-constexpr uint64_t kDataPreloadBytes = 2048;
 
 // Names from the op list reach the source only through these two (support/Escape.h).
 std::string cString(std::string_view s) { return escapeCString(s); }
@@ -167,12 +164,9 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
     if (op.kernelSync) v.add("ksync_fns").set("ksync", L.kernelSyncOf[i]);
   }
 
-  // Buffers some op of this step writes: a read of any other buffer (weights) cannot depend on a wait.
-  std::vector<bool> written(sk.buffers.size(), false);
-  for (const PlannedOp& op : sk.ops)
-    for (const BoundArg& a : op.args)
-      if (a.kind == ParamKind::Buffer && !a.runtime && a.access != Access::Read && a.buffer >= 0)
-        written[static_cast<size_t>(a.buffer)] = true;
+  // Data preload (preload-data): what each op prefetches before its waits is the planner's rule
+  // (plan/DataPreload.cpp), with cpu's budget; a prefetch is 64-byte-line prefetches of the core's slice.
+  const std::vector<std::vector<DataPreload>> dataPreloads = scheduleDataPreload(sk, cpuMachineModel(sk.numCores));
   bool anyDataPreload = false;
   std::optional<Error> argError;  // the first argument a queue line could not print (BadInput naming it)
 
@@ -180,35 +174,15 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
     ov.set("barrier_what", cString("barrier before " + opLabel(op)));
     const auto i = static_cast<size_t>(&op - sk.ops.data());
-    // Data preload: an op that waits (a barrier before it or edges) first prefetches the start of this core's
-    // first block of each input no op of the step writes, so those loads overlap the wait.
     ov.list("data_preload");
-    if (sk.fused && sk.options.preloadData == PreloadData::FirstBlock && (op.barrierBefore || !L.waits[i].empty())) {
-      for (const BoundArg& a : op.args) {
-        if (a.kind != ParamKind::Buffer || a.runtime || a.access != Access::Read || a.buffer < 0 ||
-            written[static_cast<size_t>(a.buffer)] || a.count == 0)
-          continue;
-        const uint64_t esize = dtypeSize(a.dtype);
-        // Core c's first block is block c, and it prefetches block c's slice by the "block" partition rule.
-        // That is its exact slice for a "block" input; for an "all" input it is the slice a row-split kernel
-        // reads (a gemv's weights: each block its rows) and part of what a block reading the whole input
-        // reads. The start of the view for every core (what "all" got before) made every core but core 0
-        // prefetch core 0's weights.
-        BoundArg split = a;
-        split.partition = Partition::Block;
-        const uint64_t first = blockFirstElement(split, op.blockDim, 0);
-        const uint64_t stride = op.blockDim > 1 ? blockFirstElement(split, op.blockDim, 1) - first : 0;
-        const uint64_t slice = op.blockDim > 1 ? a.count / op.blockDim : a.count;
-        const uint64_t bytes = std::min<uint64_t>(slice * esize, kDataPreloadBytes);
-        if (bytes == 0) continue;
-        auto& dp = ov.add("data_preload");
-        dp.set("buf", static_cast<uint64_t>(a.buffer));
-        dp.set("offset", stride == 0 ? fmt::format("{}u", first * esize)
-                                     : fmt::format("{}u + uint64_t{{c}} * {}u", first * esize, stride * esize));
-        dp.set("bytes", bytes);
-        dp.set("blocks", op.blockDim);
-        anyDataPreload = true;
-      }
+    for (const DataPreload& d : dataPreloads[i]) {
+      auto& dp = ov.add("data_preload");
+      dp.set("buf", static_cast<uint64_t>(d.buffer));
+      dp.set("offset", d.strideBytes == 0 ? fmt::format("{}u", d.offsetBytes)
+                                          : fmt::format("{}u + uint64_t{{c}} * {}u", d.offsetBytes, d.strideBytes));
+      dp.set("bytes", d.bytes);
+      dp.set("blocks", d.blocks);
+      anyDataPreload = true;
     }
     ov.setIf("plain", plain(i));
     ov.set("helper", helperOf[i]);

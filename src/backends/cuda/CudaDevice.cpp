@@ -133,11 +133,18 @@ uint32_t cudaCtasForArch(std::string_view arch) {
 MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
   MachineModel m = MachineModel::singlePool(target, ctas, "GPU", "resident CTAs");
   m.defaultSplitMode = 1;
+  // preload-data: L2 prefetches of each CTA's slice of the step's constant inputs (cp.async.bulk.prefetch.L2 on
+  // sm_90, sync.cuh's sk_prefetch_l2). Off unless asked until a GPU has measured it (issue 40). The budget: up to
+  // 64 KiB of an input's slice per op (the prologue size at which Graph + PDL hid the loads, docs/PERFORMANCE.md
+  // 8b) and 128 KiB ahead per CTA: 17 MB over 132 CTAs, a third of an H100's or H200's 50 MB L2, so the lines
+  // are still there when their op runs.
+  m.defaultPreloadData = PreloadData::None;
+  m.preloadDataSliceBytes = 64 * 1024;
+  m.preloadDataLookaheadBytes = 128 * 1024;
   m.inapplicable = {
       {"split-mode", "the cuda back end runs one code copy per sub-kernel"},
       {"feed-sync-all", "sk_kernel_sync on cuda is a barrier among the op's own blocks"},
       {"preload-code", "GPUs give no user control over instruction prefetch; the plan's preloads are comments"},
-      {"preload-data", "the cuda emitter prefetches no inputs before a wait"},
       {"func-align", "nvcc places device functions itself"},
   };
   return m;

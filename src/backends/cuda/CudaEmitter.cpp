@@ -16,6 +16,7 @@
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
 #include "superkernel/codegen/TemplateEmitter.h"
+#include "superkernel/plan/DataPreload.h"
 #include "superkernel/support/Paths.h"
 #include "support/Escape.h"
 #include "backends/cuda/CudaBackend.h"
@@ -139,9 +140,33 @@ Expected<GeneratedSource> CudaTemplateEmitter::emitStep(const FusionPlan& plan, 
   }
   v.set("num_waits", numWaits);
 
+  // Data preload (preload-data): the planner's rule (plan/DataPreload.cpp) with cuda's budget
+  // (cudaMachineModel; cuda-sim's is the same), each prefetch an L2 prefetch of the CTA's slice.
+  const std::vector<std::vector<DataPreload>> dataPreloads =
+      scheduleDataPreload(sk, cudaMachineModel("cuda", sk.numCores));
+  bool anyDataPreload = false;
+
   // Per queue as on cpu, with unsigned literals in the core test (cores are
   // uint32_t here; sk_run_op reads each op's block count from sk_ops).
-  addQueues(v, plan, sk, "u");
+  addQueues(v, plan, sk, "u", [&](TemplateValues& ov, const PlannedOp& op) {
+    const auto i = static_cast<size_t>(&op - sk.ops.data());
+    ov.list("data_preload");
+    for (const DataPreload& d : dataPreloads[i]) {
+      auto& dp = ov.add("data_preload");
+      dp.set("buf", static_cast<uint64_t>(d.buffer));
+      dp.set("offset", d.strideBytes == 0 ? fmt::format("{}ull", d.offsetBytes)
+                                          : fmt::format("{}ull + c * {}ull", d.offsetBytes, d.strideBytes));
+      dp.set("bytes", d.bytes);
+      dp.set("blocks", d.blocks);
+      dp.set("for_op", commentText(fmt::format("op {}: {}", d.forOp, stepOpLabel(plan, sk, sk.ops[d.forOp]))));
+      anyDataPreload = true;
+    }
+  });
+  v.setIf("has_data_preload", anyDataPreload);
+  std::string bufBytes;
+  for (const PlanBuffer& b : sk.buffers)
+    bufBytes += fmt::format("{}{}ull", bufBytes.empty() ? "" : ", ", b.elements * dtypeSize(b.dtype));
+  v.set("buf_bytes", bufBytes);
 
   return renderStep(plan, sk, L, v, ".cu", "cuda");
 }

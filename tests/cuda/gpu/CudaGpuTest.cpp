@@ -149,21 +149,23 @@ INSTANTIATE_TEST_SUITE_P(
     DecodeLayer, FusedEqualsUnfused,
     ::testing::Combine(::testing::Values("decode_layer/decode_layer.json"),
                        ::testing::Values("", "early-start=0", "early-start=2", "stream-fusion=1",
-                                         "debug-sync-all=1", SK_FEWER_CORES)),
+                                         "debug-sync-all=1", SK_FEWER_CORES, "preload-data=first-block",
+                                         "preload-data=lookahead")),
     paramName);
-// On a GPU the decode stack runs under every mix; in the simulator (CI, 2 cores) under the defaults and the
-// mix that changes the most edges (no early start: every edge a full wait before the call).
+// On a GPU the decode stack runs under every mix; in the simulator (CI, 2 cores) under the defaults, the
+// mix that changes the most edges (no early start: every edge a full wait before the call) and preload-data's
+// lookahead (every weight slice prefetched, each checked against its buffer by the simulator).
 #if defined(SK_SIM_ALL_MIXES) || !defined(SK_RUN_TARGET_IS_SIM)
 INSTANTIATE_TEST_SUITE_P(
     DecodeStack, FusedEqualsUnfused,
     ::testing::Combine(::testing::Values("decode_stack/decode_stack.json"),
                        ::testing::Values("", "early-start=0", "early-start=2", "stream-fusion=1",
-                                         "debug-sync-all=1", SK_FEWER_CORES)),
+                                         "debug-sync-all=1", SK_FEWER_CORES, "preload-data=lookahead")),
     paramName);
 #elif !defined(SK_SIM_SMALL)
 INSTANTIATE_TEST_SUITE_P(DecodeStack, FusedEqualsUnfused,
                          ::testing::Combine(::testing::Values("decode_stack/decode_stack.json"),
-                                            ::testing::Values("", "early-start=0")),
+                                            ::testing::Values("", "early-start=0", "preload-data=lookahead")),
                          paramName);
 #endif
 

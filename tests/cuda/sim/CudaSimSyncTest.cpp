@@ -105,6 +105,59 @@ TEST(CudaSimSync, RemovingTheGeneratedWaitsGivesAWrongResult) {
   EXPECT_TRUE(wrong) << "the SuperKernel without its waits gave the right result 20 times: the test cannot fail";
 }
 
+// preload-data (plan/DataPreload.cpp): the generated prefetches of y (read by both ops, written by none) run
+// and leave the result as it was; a slice moved past its buffer's end in the text fails the launch in the
+// simulator, which checks every prefetched slice against its buffer: a wrong slice cannot pass unseen.
+TEST(CudaSimSync, APrefetchedSliceOutsideItsBufferFailsTheLaunch) {
+  SessionOptions o;
+  o.diskCache = false;
+  auto s = Session::create(o);
+  ASSERT_TRUE(s.ok()) << msg(s.error());
+  auto list = parseOpList(kList, "inline", std::filesystem::current_path());
+  ASSERT_TRUE(list.ok()) << msg(list.error());
+  auto cp = (*s)->compile(*list, CompileRequest{"preload-data=lookahead", true, ""});
+  ASSERT_TRUE(cp.ok()) << msg(cp.error());
+  ASSERT_EQ(cp->steps.size(), 1u);
+  CompiledStep& step = cp->steps[0];
+  const std::string& text = step.source.text;
+  ASSERT_NE(text.find("sk_preload_data("), std::string::npos) << text;
+
+  auto good = BufferSet::create(*list);
+  ASSERT_TRUE(good.ok());
+  ASSERT_TRUE((*s)->run(*cp, *good).ok());
+  const int xi = good->find("x"), zi = good->find("z");
+  const float* x = static_cast<const float*>(good->data(static_cast<size_t>(xi)));
+  const float* z = static_cast<const float*>(good->data(static_cast<size_t>(zi)));
+  for (size_t i = 0; i < 65536; i += 997) ASSERT_EQ(z[i], (x[i] + 1.0f) + 1.0f) << i;
+
+  // Every slice of y moved on by y's size (256 KiB): past the buffer's end on every CTA.
+  const std::string broken =
+      std::regex_replace(text, std::regex(R"(sk_preload_data\((\d+)u, )"), "sk_preload_data($1u, 262144ull + ");
+  ASSERT_NE(broken, text);
+  const Backend* b = *findBackend("cuda-sim");
+  auto tc = (*s)->toolchain("cuda-sim");
+  ASSERT_TRUE(tc.ok()) << msg(tc.error());
+  Driver driver(b->makeRecipe(), **tc, nullptr);
+  std::vector<KernelVariant> vars;
+  for (uint32_t v : step.source.variants) vars.push_back(cp->plan.variants[v]);
+  const Options& opts = cp->plan.steps[0].options;
+  auto objs = driver.compileObjects(vars, opts);
+  ASSERT_TRUE(objs.ok()) << msg(objs.error());
+  auto art = driver.buildSuperKernel(broken, *objs, opts);
+  ASSERT_TRUE(art.ok()) << msg(art.error());
+  auto dev = (*s)->device("cuda-sim");
+  ASSERT_TRUE(dev.ok());
+  auto kernel = (*dev)->load(*art->artifact);
+  ASSERT_TRUE(kernel.ok()) << msg(kernel.error());
+  step.kernel = *kernel;
+  auto bad = BufferSet::create(*list);
+  ASSERT_TRUE(bad.ok());
+  auto st = (*s)->run(*cp, *bad);
+  ASSERT_FALSE(st.ok()) << "a prefetch outside its buffer ran";
+  EXPECT_NE(st.error().message().find("preload-data: a prefetched slice is outside its buffer"), std::string::npos)
+      << msg(st.error());
+}
+
 // A grid the simulated GPU cannot hold at once is refused by the module's own run() before anything runs (a grid
 // wait could deadlock), as on a GPU: the SuperKernel was planned for 8 CTAs, the GPU now has 2 SMs.
 TEST(CudaSimSync, AGridThatIsNotCoResidentIsRefused) {

@@ -18,6 +18,7 @@
 #ifndef SUPERKERNEL_CUDA_SYNC_CUH
 #define SUPERKERNEL_CUDA_SYNC_CUH
 
+#include <stddef.h>
 #include <stdint.h>
 #ifndef SK_CUDA_SIM
 #include <stdio.h> /* device printf: a timed-out wait reports itself */
@@ -189,6 +190,40 @@ static inline void sk_wait_ne_u32(const unsigned int* p, unsigned int value) {
 }
 static inline unsigned long long sk_globaltimer() { return sk_cuda_sim_module_ops->globaltimer(sk_cuda_sim_self); }
 #endif
+
+/* L2 prefetch of [p, p + bytes) (preload-data, plan/DataPreload.cpp): the SuperKernel issues it for a CTA's
+ * slice of an input no op of the step writes, for the op it starts and the ops after it, before its waits, so
+ * the slice streams from HBM into L2 while the CTA waits and computes (what a Graph + PDL run gets by loading
+ * the next kernel's weights before griddepcontrol.wait). Call from every thread of the CTA; a hint that never
+ * changes a result.
+ *  - sm_90 and later: cp.async.bulk.prefetch.L2 (the TMA unit fetches; no registers, no wait) of 16-byte
+ *    aligned chunks of at most SK_PREFETCH_CHUNK bytes, the CTA's threads taking chunks in turn (thread 0
+ *    alone for a slice of one chunk); the range shrinks to 16-byte bounds, so it never leaves [p, p + bytes);
+ *  - sm_70 / sm_80: prefetch.global.L2 of each 128-byte line, the CTA's threads taking lines in turn;
+ *  - the simulator: nothing to prefetch (it has no caches); the generated code checks each slice against its
+ *    buffer before the call instead (templates/cuda/superkernel.cu.tmpl). */
+#ifndef SK_PREFETCH_CHUNK
+#define SK_PREFETCH_CHUNK 16384u
+#endif
+static __device__ __forceinline__ void sk_prefetch_l2(const void* p, size_t bytes) {
+#if defined(SK_CUDA_SIM)
+  (void)p, (void)bytes;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const size_t a = (size_t)__cvta_generic_to_global(p);
+  const size_t lo = (a + 15u) & ~(size_t)15u, hi = (a + bytes) & ~(size_t)15u;
+  for (size_t off = lo + (size_t)threadIdx.x * SK_PREFETCH_CHUNK; off < hi;
+       off += (size_t)blockDim.x * SK_PREFETCH_CHUNK) {
+    const unsigned int n = (unsigned int)(hi - off < SK_PREFETCH_CHUNK ? hi - off : SK_PREFETCH_CHUNK);
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(off), "r"(n) : "memory");
+  }
+#elif defined(__CUDA_ARCH__)
+  const size_t a = (size_t)__cvta_generic_to_global(p);
+  for (size_t off = (size_t)threadIdx.x * 128u; off < bytes; off += (size_t)blockDim.x * 128u)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(a + off));
+#else
+  (void)p, (void)bytes;  /* nvcc's host pass */
+#endif
+}
 
 /* One CTA's arrival at a counter after its writes: __syncthreads first so the
  * whole CTA's writes precede thread 0's release. Call from every thread. */
