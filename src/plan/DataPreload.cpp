@@ -18,6 +18,11 @@
 //    preloadDataLookaheadBytes. Each op's slices are prefetched once, at the earliest op whose window holds
 //    them, so the loads of op j overlap the waits and the work of the ops between (what a Graph + PDL run
 //    gets by loading the next kernel's weights before griddepcontrol.wait, docs/PERFORMANCE.md 8b).
+//
+// Why a function the emitters call (scheduleDataPreload with their target's MachineModel) and not a field the
+// planner fills: the schedule follows from the step (ops, edges, queues, options) and the machine's budget alone,
+// so a step built by hand (the codegen goldens) gets the same prefetches as a planned one, and the planner's
+// report and the generated text can never disagree about them.
 #include "superkernel/plan/DataPreload.h"
 
 #include <algorithm>
