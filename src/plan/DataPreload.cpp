@@ -21,8 +21,8 @@
 //
 // Why a function the emitters call (scheduleDataPreload with their target's MachineModel) and not a field the
 // planner fills: the schedule follows from the step (ops, edges, queues, options) and the machine's budget alone,
-// so a step built by hand (the codegen goldens) gets the same prefetches as a planned one, and the planner's
-// report and the generated text can never disagree about them.
+// so a step built by hand (the codegen goldens) gets the same prefetches as a planned one, and no copy stored in
+// the plan can go stale against the ops it describes.
 #include "superkernel/plan/DataPreload.h"
 
 #include <algorithm>
