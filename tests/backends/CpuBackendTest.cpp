@@ -2,23 +2,47 @@
 // reports as not applicable.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "superkernel/superkernel.h"
 #include "backends/cpu/CpuBackend.h"
 
 namespace sk {
 namespace {
 
-// Uncalibrated costs: the 2-core VM's boundary costs, a barrier and a counter in proportion to the workers
-// (the 16-core Xeon measured 125-140 ns per worker for both at 8 and at 16), a flag the same at any width.
+// Uncalibrated costs: a barrier and a counter on the line through the 2-core VM's and the 16-core Xeon's
+// measured costs (340 / 2105 ns and 400 / 2258 ns), a flag the same at any width.
 TEST(CpuBackend, DefaultSyncCostsGrowWithTheWorkers) {
   const SyncCosts two = cpuMachineModel(2).syncCosts, sixteen = cpuMachineModel(16).syncCosts;
   EXPECT_EQ(two.barrierNs, 340);
   EXPECT_EQ(two.counterNs, 400);
   EXPECT_EQ(two.flagNs, 380);
-  EXPECT_EQ(sixteen.barrierNs, 8 * 340);
-  EXPECT_EQ(sixteen.counterNs, 8 * 400);
+  EXPECT_EQ(sixteen.barrierNs, 340 + 14 * 126);  // 2104 (the Xeon: 2105)
+  EXPECT_EQ(sixteen.counterNs, 400 + 14 * 133);  // 2262 (the Xeon: 2258)
+  const SyncCosts eight = cpuMachineModel(8).syncCosts;  // the Xeon at 8: 1000 and 1139
+  EXPECT_EQ(eight.barrierNs, 340 + 6 * 126);
+  EXPECT_EQ(eight.counterNs, 400 + 6 * 133);
   EXPECT_EQ(sixteen.flagNs, 380);
   EXPECT_EQ(cpuMachineModel(1).syncCosts.barrierNs, 340);  // one worker: every edge local, costs unused
+}
+
+// What the defaults are for: an uncalibrated machine plans the decode stack (examples/decode_stack, 61 layers)
+// as the calibrated one it stands for. At 16 workers the Xeon's measured costs keep every flag and counter
+// edge (tests/plan/SyncCostTest.cpp), and so must the defaults: the proportional defaults made 61 barriers
+// there that ran 1-5% slower (docs/PERFORMANCE.md section 9b). At 2 workers the model's 609 barriers stay.
+TEST(CpuBackend, DefaultSyncCostsPlanTheDecodeStackAsMeasured) {
+  auto l = loadOpList(std::filesystem::path(SK_SOURCE_ROOT) / "examples/decode_stack/decode_stack.json");
+  ASSERT_TRUE(l.ok()) << l.error().message();
+  auto o = parseOptions("early-start=1");
+  ASSERT_TRUE(o.ok());
+  auto barriers = [&](uint32_t workers) {
+    auto p = planOpList(*l, *o, PlanConfig{cpuMachineModel(workers), true});
+    EXPECT_TRUE(p.ok()) << (p ? "" : p.error().message());
+    return p ? p->report.syncModel.boundaries : size_t{999};
+  };
+  EXPECT_EQ(barriers(16), 0u);
+  EXPECT_EQ(barriers(8), 244u);  // as with the Xeon's 8-worker costs (1000, 1139, 449 ns)
+  EXPECT_EQ(barriers(2), 609u);
 }
 
 // The sync calibration's arithmetic and its trust limits, on timings written here: per kind, the median of the

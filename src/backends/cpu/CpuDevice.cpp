@@ -132,16 +132,19 @@ MachineModel cpuMachineModel(uint32_t workers) {
   // (docs/PERFORMANCE.md section 13): the fused step 0.85x as fast with per-func as without. preload-code=per-func
   // or max still prefetch when asked.
   m.defaultPreloadCode = PreloadCode::None;
-  // Until the machine is calibrated (sk-compile --calibrate, CpuCalibrate.cpp): the per-boundary costs the
-  // boundary benchmark measured on a 2-core VM (docs/PERFORMANCE.md section 1: barrier 0.34, flag 0.38,
-  // counter 0.40 us), scaled with the workers. A barrier and an all-to-all counter take one arrival per
-  // worker on one line, so they grow in proportion to the workers: on a 16-core Xeon the benchmark measured
-  // barrier 1.00 / 2.10 us and counter 1.14 / 2.26 us at 8 / 16 workers (2026-11-28), 125-140 ns per
-  // worker. A flag wait reads one line whatever the width (0.45 us at 8 and 16 alike). The former 25 ns per
-  // worker slope made a 16-worker barrier look 3x cheaper than measured, next to flags that cost what they
-  // cost; the planner scales a counter edge down to its cores (plan/SyncCost.cpp).
-  const double w = std::max<uint32_t>(workers, 2);
-  m.syncCosts = {170 * w, 200 * w, 380, "defaults; sk-compile --calibrate measures this machine"};
+  // Until the machine is calibrated (sk-compile --calibrate, CpuCalibrate.cpp): a line through the two
+  // machines the boundary benchmark measured. A barrier and an all-to-all counter take one arrival per worker
+  // on one line, so they grow with the workers: barrier 0.34 / 2.10 us and counter 0.40 / 2.26 us at 2 / 16
+  // workers (a 2-core VM, docs/PERFORMANCE.md section 1; a 16-core Xeon, 2026-11-28, where 8 workers measured
+  // 1.00 / 1.14 us, near the line's 1.10 / 1.20). A flag wait reads one line whatever the width (0.38 us on
+  // the VM, 0.45 us at 8 and 16 on the Xeon). Why a line and not a proportion: 170 / 200 ns per worker (the
+  // VM's costs scaled) priced a 16-worker barrier at 2.72 us and a counter at 3.20 us, and the counter's
+  // larger error alone tipped one boundary per decode layer into a barrier (61 on the 61-layer stack) that
+  // the Xeon ran 1-5% slower than the edges it replaced (PERFORMANCE section 9b); with the line's costs the
+  // stack keeps its edges, as it does with the Xeon's calibrated ones. The planner scales a counter edge
+  // down to its cores (plan/SyncCost.cpp).
+  const double extra = std::max<uint32_t>(workers, 2) - 2.0;
+  m.syncCosts = {340 + 126 * extra, 400 + 133 * extra, 380, "defaults; sk-compile --calibrate measures this machine"};
   m.inapplicable = {
       {"split-mode", "the cpu back end runs one code copy per sub-kernel (blocks pick no copy by core id)"},
       {"feed-sync-all", "sk_kernel_sync on cpu is a barrier among the op's own blocks; idle workers never take part"},
