@@ -6,6 +6,8 @@
 #   2. the gpu tests (sk_test_cuda_gpu), run directly in parallel shards;
 #   3. GPU timings through sk-compile --run: decode layer, decode stack, and
 #      the decode loop's tokens per second (--tokens);
+#   3b. the decode stack and loop with preload-data=first-block / lookahead (the
+#      L2 weight prefetch before each wait), against step 3's default (none);
 #   4. bench/cuda/boundary_bench.cu: cost per op boundary, launch per op vs CUDA
 #      Graph vs Graph + PDL vs the SuperKernel's persistent syncs.
 # It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
@@ -154,6 +156,15 @@ step decode_stack "$timing" "$compile" "$root/examples/decode_stack/decode_stack
   --cache-dir "$cache/stack" || status=1
 step decode_loop "$timing" "$compile" "$root/examples/decode_loop/decode_loop.json" --target cuda --tokens 32 --repeat 5 \
   --cache-dir "$cache/loop" || status=1
+
+log ""
+log "## 3b. weight prefetch (preload-data, issue 40 item 1; off by default on cuda until this table shows a gain)"
+for pd in first-block lookahead; do
+  step "decode_stack_preload_$pd" "$timing" "$compile" "$root/examples/decode_stack/decode_stack.json" --target cuda \
+    --run --repeat 15 --options "preload-data=$pd" --cache-dir "$cache/stack-$pd" || status=1
+done
+step decode_loop_preload_lookahead "$timing" "$compile" "$root/examples/decode_loop/decode_loop.json" --target cuda \
+  --tokens 32 --repeat 5 --options preload-data=lookahead --cache-dir "$cache/loop-lookahead" || status=1
 
 log ""
 log "## 4. per-boundary cost (bench/cuda/boundary_bench.cu)"
