@@ -136,6 +136,44 @@ TEST(CudaBuild, BoundaryBenchCompiles) {
   EXPECT_EQ(r->exitCode, 0) << r->err;
 }
 
+// sync.cuh's two opt-in wait variants (issue 40: -DSK_CUDA_POLL_RELAXED=1, -DSK_CUDA_WAIT_TIMEOUT_NS=N) keep
+// compiling warning-free on a golden with every sync kind, alone and together, and the default stays the wait
+// that passed on hardware (2026-11-26): acquire polls, no fence, no trap. A device run with both variants on had
+// two barrier-heavy tests stall (docs/PERFORMANCE.md 8b), so the default must not drift into either unnoticed.
+TEST(CudaBuild, SyncWaitVariantsCompileAndTheDefaultIsTheAcquirePoll) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  struct Variant {
+    std::vector<std::string> defines;
+    bool relaxed, deadline;
+  };
+  const std::string timeout = "-DSK_CUDA_WAIT_TIMEOUT_NS=1000000000";
+  for (const Variant& v : {Variant{{}, false, false}, Variant{{"-DSK_CUDA_POLL_RELAXED=1"}, true, false},
+                           Variant{{timeout}, false, true}, Variant{{"-DSK_CUDA_POLL_RELAXED=1", timeout}, true, true}}) {
+    const fs::path ptx = dir.path / "sync_kinds.ptx";
+    std::vector<std::string> argv = {nvcc, "-std=c++17", "-arch=sm_90", "-rdc=true", "-ptx",
+                                     "-I" + (fs::path(SK_SOURCE_ROOT) / "runtime/cuda/include").string(),
+                                     "-Xcompiler=-Wall,-Wextra", "-Werror", "all-warnings"};
+    argv.insert(argv.end(), v.defines.begin(), v.defines.end());
+    argv.insert(argv.end(), {(fs::path(SK_SOURCE_ROOT) / "tests/cuda/golden/sync_kinds.cu").string(), "-o",
+                             ptx.string()});
+    SCOPED_TRACE(v.defines.empty() ? std::string("defaults") : v.defines.back());
+    auto r = runProcess(argv);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->exitCode, 0) << r->err;
+    const std::string text = cudatest::readFile(ptx);
+    EXPECT_EQ(count(text, "ld.relaxed.gpu") > 0, v.relaxed);
+    EXPECT_EQ(count(text, "ld.acquire.gpu") > 0, !v.relaxed);
+    EXPECT_EQ(count(text, "fence.acq_rel.gpu") > 0, v.relaxed);
+    EXPECT_EQ(count(text, "trap;") > 0, v.deadline);
+  }
+}
+
 TEST(CudaBuild, SeedExampleCompilesForCuda) {
   // The seed example's kernel is a cpu source: the target without a source is a bad-input error (exit 2) naming
   // the kernel, the target and the fix, found before any compiler runs (so it needs no nvcc).
