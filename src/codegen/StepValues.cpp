@@ -159,4 +159,21 @@ bool addQueues(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan&
   return anyPreload;
 }
 
+bool addDataPreloads(TemplateValues& item, const std::vector<DataPreload>& preloads, std::string_view intSuffix,
+                     std::string_view coreExpr,
+                     const std::function<void(TemplateValues& dp, const DataPreload& d)>& perItem) {
+  item.list("data_preload");
+  for (const DataPreload& d : preloads) {
+    auto& dp = item.add("data_preload");
+    dp.set("buf", static_cast<uint64_t>(d.buffer));
+    dp.set("offset", d.strideBytes == 0 ? fmt::format("{}{}", d.offsetBytes, intSuffix)
+                                        : fmt::format("{}{} + {} * {}{}", d.offsetBytes, intSuffix, coreExpr,
+                                                      d.strideBytes, intSuffix));
+    dp.set("bytes", d.bytes);
+    dp.set("blocks", d.blocks);
+    if (perItem) perItem(dp, d);
+  }
+  return !preloads.empty();
+}
+
 }  // namespace sk

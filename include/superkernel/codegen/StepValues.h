@@ -19,6 +19,7 @@
 
 #include "superkernel/codegen/SyncLayout.h"
 #include "superkernel/codegen/Template.h"
+#include "superkernel/plan/DataPreload.h"
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Error.h"
 
@@ -74,5 +75,13 @@ Expected<bool> addCallArgs(TemplateValues& of, const KernelVariant& var, const P
 /// end's own values to each op item. Returns whether any op preloads.
 bool addQueues(TemplateValues& v, const FusionPlan& plan, const SuperKernelPlan& sk, std::string_view intSuffix,
                const std::function<void(TemplateValues& item, const PlannedOp& op)>& perOp = {});
+
+/// List "data_preload" of an op's item: per prefetch of the plan's data-preload rule (plan/DataPreload.h),
+/// buf, offset (`<first><intSuffix>`, or `<first><intSuffix> + <coreExpr> * <stride><intSuffix>` for the
+/// slice of the core at index coreExpr), bytes and blocks; `perItem`, when set, adds a back end's own values
+/// to each. Returns whether it added any.
+bool addDataPreloads(TemplateValues& item, const std::vector<DataPreload>& preloads, std::string_view intSuffix,
+                     std::string_view coreExpr,
+                     const std::function<void(TemplateValues& dp, const DataPreload& d)>& perItem = {});
 
 }  // namespace sk

@@ -174,16 +174,7 @@ Expected<GeneratedSource> CpuTemplateEmitter::emitStep(const FusionPlan& plan, c
   const bool anyPreload = addQueues(v, plan, sk, "", [&](TemplateValues& ov, const PlannedOp& op) {
     ov.set("barrier_what", cString("barrier before " + opLabel(op)));
     const auto i = static_cast<size_t>(&op - sk.ops.data());
-    ov.list("data_preload");
-    for (const DataPreload& d : dataPreloads[i]) {
-      auto& dp = ov.add("data_preload");
-      dp.set("buf", static_cast<uint64_t>(d.buffer));
-      dp.set("offset", d.strideBytes == 0 ? fmt::format("{}u", d.offsetBytes)
-                                          : fmt::format("{}u + uint64_t{{c}} * {}u", d.offsetBytes, d.strideBytes));
-      dp.set("bytes", d.bytes);
-      dp.set("blocks", d.blocks);
-      anyDataPreload = true;
-    }
+    anyDataPreload |= addDataPreloads(ov, dataPreloads[i], "u", "uint64_t{c}");
     ov.setIf("plain", plain(i));
     ov.set("helper", helperOf[i]);
     auto args = addCallArgs(ov, plan.variants[op.variant], op, "env->buf", RuntimeScalarArg::Pointer);

@@ -150,17 +150,9 @@ Expected<GeneratedSource> CudaTemplateEmitter::emitStep(const FusionPlan& plan, 
   // uint32_t here; sk_run_op reads each op's block count from sk_ops).
   addQueues(v, plan, sk, "u", [&](TemplateValues& ov, const PlannedOp& op) {
     const auto i = static_cast<size_t>(&op - sk.ops.data());
-    ov.list("data_preload");
-    for (const DataPreload& d : dataPreloads[i]) {
-      auto& dp = ov.add("data_preload");
-      dp.set("buf", static_cast<uint64_t>(d.buffer));
-      dp.set("offset", d.strideBytes == 0 ? fmt::format("{}ull", d.offsetBytes)
-                                          : fmt::format("{}ull + c * {}ull", d.offsetBytes, d.strideBytes));
-      dp.set("bytes", d.bytes);
-      dp.set("blocks", d.blocks);
+    anyDataPreload |= addDataPreloads(ov, dataPreloads[i], "ull", "c", [&](TemplateValues& dp, const DataPreload& d) {
       dp.set("for_op", commentText(fmt::format("op {}: {}", d.forOp, stepOpLabel(plan, sk, sk.ops[d.forOp]))));
-      anyDataPreload = true;
-    }
+    });
   });
   v.setIf("has_data_preload", anyDataPreload);
   std::string bufBytes;

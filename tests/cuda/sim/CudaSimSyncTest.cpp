@@ -42,6 +42,27 @@ struct Skew {
   ~Skew() { ::unsetenv("SK_CUDA_SIM_SKEW_US"); }
 };
 
+// Builds `text` (a step's generated source, edited by the test) with the step's own objects and options, and
+// makes it the step's kernel: what the edit does is then what the next run of `cp` does.
+void loadEdited(Session& s, const CompiledPlan& cp, CompiledStep& step, const std::string& text) {
+  const Backend* b = *findBackend("cuda-sim");
+  auto tc = s.toolchain("cuda-sim");
+  ASSERT_TRUE(tc.ok()) << msg(tc.error());
+  Driver driver(b->makeRecipe(), **tc, nullptr);
+  std::vector<KernelVariant> vars;
+  for (uint32_t v : step.source.variants) vars.push_back(cp.plan.variants[v]);
+  const Options& opts = cp.plan.steps[0].options;
+  auto objs = driver.compileObjects(vars, opts);
+  ASSERT_TRUE(objs.ok()) << msg(objs.error());
+  auto art = driver.buildSuperKernel(text, *objs, opts);
+  ASSERT_TRUE(art.ok()) << msg(art.error());
+  auto dev = s.device("cuda-sim");
+  ASSERT_TRUE(dev.ok());
+  auto kernel = (*dev)->load(*art->artifact);
+  ASSERT_TRUE(kernel.ok()) << msg(kernel.error());
+  step.kernel = *kernel;
+}
+
 TEST(CudaSimSync, RemovingTheGeneratedWaitsGivesAWrongResult) {
   Skew skew;  // before the session creates the device
   SessionOptions o;
@@ -73,22 +94,8 @@ TEST(CudaSimSync, RemovingTheGeneratedWaitsGivesAWrongResult) {
   broken = std::regex_replace(broken, std::regex(R"(\{2u, 0u, [1-9]u, (\d+)u,)"), "{2u, 0u, 0u, $1u,");
   ASSERT_NE(broken, text) << text;
 
-  const Backend* b = *findBackend("cuda-sim");
-  auto tc = (*s)->toolchain("cuda-sim");
-  ASSERT_TRUE(tc.ok()) << msg(tc.error());
-  Driver driver(b->makeRecipe(), **tc, nullptr);
-  std::vector<KernelVariant> vars;
-  for (uint32_t v : step.source.variants) vars.push_back(cp->plan.variants[v]);
-  const Options& opts = cp->plan.steps[0].options;
-  auto objs = driver.compileObjects(vars, opts);
-  ASSERT_TRUE(objs.ok()) << msg(objs.error());
-  auto art = driver.buildSuperKernel(broken, *objs, opts);
-  ASSERT_TRUE(art.ok()) << msg(art.error());
-  auto dev = (*s)->device("cuda-sim");
-  ASSERT_TRUE(dev.ok());
-  auto kernel = (*dev)->load(*art->artifact);
-  ASSERT_TRUE(kernel.ok()) << msg(kernel.error());
-  step.kernel = *kernel;
+  loadEdited(**s, *cp, step, broken);
+  if (::testing::Test::HasFatalFailure()) return;
 
   // The race is made likely by the simulator's skew, not certain (seen once under TSan at ctest -j2: the
   // consumer CTAs happened to run after their producers). Up to 20 runs, each from fresh buffers: a correct
@@ -134,22 +141,8 @@ TEST(CudaSimSync, APrefetchedSliceOutsideItsBufferFailsTheLaunch) {
   const std::string broken =
       std::regex_replace(text, std::regex(R"(sk_preload_data\((\d+)u, )"), "sk_preload_data($1u, 262144ull + ");
   ASSERT_NE(broken, text);
-  const Backend* b = *findBackend("cuda-sim");
-  auto tc = (*s)->toolchain("cuda-sim");
-  ASSERT_TRUE(tc.ok()) << msg(tc.error());
-  Driver driver(b->makeRecipe(), **tc, nullptr);
-  std::vector<KernelVariant> vars;
-  for (uint32_t v : step.source.variants) vars.push_back(cp->plan.variants[v]);
-  const Options& opts = cp->plan.steps[0].options;
-  auto objs = driver.compileObjects(vars, opts);
-  ASSERT_TRUE(objs.ok()) << msg(objs.error());
-  auto art = driver.buildSuperKernel(broken, *objs, opts);
-  ASSERT_TRUE(art.ok()) << msg(art.error());
-  auto dev = (*s)->device("cuda-sim");
-  ASSERT_TRUE(dev.ok());
-  auto kernel = (*dev)->load(*art->artifact);
-  ASSERT_TRUE(kernel.ok()) << msg(kernel.error());
-  step.kernel = *kernel;
+  loadEdited(**s, *cp, step, broken);
+  if (::testing::Test::HasFatalFailure()) return;
   auto bad = BufferSet::create(*list);
   ASSERT_TRUE(bad.ok());
   auto st = (*s)->run(*cp, *bad);
