@@ -144,6 +144,14 @@ Status Device::runBeside(const LoadedKernel&, uint32_t, void*, void* const*, uin
                               target()));
 }
 
+std::string Device::launchGraphUnavailable(GraphLaunch) const {
+  return fmt::format("target {} has no launch graphs (the graph baselines are cuda's)", target());
+}
+
+Expected<std::unique_ptr<LaunchGraph>> Device::captureGraph(const std::vector<GraphStep>&, GraphLaunch kind) {
+  return badInput(launchGraphUnavailable(kind));
+}
+
 Status Device::setProfiling(bool on) {
   if (!on) return Status::success();
   return badInput(fmt::format("profiling is not supported on target {}", target()));

@@ -14,6 +14,9 @@ Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& req
   auto opts = mergeOptions({list.options, sessionOptions, request.options});
   if (!opts) return std::move(opts).error().context(what + ": options");
   cp.options = *opts;
+  if (request.graphPdl && request.fuse)
+    return badInput("CompileRequest::graphPdl builds an unfused plan's steps as the Graph + PDL variant: set fuse = "
+                    "false too");
   auto target = resolve(cp.list.target);
   if (!target) return std::move(target).error().context(what);
   cp.target = target->emitter;
@@ -31,6 +34,7 @@ Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& req
   auto plan = planOpList(cp.list, cp.options, pc);
   if (!plan) return std::move(plan).error();  // the planner's messages name the op list already
   cp.plan = std::move(*plan);
+  for (SuperKernelPlan& step : cp.plan.steps) step.graphPdl = request.graphPdl && !step.fused;
   for (std::string& w : costWarnings) cp.plan.report.warnings.push_back(std::move(w));
   return cp;
 }

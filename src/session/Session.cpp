@@ -479,6 +479,32 @@ Status Session::run(const CompiledPlan& plan, void* const* buffers, size_t count
   return Status::success();
 }
 
+Expected<std::unique_ptr<LaunchGraph>> Session::captureGraph(const CompiledPlan& plan, void* const* buffers,
+                                                             size_t count, GraphLaunch kind) {
+  if (count != plan.list.buffers.size()) {
+    return badInput(fmt::format("captureGraph: {} buffer pointers given, the op list has {} buffers", count,
+                                plan.list.buffers.size()));
+  }
+  if (!plan.device) return badInput("captureGraph: the plan was not compiled by a session");
+  std::vector<std::vector<void*>> args;
+  args.reserve(plan.steps.size());  // GraphStep points into these: no reallocation
+  std::vector<GraphStep> steps;
+  for (const CompiledStep& step : plan.steps) {
+    const SuperKernelPlan& sp = plan.plan.steps[step.stepIndex];
+    if (sp.fused || !sp.sides.empty() || sp.besideStep >= 0)
+      return badInput(fmt::format("captureGraph: {} is not an unfused launch; a launch graph replays each launch "
+                                  "unchanged, which only an unfused plan (CompileRequest::fuse = false) allows",
+                                  stepLabel(sp)));
+    std::vector<void*>& a = args.emplace_back();
+    for (uint32_t b : step.listBuffers) a.push_back(buffers[b]);
+    steps.push_back(GraphStep{step.artifact.artifact.get(), step.numCores, a.data(), static_cast<uint32_t>(a.size())});
+  }
+  auto graph = plan.device->captureGraph(steps, kind);
+  if (!graph)
+    return std::move(graph).error().context(kind == GraphLaunch::Pdl ? "Graph + PDL capture" : "Graph capture");
+  return graph;
+}
+
 Expected<std::string> Session::runProfiled(const CompiledPlan& plan, BufferSet& buffers) {
   bool any = std::any_of(plan.plan.steps.begin(), plan.plan.steps.end(),
                          [](const SuperKernelPlan& s) { return s.options.profiling; });

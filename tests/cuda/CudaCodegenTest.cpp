@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -101,6 +102,84 @@ TEST(CudaCodegen, UnfusedLaunchesOneCtaPerBlock) {
   EXPECT_NE(t.find("sk_queue0(&env, core, gridDim.x);"), std::string::npos);
   // An unfused step never checks co-residency: it has no grid-wide waits.
   EXPECT_EQ(t.find("cudaOccupancyMaxActiveBlocksPerMultiprocessor"), std::string::npos);
+}
+
+// The Graph + PDL baseline's variant (CompileRequest::graphPdl) is the unfused step's text plus one define that
+// superkernel_rt.cuh reads, and launch metadata that makes the recipe export sk_last_launch; without the flag the
+// text is the golden as it was, and a fused step never gets it.
+std::string withPdlDefine(std::string text) {
+  const std::string include = "#include \"superkernel/cuda/superkernel_rt.cuh\"\n";
+  const size_t at = text.find(include);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos)
+    text.insert(at, "#define SK_CUDA_PDL 1  // the Graph + PDL baseline's variant of this unfused step "
+                    "(superkernel_rt.cuh)\n");
+  return text;
+}
+
+TEST(CudaCodegen, GraphPdlVariantIsTheUnfusedTextPlusOneDefine) {
+  FusionPlan plan = unfusedPlan();
+  const GeneratedSource plain = emitOk(plan);
+  EXPECT_EQ(plain.launch, "");
+  plan.steps[0].graphPdl = true;
+  const GeneratedSource pdl = emitOk(plan);
+  EXPECT_EQ(pdl.text, withPdlDefine(cudatest::readFile(cudatest::goldenDir() / "unfused_op.cu")));
+  EXPECT_EQ(pdl.launch, "graph-pdl");
+  FusionPlan fused = seedPlan();
+  fused.steps[0].graphPdl = true;  // only unfused steps have the variant
+  const GeneratedSource f = emitOk(fused);
+  EXPECT_EQ(f.text.find("SK_CUDA_PDL"), std::string::npos);
+  EXPECT_EQ(f.launch, "");
+}
+
+// nvcc builds the variant warning-free; its PTX (sm_90) lets the next kernel launch, then waits for the previous
+// one before the block's sub-kernel call (the first read of an input), and the plain unfused text has neither
+// instruction; for sm_80 the variant compiles without them (PDL needs sm_90). The host side defines
+// sk_last_launch for the capture.
+TEST(CudaCodegen, GraphPdlVariantPtxWaitsBeforeTheSubKernelCall) {
+  SK_REQUIRE_NVCC(nvcc);
+  cudatest::TempDir dir("pdl");
+  FusionPlan plan = unfusedPlan();
+  plan.steps[0].graphPdl = true;
+  const fs::path src = dir.path / "unfused_pdl.cu";
+  {
+    std::ofstream out(src);
+    out << emitOk(plan).text;
+  }
+  auto nvccRun = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {nvcc, "-std=c++17", "-rdc=true", "-I" + (dataRuntimeDir() / "cuda" / "include").string(),
+                                     "-Xcompiler=-fPIC,-Wall,-Wextra", "-Werror", "all-warnings"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ProcessOptions po;
+    po.timeout = std::chrono::minutes(3);
+    auto r = runProcess(argv, po);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    if (r.ok()) {
+      EXPECT_EQ(r->exitCode, 0) << r->err;
+    }
+  };
+  nvccRun({"-arch=sm_90", "-ptx", src.string(), "-o", (dir.path / "pdl90.ptx").string()});
+  const std::string ptx = cudatest::readFile(dir.path / "pdl90.ptx");
+  const size_t trigger = ptx.find("griddepcontrol.launch_dependents;");
+  const size_t wait = ptx.find("griddepcontrol.wait;");
+  const size_t call = ptx.find("sk_call_op0EPK6sk_ctx, ");  // the call site (the definition has "(")
+  ASSERT_NE(trigger, std::string::npos) << ptx;
+  ASSERT_NE(wait, std::string::npos) << ptx;
+  ASSERT_NE(call, std::string::npos) << ptx;
+  EXPECT_LT(trigger, wait);
+  EXPECT_LT(wait, call) << "the sub-kernel is called before griddepcontrol.wait";
+
+  nvccRun({"-arch=sm_80", "-ptx", src.string(), "-o", (dir.path / "pdl80.ptx").string()});
+  EXPECT_EQ(cudatest::readFile(dir.path / "pdl80.ptx").find("griddepcontrol"), std::string::npos);
+
+  nvccRun({"-arch=sm_90", "-ptx", (cudatest::goldenDir() / "unfused_op.cu").string(), "-o",
+           (dir.path / "plain.ptx").string()});
+  EXPECT_EQ(cudatest::readFile(dir.path / "plain.ptx").find("griddepcontrol"), std::string::npos);
+
+  nvccRun({"-arch=sm_90", "-c", src.string(), "-o", (dir.path / "pdl.o").string()});
+  auto nm = runProcess({"nm", (dir.path / "pdl.o").string()});
+  ASSERT_TRUE(nm.ok()) << nm.error().message();
+  EXPECT_NE(nm->out.find(" T sk_last_launch\n"), std::string::npos) << nm->out;
 }
 
 TEST(CudaCodegen, CtaShapeIsTheLargestDeclared) {

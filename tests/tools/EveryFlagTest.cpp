@@ -135,6 +135,10 @@ std::map<std::string, Row> skCompileRows() {
       "the machine was busy with other work, so nothing was saved"};
   t["sk-compile --plan-only"] = {[](const Env&) { return std::vector<std::string>{kSeed, "--plan-only"}; }, 0,
                                  "Plan only: nothing was compiled or run"};
+  // cpu has no launch graphs: the graph baselines are skipped with one note each, unfused is compared and timed.
+  t["sk-compile --baselines"] = {[](const Env& e) { return warm(e, {"--run", "--repeat", "1", "--baselines", "all"}); },
+                                 0, "note: the graph baseline is skipped: target cpu has no launch graphs", true,
+                                 false, [](const Env&) {}};
   t["sk-compile --repeat"] = {[](const Env& e) { return warm(e, {"--run", "--repeat", "2"}); }, 0,
                               "2 samples per side", true};
   t["sk-compile --emit-source"] = {

@@ -81,6 +81,10 @@ TEST(SkCompile, ArgumentErrorsExit2WithOneLine) {
       {{seedList(), "--workers", "many"}, "--workers"},         // not a number
       {{seedList(), "--repeat", "100001"}, "--repeat"},  // out of range
       {{seedList(), "extra.json"}, "extra.json"},               // a second positional
+      {{seedList(), "--run", "--baselines", "graph,nope"}, "'nope' is not a baseline; accepted: unfused, graph, graph-pdl"},
+      {{seedList(), "--run", "--baselines", "graph,graph"}, "--baselines: 'graph' is listed twice"},
+      {{seedList(), "--run", "--baselines", ""}, "'' is not a baseline"},
+      {{seedList(), "--baselines", "all"}, "--baselines chooses what --run and --tokens compare with"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {kCompile};

@@ -13,9 +13,12 @@
 // events are not used yet).
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "superkernel/session/BufferSet.h"
+#include "superkernel/session/DeviceBuffers.h"
 #include "superkernel/session/Session.h"
 #include "superkernel/target/Backend.h"
 #include "superkernel/support/Error.h"
@@ -49,5 +52,22 @@ struct Timing {
 /// Runtime error naming which side.
 Expected<Timing> timeRuns(Session& session, CompiledPlan& fused, BufferSet& fusedBuffers, CompiledPlan& unfused,
                           BufferSet& unfusedBuffers, const TimingConfig& config);
+
+/// One side of a timed comparison of any number of sides (`sk-compile --run --baselines`): `run` enqueues one
+/// run, `sync` waits for it; a run's time is both.
+struct TimedSide {
+  std::string name;
+  std::function<Status()> run, sync;
+};
+struct SideTiming {
+  std::vector<double> seconds;  // one per sample: the batch's median run
+  long batch = 1;               // runs per sample
+  Summary summary;              // over the samples (seconds)
+};
+/// The method above over `sides` (timeRuns is its two-side case): warm-ups and a batch size per side, then
+/// per sample every side once, the side that goes first rotating. A failure names its side.
+Expected<std::vector<SideTiming>> timeSides(const std::vector<TimedSide>& sides, const TimingConfig& config);
+/// A plan's side: Session::run on `memory` (uploaded), then Device::synchronize of its default stream.
+TimedSide planSide(Session& session, CompiledPlan& plan, DeviceBuffers& memory, std::string name);
 
 }  // namespace sk::tools

@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/Baselines.h"
 #include "common/Timing.h"
 #include "superkernel/session/BufferSet.h"
 #include "superkernel/session/Session.h"
@@ -30,21 +31,33 @@ namespace sk::tools {
 /// Whether any op of the list takes a runtime scalar.
 bool hasRuntimeValues(const OpList& list);
 
+/// A graph baseline's figures (Baselines.h): per sample T replays, one per token.
+struct TokenGraphTiming {
+  Baseline kind;
+  std::vector<double> seconds;
+  Summary tokensPerSecond, speedup;  // speedup: its time / fused's, per sample pair
+};
+
 struct TokenRun {
   int tokens = 0;
   BufferSet fused, unfused;                 // after the checked T tokens
   std::optional<BufferMismatch> mismatch;   // nullopt: every token bit-identical
   int mismatchToken = -1;                   // 0-based token of the first difference
+  Baseline mismatchBaseline = Baseline::Unfused;  // the side that differed from fused
   uint64_t bytesCompared = 0;               // over all tokens
   // Timing (only when requested and every token matched; warmups 0 and no samples otherwise).
   int warmups = 0;
   std::vector<double> fusedSeconds, unfusedSeconds;  // per sample: T tokens
   Summary fusedTokensPerSecond, unfusedTokensPerSecond, speedup;
+  std::vector<TokenGraphTiming> graphs;     // one per graph side, in the order given
 };
 
-/// Runs the check and, with `time`, the timing above. A run failure is a Runtime
-/// error naming the side and the token.
+/// Runs the check and, with `time`, the timing above. `graphs` (GraphSide::capture'd from the initial
+/// buffers) are checked against fused after every token too, and timed with the others (a sample: T
+/// replays from the initial buffers); `timeUnfused` false leaves unfused out of the timing (it is still
+/// checked). A run failure is a Runtime error naming the side and the token.
 Expected<TokenRun> runTokens(Session& session, CompiledPlan& fused, CompiledPlan& unfused, int tokens,
-                             const TimingConfig& config, bool time);
+                             const TimingConfig& config, bool time, const std::vector<GraphSide*>& graphs = {},
+                             bool timeUnfused = true);
 
 }  // namespace sk::tools

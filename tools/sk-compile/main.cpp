@@ -28,6 +28,7 @@
 #include <thread>
 #include <tuple>
 
+#include "common/Baselines.h"
 #include "common/Suggest.h"
 #include "common/Timing.h"
 #include "common/Stalls.h"
@@ -54,6 +55,8 @@ struct Args {
   bool forceRecompile = false;
   int repeat = 5;
   int tokens = 0;  // --tokens T: a decode loop of T steps (0: not given)
+  std::string baselinesText;                   // --baselines as given
+  std::vector<Baseline> baselines{Baseline::Unfused};
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
   std::string options, cacheDir, target;
@@ -279,6 +282,43 @@ std::string edgesCell(const json& e) {
 std::string renderOutputs(const json& rep);
 std::string renderTokens(const json& rep, const json& p, const std::string& cores);
 
+// A baseline's row label from its report name ("graph-pdl" -> "graph+pdl").
+std::string labelOf(const json& name) {
+  const std::optional<Baseline> b = baselineNamed(name.get<std::string>());
+  return b ? baselineLabel(*b) : name.get<std::string>();
+}
+// --baselines in the run sections: "unfused", or "unfused, graph, graph+pdl" (what was checked).
+std::string baselinesTitle(const json& r) {
+  std::string t;
+  for (const json& n : r.value("checked", json::array({"unfused"}))) t += (t.empty() ? "" : ", ") + labelOf(n);
+  return t;
+}
+std::string baselineRow(const json& b) { return labelOf(b["name"]); }
+// Kernel launches per run: the fused plan's, or one per op (the graphs replay those launches as one).
+std::string baselineLaunches(const json& b, const json& p) {
+  const uint32_t ops = p["ops_before"].get<uint32_t>();
+  return b["name"].get<std::string>() == "unfused" ? std::to_string(ops) : fmt::format("{} in 1 graph", ops);
+}
+// "  speedup  1.26x (min-max ...)" for unfused alone (the line every run printed before --baselines), else one
+// line per baseline naming it.
+std::string speedupLines(const json& r) {
+  const json& bs = r["baselines"];
+  std::string s;
+  if (bs.size() == 1 && bs[0]["name"] == "unfused")
+    return fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", bs[0]["speedup"].get<double>(),
+                       bs[0]["speedup_min"].get<double>(), bs[0]["speedup_max"].get<double>());
+  for (const json& b : bs)
+    s += fmt::format("  speedup  {:.2f}x vs {} (min-max {:.2f}x-{:.2f}x over sample pairs)\n",
+                     b["speedup"].get<double>(), baselineRow(b), b["speedup_min"].get<double>(),
+                     b["speedup_max"].get<double>());
+  return s;
+}
+// After the results line: which sides were compared with fused, when more than unfused.
+std::string checkedSuffix(const json& r) {
+  const json c = r.value("checked", json::array());
+  return c.size() > 1 ? " against each of " + baselinesTitle(r) : std::string();
+}
+
 // The text report: a header, the per-step table (like a profiler's), totals,
 // cache and compile lines, then the run section.
 std::string renderText(const json& rep) {
@@ -359,12 +399,18 @@ std::string renderText(const json& rep) {
                                formatSeconds(r["seconds"].get<double>()), r["superkernel_hits"].get<uint64_t>(),
                                r["superkernel_misses"].get<uint64_t>());
   }
+  if (rep.contains("pdl_reference")) {
+    const json& r = rep["pdl_reference"];
+    compileLine += fmt::format(", {} Graph + PDL reference ({} SuperKernel hits / {} misses)",
+                               formatSeconds(r["seconds"].get<double>()), r["superkernel_hits"].get<uint64_t>(),
+                               r["superkernel_misses"].get<uint64_t>());
+  }
   s += compileLine + "\n";
   if (rep.contains("run") && rep["run"].contains("tokens")) {
     s += renderTokens(rep, p, cores);
   } else if (rep.contains("run")) {
     const json& r = rep["run"];
-    s += "\nRun: fused vs unfused from identical buffers";
+    s += "\nRun: fused vs " + baselinesTitle(r) + " from identical buffers";
     if (r.contains("fused_seconds")) {
       // Say exactly what was measured: the numbers are medians of samples,
       // each the median run of a batch (bench/suite.cpp's method).
@@ -376,19 +422,18 @@ std::string renderText(const json& rep) {
       rt.add({"fused", formatSeconds(r["fused_seconds"].get<double>()),
               formatSeconds(r["fused_min_seconds"].get<double>()), formatSeconds(r["fused_max_seconds"].get<double>()),
               std::to_string(r["fused_batch"].get<long>()), std::to_string(p["launches_after"].get<uint32_t>())});
-      rt.add({"unfused", formatSeconds(r["unfused_seconds"].get<double>()),
-              formatSeconds(r["unfused_min_seconds"].get<double>()),
-              formatSeconds(r["unfused_max_seconds"].get<double>()), std::to_string(r["unfused_batch"].get<long>()),
-              std::to_string(p["ops_before"].get<uint32_t>())});
+      for (const json& b : r["baselines"])
+        rt.add({baselineRow(b), formatSeconds(b["seconds"].get<double>()), formatSeconds(b["min_seconds"].get<double>()),
+                formatSeconds(b["max_seconds"].get<double>()), std::to_string(b["batch"].get<long>()),
+                baselineLaunches(b, p)});
       s += rt.str();
-      s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
-                       r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
+      s += speedupLines(r);
     } else {
       s += r["repeat"].get<int>() == 0 ? " (compared, not timed: --repeat 0)\n" : "\n";
     }
     if (r["identical"].get<bool>()) {
-      s += fmt::format("  results  identical: {} buffers, {} compared bit-for-bit\n", r["buffers"].get<size_t>(),
-                       formatSize(r["bytes_compared"].get<uint64_t>()));
+      s += fmt::format("  results  identical: {} buffers, {} compared bit-for-bit{}\n", r["buffers"].get<size_t>(),
+                       formatSize(r["bytes_compared"].get<uint64_t>()), checkedSuffix(r));
     } else {
       const json& m = r["mismatch"];
       s += fmt::format("  results  DIFFER in {} of {} buffers; first: {}\n", m["differing_buffers"].get<size_t>(),
@@ -402,25 +447,29 @@ std::string renderText(const json& rep) {
 std::string renderTokens(const json& rep, const json& p, const std::string& cores) {
   const json& r = rep["run"];
   const int tokens = r["tokens"].get<int>();
-  std::string s = fmt::format("\nTokens: {} decode step{} fused vs unfused from identical buffers", tokens,
-                              tokens == 1 ? "" : "s");
+  std::string s = fmt::format("\nTokens: {} decode step{} fused vs {} from identical buffers", tokens,
+                              tokens == 1 ? "" : "s", baselinesTitle(r));
   if (r.contains("fused_tokens_per_second")) {
     s += fmt::format(", {}\n  {} samples per side, each {} consecutive run{} from the initial buffers (restored "
                      "before each sample, untimed), after {} warm-up sequence; median and min-max over the samples\n",
                      cores, r["repeat"].get<int>(), tokens, tokens == 1 ? "" : "s",
                      r["warmups"].get<int>());
     Table rt({"", "tokens/s", "min", "max", "ms/token", "launches/token"}, "lrrrrr");
-    auto row = [&](const char* side, const char* key, uint32_t launches) {
+    auto row = [&](const char* side, const char* key, std::string launches) {
       const double med = r[std::string(key)].get<double>();
       rt.add({side, fmt::format("{:.1f}", med), fmt::format("{:.1f}", r[std::string(key) + "_min"].get<double>()),
               fmt::format("{:.1f}", r[std::string(key) + "_max"].get<double>()),
-              med > 0 ? fmt::format("{:.3f}", 1e3 / med) : std::string("-"), std::to_string(launches)});
+              med > 0 ? fmt::format("{:.3f}", 1e3 / med) : std::string("-"), std::move(launches)});
     };
-    row("fused", "fused_tokens_per_second", p["launches_after"].get<uint32_t>());
-    row("unfused", "unfused_tokens_per_second", p["ops_before"].get<uint32_t>());
+    row("fused", "fused_tokens_per_second", std::to_string(p["launches_after"].get<uint32_t>()));
+    for (const json& b : r["baselines"]) {
+      const double med = b["tokens_per_second"].get<double>();
+      rt.add({baselineRow(b), fmt::format("{:.1f}", med), fmt::format("{:.1f}", b["tokens_per_second_min"].get<double>()),
+              fmt::format("{:.1f}", b["tokens_per_second_max"].get<double>()),
+              med > 0 ? fmt::format("{:.3f}", 1e3 / med) : std::string("-"), baselineLaunches(b, p)});
+    }
     s += rt.str();
-    s += fmt::format("  speedup  {:.2f}x (min-max {:.2f}x-{:.2f}x over sample pairs)\n", r["speedup"].get<double>(),
-                     r["speedup_min"].get<double>(), r["speedup_max"].get<double>());
+    s += speedupLines(r);
     if (r.contains("ranks")) {
       // mpirun: the table above is rank 0's; every rank's medians, then the job's.
       Table kt({"rank", "fused tokens/s", "unfused tokens/s"}, "lrr");
@@ -438,8 +487,8 @@ std::string renderTokens(const json& rep, const json& p, const std::string& core
     s += r["repeat"].get<int>() == 0 ? " (compared, not timed: --repeat 0)\n" : "\n";
   }
   if (r["identical"].get<bool>()) {
-    s += fmt::format("  results  identical after every token: {} buffers, {} compared bit-for-bit\n",
-                     r["buffers"].get<size_t>(), formatSize(r["bytes_compared"].get<uint64_t>()));
+    s += fmt::format("  results  identical after every token: {} buffers, {} compared bit-for-bit{}\n",
+                     r["buffers"].get<size_t>(), formatSize(r["bytes_compared"].get<uint64_t>()), checkedSuffix(r));
   } else {
     const json& m = r["mismatch"];
     s += fmt::format("  results  DIFFER after token {} in {} of {} buffers; first: {}\n", m["token"].get<int>(),
@@ -677,6 +726,23 @@ class Compiler {
     // The planned target's device and compiler (nvcc for cuda; the simulator's host compiler for ascend).
     auto device = ss.device(planned.list.target);
     if (!device) return failure(std::move(device).error().context(list->origin));
+    // The graph baselines this device can run, decided before anything compiles: one that cannot (no graphs
+    // on the target, a libcudart without the symbols, a GPU below sm_90 for PDL) is skipped with one note.
+    if (args_.run) {
+      for (Baseline b : args_.baselines) {
+        if (b == Baseline::Unfused) continue;
+        const std::string why =
+            hasCollectiveOps(*list)
+                ? std::string("the op list has collective ops, which run per launch, not in a replayed graph")
+                : (*device)->launchGraphUnavailable(b == Baseline::GraphPdl ? GraphLaunch::Pdl : GraphLaunch::Plain);
+        if (why.empty()) {
+          graphBaselines_.push_back(b);
+        } else {
+          note(fmt::format("the {} baseline is skipped: {}", baselineLabel(b), why));
+          skippedBaselines_[baselineName(b)] = why;
+        }
+      }
+    }
     auto toolchain = ss.toolchain(planned.list.target);
     if (!toolchain) return failure(std::move(toolchain).error().context(list->origin));
     rep_["compiler"] = json{{"path", (*toolchain)->path.string()}, {"version", (*toolchain)->versionLine()}};
@@ -720,6 +786,18 @@ class Compiler {
       if (!u) return failure(std::move(u).error().context("unfused reference"));
       rep_["reference"] = compileJson(*u);
       unfused = std::move(*u);
+      if (std::find(graphBaselines_.begin(), graphBaselines_.end(), Baseline::GraphPdl) != graphBaselines_.end()) {
+        // The same unfused plan with its kernels built as the PDL variant (griddepcontrol in each kernel, the
+        // launch recorded for the capture): a second build of every unfused step.
+        CompileRequest pdl = ref;
+        pdl.graphPdl = true;
+        progress_.phase("Graph + PDL reference");
+        auto p = ss.compile(*list, pdl);
+        noteDiskFull(*cache);
+        if (!p) return failure(std::move(p).error().context("Graph + PDL reference"));
+        rep_["pdl_reference"] = compileJson(*p);
+        pdlReference_ = std::move(*p);
+      }
     }
     progress_.clear();
 
@@ -770,12 +848,14 @@ class Compiler {
   }
 
   // Exit 1 with the first difference; `when` says after which token (--tokens) or nothing.
-  static Failure mismatchFailure(const BufferMismatch& m, const std::string& when) {
+  static Failure mismatchFailure(const BufferMismatch& m, const std::string& when,
+                                 const std::string& against = "unfused") {
     return Failure{Error(ErrorKind::Mismatch,
-                         fmt::format("fused and unfused results differ{} ({} buffer{}): {} (expected: unfused, got: "
+                         fmt::format("fused and {} results differ{} ({} buffer{}): {} (expected: {}, got: "
                                      "fused); run with --dump DIR to inspect, or --options debug-sync-all=1 to check "
                                      "for a missing dependency",
-                                     when, m.differingBuffers, m.differingBuffers == 1 ? "" : "s", m.message())),
+                                     against, when, m.differingBuffers, m.differingBuffers == 1 ? "" : "s",
+                                     m.message(), against)),
                    kExitMismatch};
   }
 
@@ -817,7 +897,11 @@ class Compiler {
   std::optional<Failure> runTokensCompare(Session& ss, CompiledPlan& fused, CompiledPlan& unfused) {
     TimingConfig tc;
     tc.samples = args_.repeat;
-    auto tr = runTokens(ss, fused, unfused, tokens_, tc, /*time=*/args_.repeat > 0);
+    auto graphs = captureGraphs(ss, fused.list, unfused);
+    if (!graphs) return failure(std::move(graphs).error());
+    std::vector<GraphSide*> graphSides;
+    for (const auto& g : *graphs) graphSides.push_back(g.get());
+    auto tr = runTokens(ss, fused, unfused, tokens_, tc, /*time=*/args_.repeat > 0, graphSides, timesUnfused());
     if (!tr) return failure(std::move(tr).error());
     json r;
     r["repeat"] = args_.repeat;
@@ -825,6 +909,8 @@ class Compiler {
     r["buffers"] = tr->fused.size();
     r["bytes_compared"] = tr->bytesCompared;
     r["identical"] = !tr->mismatch.has_value();
+    r["checked"] = checkedBaselines(*graphs);
+    if (!skippedBaselines_.empty()) r["skipped"] = skippedBaselines_;
     // Compiler runs this invocation caused (the cache's counter is persisted: the difference since the
     // session opened it): the same for any T, since one plan serves every token.
     if (auto st = ss.cache()->stats()) r["compiles"] = st->compiles - compilesBefore_;
@@ -837,8 +923,10 @@ class Compiler {
     if (tr->mismatch) {
       r["mismatch"] = mismatchJson(*tr->mismatch);
       r["mismatch"]["token"] = tr->mismatchToken;
+      r["mismatch"]["baseline"] = baselineName(tr->mismatchBaseline);
       rep_["run"] = r;
-      return mismatchFailure(*tr->mismatch, fmt::format(" after token {} of {}", tr->mismatchToken, tr->tokens));
+      return mismatchFailure(*tr->mismatch, fmt::format(" after token {} of {}", tr->mismatchToken, tr->tokens),
+                             baselineLabel(tr->mismatchBaseline));
     }
     if (args_.repeat == 0) {  // compared, not timed
       rep_["run"] = r;
@@ -848,14 +936,27 @@ class Compiler {
     r["fused_tokens_per_second"] = tr->fusedTokensPerSecond.median;
     r["fused_tokens_per_second_min"] = tr->fusedTokensPerSecond.min;
     r["fused_tokens_per_second_max"] = tr->fusedTokensPerSecond.max;
-    r["unfused_tokens_per_second"] = tr->unfusedTokensPerSecond.median;
-    r["unfused_tokens_per_second_min"] = tr->unfusedTokensPerSecond.min;
-    r["unfused_tokens_per_second_max"] = tr->unfusedTokensPerSecond.max;
     r["fused_samples"] = tr->fusedSeconds;
-    r["unfused_samples"] = tr->unfusedSeconds;
-    r["speedup"] = tr->speedup.median;
-    r["speedup_min"] = tr->speedup.min;
-    r["speedup_max"] = tr->speedup.max;
+    json baselines = json::array();
+    auto baseline = [&](Baseline b, const Summary& tps, const std::vector<double>& samples, const Summary& speedup) {
+      baselines.push_back({{"name", baselineName(b)}, {"tokens_per_second", tps.median},
+                           {"tokens_per_second_min", tps.min}, {"tokens_per_second_max", tps.max},
+                           {"samples", samples}, {"speedup", speedup.median}, {"speedup_min", speedup.min},
+                           {"speedup_max", speedup.max}});
+    };
+    if (timesUnfused()) {
+      // The unfused figures keep their keys (docs/CLI.md's schema).
+      r["unfused_tokens_per_second"] = tr->unfusedTokensPerSecond.median;
+      r["unfused_tokens_per_second_min"] = tr->unfusedTokensPerSecond.min;
+      r["unfused_tokens_per_second_max"] = tr->unfusedTokensPerSecond.max;
+      r["unfused_samples"] = tr->unfusedSeconds;
+      r["speedup"] = tr->speedup.median;
+      r["speedup_min"] = tr->speedup.min;
+      r["speedup_max"] = tr->speedup.max;
+      baseline(Baseline::Unfused, tr->unfusedTokensPerSecond, tr->unfusedSeconds, tr->speedup);
+    }
+    for (const TokenGraphTiming& g : tr->graphs) baseline(g.kind, g.tokensPerSecond, g.seconds, g.speedup);
+    r["baselines"] = baselines;
     if (comm_ && comm_->size() > 1) {
       if (auto f = gatherRanks(r, tr->fusedTokensPerSecond.median, tr->unfusedTokensPerSecond.median)) return f;
     }
@@ -885,6 +986,32 @@ class Compiler {
       // Timing wrong results would only hide the finding: stop here.
       return mismatchFailure(*replay->mismatch, "");
     }
+    // Each graph baseline as unfused was: one replay from the initial buffers, every buffer against fused's.
+    auto graphs = captureGraphs(ss, fused.list, unfused);
+    if (!graphs) {
+      rep_["run"] = r;
+      return failure(std::move(graphs).error());
+    }
+    r["checked"] = checkedBaselines(*graphs);
+    if (!skippedBaselines_.empty()) r["skipped"] = skippedBaselines_;
+    for (const auto& g : *graphs) {
+      Status st = g->launch();
+      if (st) st = g->synchronize();
+      if (st) st = g->download();
+      auto diff = st ? g->buffers().compare(replay->fused) : Expected<std::optional<BufferMismatch>>(st.error());
+      if (!diff) {
+        rep_["run"] = r;
+        return failure(std::move(diff).error());
+      }
+      r["bytes_compared"] = r["bytes_compared"].get<uint64_t>() + replay->bytesCompared;
+      if (diff->has_value()) {
+        r["identical"] = false;
+        r["mismatch"] = mismatchJson(**diff);
+        r["mismatch"]["baseline"] = baselineName(g->kind());
+        rep_["run"] = r;
+        return mismatchFailure(**diff, "", baselineLabel(g->kind()));
+      }
+    }
     // --repeat 0: the comparison is the whole answer (a CI check of a cached plan needs no timed runs, and on a
     // simulator they cost several times the comparison).
     if (args_.repeat == 0) {
@@ -893,28 +1020,85 @@ class Compiler {
     }
     TimingConfig tc;
     tc.samples = args_.repeat;
-    auto timing = timeRuns(ss, fused, replay->fused, unfused, replay->unfused, tc);
+    // Every side interleaved (Timing.h): fused, unfused when asked, each graph baseline.
+    DeviceBuffers fusedMemory(*fused.device, replay->fused), unfusedMemory(*unfused.device, replay->unfused);
+    std::vector<TimedSide> sides;
+    std::vector<Baseline> timed;
+    Status up = fusedMemory.upload();
+    if (up) sides.push_back(planSide(ss, fused, fusedMemory, "fused"));
+    if (up && timesUnfused()) {
+      up = unfusedMemory.upload();
+      sides.push_back(planSide(ss, unfused, unfusedMemory, "unfused"));
+      timed.push_back(Baseline::Unfused);
+    }
+    for (const auto& g : *graphs) {
+      GraphSide* gs = g.get();
+      sides.push_back(
+          TimedSide{baselineLabel(gs->kind()), [gs] { return gs->launch(); }, [gs] { return gs->synchronize(); }});
+      timed.push_back(gs->kind());
+    }
+    auto timing = up ? timeSides(sides, tc) : Expected<std::vector<SideTiming>>(up.error());
     if (!timing) {
       rep_["run"] = r;
       return failure(std::move(timing).error());
     }
-    r["warmups"] = timing->warmups;
+    const std::vector<SideTiming>& t = *timing;
+    r["warmups"] = tc.warmups;
     r["batch_ms"] = tc.sampleMs;
-    r["fused_batch"] = timing->fusedBatch;
-    r["unfused_batch"] = timing->unfusedBatch;
-    r["fused_seconds"] = timing->fused.median;
-    r["fused_min_seconds"] = timing->fused.min;
-    r["fused_max_seconds"] = timing->fused.max;
-    r["unfused_seconds"] = timing->unfused.median;
-    r["unfused_min_seconds"] = timing->unfused.min;
-    r["unfused_max_seconds"] = timing->unfused.max;
-    r["fused_samples"] = timing->fusedSeconds;
-    r["unfused_samples"] = timing->unfusedSeconds;
-    r["speedup"] = timing->speedup.median;
-    r["speedup_min"] = timing->speedup.min;
-    r["speedup_max"] = timing->speedup.max;
+    r["fused_batch"] = t[0].batch;
+    r["fused_seconds"] = t[0].summary.median;
+    r["fused_min_seconds"] = t[0].summary.min;
+    r["fused_max_seconds"] = t[0].summary.max;
+    r["fused_samples"] = t[0].seconds;
+    json baselines = json::array();
+    for (size_t i = 0; i < timed.size(); ++i) {
+      const SideTiming& b = t[i + 1];
+      const Summary speedup = pairedSpeedup(t[0].seconds, b.seconds);
+      baselines.push_back({{"name", baselineName(timed[i])}, {"batch", b.batch}, {"seconds", b.summary.median},
+                           {"min_seconds", b.summary.min}, {"max_seconds", b.summary.max}, {"samples", b.seconds},
+                           {"speedup", speedup.median}, {"speedup_min", speedup.min}, {"speedup_max", speedup.max}});
+      if (timed[i] != Baseline::Unfused) continue;
+      // The unfused figures keep their keys (docs/CLI.md's schema).
+      r["unfused_batch"] = b.batch;
+      r["unfused_seconds"] = b.summary.median;
+      r["unfused_min_seconds"] = b.summary.min;
+      r["unfused_max_seconds"] = b.summary.max;
+      r["unfused_samples"] = b.seconds;
+      r["speedup"] = speedup.median;
+      r["speedup_min"] = speedup.min;
+      r["speedup_max"] = speedup.max;
+    }
+    r["baselines"] = baselines;
     rep_["run"] = r;
     return std::nullopt;
+  }
+
+  bool timesUnfused() const {
+    return std::find(args_.baselines.begin(), args_.baselines.end(), Baseline::Unfused) != args_.baselines.end();
+  }
+
+  // The graph baselines this run checks and times (graphBaselines_), each captured on its own copies of the
+  // initial buffers (Baselines.h).
+  Expected<std::vector<std::unique_ptr<GraphSide>>> captureGraphs(Session& ss, const OpList& list,
+                                                                  CompiledPlan& unfused) {
+    std::vector<std::unique_ptr<GraphSide>> out;
+    if (graphBaselines_.empty()) return out;
+    auto initial = BufferSet::create(list);
+    if (!initial) return std::move(initial).error().context("while creating the buffers");
+    for (Baseline b : graphBaselines_) {
+      CompiledPlan& plan = b == Baseline::GraphPdl ? *pdlReference_ : unfused;
+      auto g = GraphSide::capture(ss, plan, b, *initial);
+      if (!g) return std::move(g).error().context(std::string("the ") + baselineLabel(b) + " baseline");
+      out.push_back(std::move(*g));
+    }
+    return out;
+  }
+
+  // The baselines the run compared with fused, for the report's results line.
+  json checkedBaselines(const std::vector<std::unique_ptr<GraphSide>>& graphs) const {
+    json names = json::array({baselineName(Baseline::Unfused)});
+    for (const auto& g : graphs) names.push_back(baselineName(g->kind()));
+    return names;
   }
 
   std::optional<Failure> dump(const BufferSet& buffers) {
@@ -1019,6 +1203,9 @@ class Compiler {
   uint64_t compilesBefore_ = 0;  // the cache's compile counter when the session opened it
   // "notes" and "outputs" are always there, empty or not (docs/CLI.md's schema).
   json rep_ = json{{"notes", json::array()}, {"outputs", json::object()}};
+  std::vector<Baseline> graphBaselines_;   // --baselines' graphs this device runs
+  json skippedBaselines_ = json::object(); // name -> why
+  std::optional<CompiledPlan> pdlReference_;  // the unfused plan built as the PDL variant (graph-pdl)
   Progress progress_;
   // openSession(); declared after what its callbacks use (progress_, the report), so it is destroyed first.
   std::unique_ptr<Session> session_;
@@ -1045,6 +1232,12 @@ int realMain(int argc, char** argv) {
                  "every token, tokens per second; --run of such a list alone runs 1")
       ->type_name("T")
       ->check(CLI::Range(1, 1000000));
+  CLI::Option* baselines = app.add_option("--baselines", a.baselinesText,
+                 "what --run and --tokens compare the fused SuperKernel with, checked bit-for-bit and timed "
+                 "interleaved: unfused (one launch per op), graph (those launches as one CUDA graph, replayed), "
+                 "graph-pdl (the graph with programmatic dependent launch, sm_90+); comma-separated, or all "
+                 "(default: unfused; graphs on cuda and cuda-sim)")
+      ->type_name("LIST");
   app.add_flag("--force-recompile", a.forceRecompile,
                "compile everything again instead of loading it from the cache, replacing the cached entries "
                "(also: SK_FORCE_RECOMPILE=1)");
@@ -1096,6 +1289,19 @@ int realMain(int argc, char** argv) {
     return kExitBadInput;
   }
   if (a.tokens > 0) a.run = true;
+  if (baselines->count() > 0) {
+    auto b = parseBaselines(a.baselinesText);
+    if (!b) {
+      std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, b.error().message().c_str(), kTool);
+      return kExitBadInput;
+    }
+    if (!a.run) {
+      std::fprintf(stderr, "%s: error: --baselines chooses what --run and --tokens compare with: give one of them "
+                   "(see %s --help)\n", kTool, kTool);
+      return kExitBadInput;
+    }
+    a.baselines = std::move(*b);
+  }
   if (a.planOnly && (a.run || !a.trace.empty() || !a.dump.empty() || !a.emitSource.empty())) {
     std::fprintf(stderr, "%s: error: --plan-only compiles nothing, so it cannot be combined with --run, --tokens, "
                  "--trace, --dump or --emit-source (see %s --help)\n", kTool, kTool);

@@ -181,6 +181,9 @@ struct SuperKernelPlan {
   std::vector<SideLaunch> sides;
   /// Unfused: the fused step this op runs beside (-1: it runs on its own, in step order).
   int besideStep = -1;
+  /// Unfused: built as the Graph + PDL variant (CompileRequest::graphPdl): the kernel waits for the previous
+  /// launch at griddepcontrol.wait and lets the next one start early (cuda; nothing changes elsewhere).
+  bool graphPdl = false;
 };
 
 struct SyncCounts {

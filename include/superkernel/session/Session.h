@@ -94,6 +94,10 @@ struct CompileRequest {
   bool fuse = true;
   /// Target override (sk-compile --target); empty: the op list's.
   std::string target;
+  /// With fuse = false: build every step as the Graph + PDL variant (SuperKernelPlan::graphPdl), which
+  /// captureGraph(..., GraphLaunch::Pdl) replays with programmatic dependent launches (`sk-compile
+  /// --baselines graph-pdl`). Its text differs, so its keys do; BadInput with fuse = true.
+  bool graphPdl = false;
 };
 
 /// One executable step: a SuperKernel (or one unfused op) loaded and ready.
@@ -170,6 +174,14 @@ class Session {
   /// hostPointers(); device memory on a device without host memory);
   /// `count` must equal plan.list.buffers.size().
   Status run(const CompiledPlan& plan, void* const* buffers, size_t count);
+  /// The plan's steps on `buffers` (as run() takes them) captured once as a launch graph (Device::captureGraph:
+  /// a CUDA graph on cuda, sequential launches on cuda-sim; others answer BadInput), replayed with
+  /// LaunchGraph::launch(). Capturing runs the plan once (untimed) on `buffers`. Only an unfused plan
+  /// (CompileRequest::fuse = false): a SuperKernel's sync targets grow with each launch, so a replay of one
+  /// frozen launch would wait for counts no one adds. GraphLaunch::Pdl needs the plan built as the PDL
+  /// variant (CompileRequest::graphPdl).
+  Expected<std::unique_ptr<LaunchGraph>> captureGraph(const CompiledPlan& plan, void* const* buffers, size_t count,
+                                                      GraphLaunch kind);
 
   /// Measure what the sync cost model compares (SyncCosts) on `target`'s device, this machine, and cache it
   /// under the disk cache's root (calibration/<target>-<cores>.json), where every later plan for that

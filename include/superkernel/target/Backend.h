@@ -169,6 +169,31 @@ struct SideRun {
   const std::string* label = nullptr;       // what errors call it
 };
 
+/// One launch of a launch graph (Device::captureGraph): an unfused step's kernel with its buffers.
+struct GraphStep {
+  const Artifact* artifact = nullptr;       // the step's (a graph loads its own instance of each)
+  uint32_t cores = 1;                       // run()'s block_dim
+  void* const* buffers = nullptr;           // its manifest order; the replays use these
+  uint32_t numBuffers = 0;
+};
+
+/// How a launch graph launches its kernels: as run() does (Plain), or each but the first with programmatic
+/// dependent launch (Pdl: CUDA's programmatic stream serialization; the plan must be built as the PDL variant,
+/// CompileRequest::graphPdl).
+enum class GraphLaunch : uint8_t { Plain, Pdl };
+
+/// Launches captured once and replayed as one (a CUDA graph): what a GPU user gets from the same kernels
+/// without fusion, the baselines of `sk-compile --run --baselines`. Every replay computes on the buffers the
+/// capture was given. The graph holds its own instance of each step's module (so a run() of the plan with
+/// other buffers does not redirect it) and frees them with itself.
+class LaunchGraph {
+ public:
+  virtual ~LaunchGraph() = default;
+  /// Enqueue one replay on stream(); Device::synchronize(stream()) waits for it.
+  virtual Status launch() = 0;
+  virtual void* stream() const = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -211,6 +236,15 @@ class Device {
     (void)stream;
     return Status::success();
   }
+
+  /// Why this device cannot capture a launch graph of kind `kind` ("" when it can): a runtime without graph
+  /// support, or without programmatic dependent launch (Pdl), whatever the kernels. Default: no graphs.
+  virtual std::string launchGraphUnavailable(GraphLaunch kind) const;
+  /// Loads its own instance of each step's module, runs `steps` once in order on them (untimed: it sets their
+  /// buffer tables and launches), then captures them as one launch graph. The buffers then hold one run's
+  /// results: restore them before a checked replay. Only steps whose launches can be replayed unchanged
+  /// (unfused ones: Session::captureGraph checks).
+  virtual Expected<std::unique_ptr<LaunchGraph>> captureGraph(const std::vector<GraphStep>& steps, GraphLaunch kind);
 
   /// true: buffers are plain host memory (run() takes host pointers).
   virtual bool hostMemory() const { return true; }

@@ -7,6 +7,12 @@
 
 namespace sk {
 
+std::string cudaVersionScript(std::string_view launch, const char* base) {
+  std::string s = base;
+  if (launch == kCudaGraphPdlLaunch) s.insert(s.find("run;") + 4, " sk_last_launch;");
+  return s;
+}
+
 Backend cudaBackend() {
   Backend b;
   b.name = "cuda";

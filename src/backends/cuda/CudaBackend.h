@@ -30,6 +30,14 @@ inline constexpr const char* kCudaVersionScript =
 inline constexpr const char* kCudaSimVersionScript =
     "{\n  global: run; sk_profile_shape; sk_read_profile; sk_cuda_sim_bind; sk_cuda_sim_enter;\n  local: *;\n};\n";
 
+/// The cuda emitter's launch metadata (GeneratedSource::launch) of a step built as the Graph + PDL variant
+/// (SuperKernelPlan::graphPdl: the text defines SK_CUDA_PDL for superkernel_rt.cuh); empty for every other step.
+inline constexpr const char* kCudaGraphPdlLaunch = "graph-pdl";
+/// The version script for a step with launch metadata `launch`: `base` (kCudaVersionScript or
+/// kCudaSimVersionScript), plus sk_last_launch for the PDL variant (only there: a linker that refuses version-script
+/// names no object defines must still link the others).
+std::string cudaVersionScript(std::string_view launch, const char* base);
+
 /// One pool of `ctas` resident CTAs, and the options that do not apply on GPUs.
 MachineModel cudaMachineModel(const std::string& target, uint32_t ctas);
 /// cuda-sim's: cudaMachineModel plus collectives (the simulator's collective kernel, run over the device's

@@ -12,6 +12,9 @@
 // documented default (kCudaDefaultCtas) without one. A persistent grid of one
 // CTA per SM is co-resident whenever one CTA fits an SM; the module checks
 // occupancy at its first launch and refuses a grid that is not.
+//
+// Launch graphs (captureGraph, the Graph and Graph + PDL baselines of sk-compile --run --baselines): an
+// unfused plan's steps on their own module instances, captured once on a stream of the graph's (CudaGraph.h).
 
 #include <cerrno>
 #include <algorithm>
@@ -26,6 +29,7 @@
 #include "superkernel/support/Log.h"
 #include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaDeviceBase.h"
+#include "backends/cuda/CudaGraph.h"
 #include "backends/cuda/CudaModule.h"
 #include "backends/cuda/CudaRuntime.h"
 
@@ -46,6 +50,19 @@ uint32_t deviceCtas() {
   }
   return ctas;
 }
+
+// A launch graph and the module instances its kernels belong to (declared first: freed after the graph).
+class CudaLaunchGraph final : public LaunchGraph {
+ public:
+  CudaLaunchGraph(std::vector<std::shared_ptr<CudaModule>> modules, std::unique_ptr<CudaGraph> graph)
+      : modules_(std::move(modules)), graph_(std::move(graph)) {}
+  Status launch() override { return graph_->launch(); }
+  void* stream() const override { return graph_->stream(); }
+
+ private:
+  std::vector<std::shared_ptr<CudaModule>> modules_;
+  std::unique_ptr<CudaGraph> graph_;
+};
 
 class CudaDevice final : public CudaDeviceBase {
  public:
@@ -80,6 +97,42 @@ class CudaDevice final : public CudaDeviceBase {
     return Status::success();
   }
 
+
+  std::string launchGraphUnavailable(GraphLaunch kind) const override {
+    auto api = cudaRuntimeWithDevice();
+    if (!api) return "";  // no device: the run says so
+    return cudaGraphUnavailable(**api, kind == GraphLaunch::Pdl);
+  }
+
+  // Graph: each step's run() captured as it is (its buffer table is set by the untimed first run, so the
+  // capture holds one kernel node per step and nothing else). Graph + PDL: each step's recorded launch again,
+  // through cudaLaunchKernelExC with programmatic stream serialization from the second on.
+  Expected<std::unique_ptr<LaunchGraph>> captureGraph(const std::vector<GraphStep>& steps, GraphLaunch kind) override {
+    SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+    const bool pdl = kind == GraphLaunch::Pdl;
+    if (std::string why = cudaGraphUnavailable(*api, pdl); !why.empty()) return runtimeError(why);
+    SK_ASSIGN_OR_RETURN(std::unique_ptr<CudaGraph> graph, CudaGraph::create(*api));
+    SK_ASSIGN_OR_RETURN(auto modules, graphModules(steps, graph->stream()));
+    SK_RETURN_IF_ERROR(synchronize(graph->stream()));
+    std::vector<CudaKernelLaunch> launches;
+    if (pdl) {
+      for (const auto& m : modules) {
+        SK_ASSIGN_OR_RETURN(CudaKernelLaunch k, m->lastLaunch());
+        launches.push_back(k);
+      }
+    }
+    SK_RETURN_IF_ERROR(graph->capture([&](void* stream) -> Status {
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (pdl) {
+          SK_RETURN_IF_ERROR(launchKernelEx(*api, launches[i], stream, i > 0));
+        } else {
+          SK_RETURN_IF_ERROR(run(*modules[i], steps[i].cores, stream, steps[i].buffers, steps[i].numBuffers));
+        }
+      }
+      return Status::success();
+    }));
+    return std::unique_ptr<LaunchGraph>(std::make_unique<CudaLaunchGraph>(std::move(modules), std::move(graph)));
+  }
 
   Status synchronize(void* stream) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());

@@ -67,6 +67,7 @@ Expected<GeneratedSource> CudaTemplateEmitter::emitStep(const FusionPlan& plan, 
   v.set("grid", grid);
   v.setIf("fused", sk.fused);
   v.setIf("check_resident", sk.fused || anyKernelSync);
+  v.setIf("graph_pdl", !sk.fused && sk.graphPdl);  // superkernel_rt.cuh's SK_CUDA_PDL (CompileRequest::graphPdl)
   // profiling=1: a row of records per CTA, 4 per block it runs (wait begin/end, op begin/end).
   uint64_t profSlots = 0;
   for (const PlannedOp& op : sk.ops) {
@@ -160,7 +161,9 @@ Expected<GeneratedSource> CudaTemplateEmitter::emitStep(const FusionPlan& plan, 
     bufBytes += fmt::format("{}{}ull", bufBytes.empty() ? "" : ", ", b.elements * dtypeSize(b.dtype));
   v.set("buf_bytes", bufBytes);
 
-  return renderStep(plan, sk, L, v, ".cu", "cuda");
+  auto source = renderStep(plan, sk, L, v, ".cu", "cuda");
+  if (source && !sk.fused && sk.graphPdl) source->launch = kCudaGraphPdlLaunch;  // the recipe exports sk_last_launch
+  return source;
 }
 
 }  // namespace

@@ -51,6 +51,17 @@ CudaModule::~CudaModule() {
 
 void* CudaModule::symbol(const char* name) const { return ::dlsym(handle_, name); }
 
+Expected<CudaKernelLaunch> CudaModule::lastLaunch() const {
+  using LastFn = int (*)(CudaKernelLaunch*);
+  auto last = reinterpret_cast<LastFn>(symbol("sk_last_launch"));
+  if (!last)
+    return badInput("the step was not built as the Graph + PDL variant (CompileRequest::graphPdl): it has no launch "
+                    "for a Graph + PDL capture");
+  CudaKernelLaunch k;
+  if (last(&k) != 0 || !k.func) return runtimeError("sk_last_launch: the SuperKernel has not been launched yet");
+  return k;
+}
+
 Expected<int> CudaModule::call(uint32_t cores, void* stream, void* const* buffers, uint32_t numBuffers) const {
   CudaRunArgs args{kCudaAbiVersion, numBuffers, buffers};
   const int rc = run_(cores, stream, &args);

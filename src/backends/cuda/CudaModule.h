@@ -17,6 +17,7 @@
 #include "superkernel/support/Error.h"
 #include "superkernel/target/Backend.h"
 #include "backends/LaunchTrace.h"
+#include "backends/cuda/CudaLaunchAbi.h"
 
 namespace sk {
 
@@ -41,6 +42,9 @@ class CudaModule final : public LoadedKernel {
   uint32_t profileSlots() const { return profSlots_; }
   /// A symbol of the module (nullptr if absent).
   void* symbol(const char* name) const;
+  /// The launch its last run() made, for a module built as the Graph + PDL variant (sk_last_launch): a
+  /// BadInput error for any other module, a Runtime error before its first run.
+  Expected<CudaKernelLaunch> lastLaunch() const;
 
  private:
   CudaModule() = default;

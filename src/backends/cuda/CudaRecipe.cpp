@@ -120,7 +120,9 @@ class CudaRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu", kCudaVersionScript));
+    // The Graph + PDL variant exports sk_last_launch too (its launch metadata says so, and is in the key).
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu",
+                                                                     cudaVersionScript(req.launch, kCudaVersionScript)));
     const fs::path& src = in.source;
     const fs::path& script = in.versionScript;
     const std::vector<fs::path>& objs = in.objects;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "superkernel/support/Error.h"
+#include "backends/cuda/CudaLaunchAbi.h"
 
 namespace sk {
 
@@ -31,6 +32,20 @@ struct CudaRuntimeApi {
   const char* (*getErrorString)(int) = nullptr;
   const char* (*getErrorName)(int) = nullptr;
 
+  // Optional: the graph baselines of `sk-compile --run` (CudaGraph.h). Null where this libcudart lacks them
+  // (graphMissing / launchExMissing name them), which skips those baselines and nothing else.
+  int (*streamCreateWithFlags)(void** stream, unsigned flags) = nullptr;
+  int (*streamDestroy)(void* stream) = nullptr;
+  int (*streamBeginCapture)(void* stream, int mode) = nullptr;
+  int (*streamEndCapture)(void* stream, void** graph) = nullptr;
+  int (*graphInstantiateWithFlags)(void** exec, void* graph, unsigned long long flags) = nullptr;
+  int (*graphLaunch)(void* exec, void* stream) = nullptr;
+  int (*graphExecDestroy)(void* exec) = nullptr;
+  int (*graphDestroy)(void* graph) = nullptr;
+  int (*launchKernelExC)(const CudaLaunchConfig* config, const void* func, void** args) = nullptr;
+  std::string graphMissing;     // the graph symbols absent, comma separated ("": all there)
+  std::string launchExMissing;  // "cudaLaunchKernelExC" where absent (CUDA before 11.8)
+
   /// "cudaMalloc: out of memory (cudaErrorMemoryAllocation, 2)"
   std::string describe(const char* call, int err) const;
 };
@@ -41,6 +56,10 @@ inline constexpr int kCudaAttrComputeCapabilityMajor = 75;
 inline constexpr int kCudaAttrComputeCapabilityMinor = 76;
 inline constexpr int kCudaMemcpyHostToDevice = 1;
 inline constexpr int kCudaMemcpyDeviceToHost = 2;
+
+/// A runtime loaded from `path` alone (RTLD_LOCAL), apart from the process's: tests bind a stand-in through it.
+/// The same symbols, required and optional, as cudaRuntime(). Never closed.
+Expected<CudaRuntimeApi> loadCudaRuntimeFrom(const std::string& path);
 
 /// The loaded runtime, or a Runtime error "no CUDA device: <why>" (library
 /// not found, missing symbol).

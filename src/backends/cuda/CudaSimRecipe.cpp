@@ -84,7 +84,9 @@ class CudaSimRecipe final : public BuildRecipe {
   std::string artifactName() const override { return "superkernel_sim.so"; }
 
   Expected<LinkOutput> link(const LinkRequest& req, const RecipeTools& tools) const override {
-    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu", kCudaSimVersionScript));
+    // The Graph + PDL variant exports sk_last_launch too (its launch metadata says so, and is in the key).
+    SK_ASSIGN_OR_RETURN(RunOnlyLinkInputs in, writeRunOnlyLinkInputs(req, "superkernel.cu",
+                                                                     cudaVersionScript(req.launch, kCudaSimVersionScript)));
     std::vector<std::string> args = {"-shared"};
     for (auto& c : commonFlags(*req.options)) args.push_back(std::move(c));
     args.insert(args.end(), {"-o", req.outputFile.string(), "-x", "c++", in.source.string(), "-x", "none"});

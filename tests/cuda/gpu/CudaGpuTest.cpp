@@ -280,5 +280,46 @@ TEST(CudaGpu, DecodeLoopEightTokensMatchCpuWithinTolerance) {
   }
 }
 
+// --baselines all: the same unfused kernels as one launch graph (graph) and as Graph + PDL (the PDL variant,
+// each launch after the first programmatic), each checked bit for bit against the fused run, after every token
+// with --tokens, and timed beside it. On cuda-sim the graphs run as sequential launches of their own module
+// instances; on a GPU below sm_90 the PDL baseline is skipped with one note (then only graph is checked).
+void expectBaselinesChecked(const Result& r, bool tokens) {
+  expectResultsIdentical(r, tokens);
+  const bool pdlSkipped = r.out.find("note: the graph+pdl baseline is skipped: ") != std::string::npos;
+  EXPECT_NE(r.out.find(pdlSkipped ? " compared bit-for-bit against each of unfused, graph\n"
+                                  : " compared bit-for-bit against each of unfused, graph, graph+pdl\n"),
+            std::string::npos)
+      << r.all();
+#ifdef SK_RUN_TARGET_IS_SIM
+  EXPECT_FALSE(pdlSkipped) << r.all();  // the simulator runs every baseline
+#endif
+}
+
+TEST(CudaGpu, GraphBaselinesEqualFusedBitForBit) {
+  SK_REQUIRE_GPU();
+  TempDir dir;
+  Result r = runList((fs::path(SK_SOURCE_ROOT) / "tests/cuda/data/tiny.json").string(), kTarget, dir,
+                     {"--baselines", "all", "--repeat", "1"});
+  ASSERT_EQ(r.code, 0) << r.all();
+  expectBaselinesChecked(r, false);
+  // Timed too: a row and a speedup per baseline.
+  EXPECT_NE(r.out.find("\n  graph "), std::string::npos) << r.all();
+  EXPECT_NE(r.out.find(" vs graph (min-max "), std::string::npos) << r.all();
+  if (r.out.find("graph+pdl baseline is skipped") == std::string::npos) {
+    EXPECT_NE(r.out.find("\n  graph+pdl "), std::string::npos) << r.all();
+    EXPECT_NE(r.out.find(" vs graph+pdl (min-max "), std::string::npos) << r.all();
+  }
+}
+
+TEST(CudaGpu, GraphBaselinesEqualFusedAfterEveryToken) {
+  SK_REQUIRE_GPU();
+  TempDir dir;
+  Result r = runList(example("decode_loop/decode_loop_2layers.json"), kTarget, dir,
+                     {"--tokens", "3", "--baselines", "graph,graph-pdl", "--repeat", "0"});
+  ASSERT_EQ(r.code, 0) << r.all();
+  expectBaselinesChecked(r, true);
+}
+
 }  // namespace
 }  // namespace sk

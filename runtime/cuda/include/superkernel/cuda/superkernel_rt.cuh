@@ -26,6 +26,61 @@
 #define SK_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
+/* The Graph + PDL baseline's variant of an unfused step (sk-compile --baselines graph-pdl): only where the
+ * generated text defines SK_CUDA_PDL (a plan compiled with CompileRequest::graphPdl), so every other step's text
+ * and build stay as they are:
+ *  - device: every CTA lets the next kernel start launching (griddepcontrol.launch_dependents) as soon as it
+ *    enters its first block, then waits until the previous kernel completed and its writes are visible
+ *    (griddepcontrol.wait) before the block's first read: an unfused op may read what any earlier op wrote and
+ *    write what an earlier op reads, so nothing of the op's own work may come before the wait. Where a launch was
+ *    not programmatic (a plain launch, the first kernel of a graph) the wait returns at once. The queue's
+ *    preload-data prefetches (L2, inputs no op writes) are printed before sk_run_op and so run before the wait:
+ *    a schedule that gave unfused steps their weight slices would make this the weights-before-wait baseline.
+ *  - host: run() records its launch for sk_last_launch, which the cuda device reads to launch the same kernel
+ *    with cudaLaunchKernelExC and programmatic stream serialization inside a graph capture
+ *    (src/backends/cuda/CudaGraph.cpp). */
+#if defined(SK_CUDA_PDL) && SK_CUDA_PDL
+typedef struct sk_kernel_launch {
+  const void* func;  /* the __global__ kernel (its host stub: what cudaLaunchKernelExC takes) */
+  uint32_t grid, threads, smem, reserved;
+  unsigned long long epoch; /* its only argument */
+} sk_kernel_launch;
+
+static __device__ __forceinline__ void sk_pdl_enter(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static sk_kernel_launch sk_pdl_last; /* run() holds the module's mutex while it writes it */
+#undef SK_LAUNCH_SUPERKERNEL
+#ifdef SK_CUDA_SIM
+#define SK_LAUNCH_SUPERKERNEL(grid, threads, smem, stream, epoch)                                                \
+  do {                                                                                                          \
+    sk_kernel_launch sk_l = {(const void*)sk_superkernel, (uint32_t)(grid), (uint32_t)(threads), (uint32_t)(smem), \
+                             0u, (unsigned long long)(epoch)};                                                  \
+    sk_pdl_last = sk_l;                                                                                         \
+    sk_cuda_sim_launch_epoch(sk_superkernel, grid, threads, smem, stream, epoch);                              \
+  } while (0)
+#else
+#define SK_LAUNCH_SUPERKERNEL(grid, threads, smem, stream, epoch)                                                \
+  do {                                                                                                          \
+    sk_kernel_launch sk_l = {(const void*)sk_superkernel, (uint32_t)(grid), (uint32_t)(threads), (uint32_t)(smem), \
+                             0u, (unsigned long long)(epoch)};                                                  \
+    sk_pdl_last = sk_l;                                                                                         \
+    sk_superkernel<<<grid, threads, smem, stream>>>(epoch);                                                     \
+  } while (0)
+#endif
+
+/* The last launch run() made (0), or -1 before the first. Exported (the version script lists it). */
+extern "C" __attribute__((visibility("default"))) int sk_last_launch(sk_kernel_launch* out) {
+  if (!sk_pdl_last.func) return -1;
+  *out = sk_pdl_last;
+  return 0;
+}
+#endif
+
 #define SK_ABI_VERSION 1
 
 typedef struct sk_run_args {
@@ -73,6 +128,9 @@ static __device__ __forceinline__ void sk_prof_put(sk_env* env, uint32_t op, uin
 /* Before block b of op `op` on this CTA: reset the block's state, wait for
  * producers unless the kernel waits itself (early start). */
 static __device__ __forceinline__ void sk_block_begin(sk_env* env, const sk_op_rt* op, uint32_t b) {
+#if defined(SK_CUDA_PDL) && SK_CUDA_PDL
+  sk_pdl_enter(); /* the Graph + PDL variant (above); a later block of the CTA passes at once */
+#endif
   env->ctx.block_idx = b;
   env->ctx.block_dim = op->blocks;
   env->ctx.op = op;
