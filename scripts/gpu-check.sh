@@ -9,7 +9,10 @@
 #   3b. the decode stack and loop with preload-data=first-block / lookahead (the
 #      L2 weight prefetch before each wait), against step 3's default (none);
 #   4. bench/cuda/boundary_bench.cu: cost per op boundary, launch per op vs CUDA
-#      Graph vs Graph + PDL vs the SuperKernel's persistent syncs.
+#      Graph vs Graph + PDL vs the SuperKernel's persistent syncs;
+#   5. the decode layer, stack and loop fused vs the same kernels unfused, as one
+#      CUDA graph and as Graph + PDL with each launch's weights prefetched before
+#      griddepcontrol.wait (sk-compile --baselines all).
 # It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
 # REPORT_DIR/gpu-logs.tar.gz (every step's full output).
 #
@@ -182,6 +185,19 @@ if [ -n "$bench" ]; then
     step "boundary_$ops" '^(\||GPU:|chain:|command:)' "$bench" "$ops" 30 20 || status=1
   done
 fi
+
+log ""
+log "## 5. the fair baseline (issue 40 item 4): the same unfused kernels as one CUDA graph and as Graph + PDL"
+# After the boundary bench: the PDL variant is a second build of every unfused step (one nvcc run per distinct
+# text), the one step here whose compile time is not known yet. Step 3's cache dirs hold the fused and unfused
+# builds already.
+baselines='identical|differ|[Ff]used|[Uu]nfused|graph|skipped|speedup|tokens|Tokens|error'
+step decode_layer_baselines "$baselines" "$compile" "$root/examples/decode_layer/decode_layer.json" --target cuda \
+  --run --repeat 15 --baselines all --cache-dir "$cache/layer" || status=1
+step decode_stack_baselines "$baselines" "$compile" "$root/examples/decode_stack/decode_stack.json" --target cuda \
+  --run --repeat 15 --baselines all --cache-dir "$cache/stack" || status=1
+step decode_loop_baselines "$baselines" "$compile" "$root/examples/decode_loop/decode_loop.json" --target cuda \
+  --tokens 32 --repeat 5 --baselines all --cache-dir "$cache/loop" || status=1
 
 rm -rf "$cache"
 log ""

@@ -145,7 +145,7 @@ Status Device::runBeside(const LoadedKernel&, uint32_t, void*, void* const*, uin
 }
 
 std::string Device::launchGraphUnavailable(GraphLaunch) const {
-  return fmt::format("target {} has no launch graphs (the graph baselines are cuda's)", target());
+  return fmt::format("target {} has no launch graphs (Device::captureGraph)", target());
 }
 
 Expected<std::unique_ptr<LaunchGraph>> Device::captureGraph(const std::vector<GraphStep>&, GraphLaunch kind) {

@@ -19,6 +19,11 @@
 //    them, so the loads of op j overlap the waits and the work of the ops between (what a Graph + PDL run
 //    gets by loading the next kernel's weights before griddepcontrol.wait, docs/PERFORMANCE.md 8b).
 //
+// And for the Graph + PDL variant of an unfused step (markGraphPdlSteps; the baseline of `sk-compile --baselines
+// graph-pdl`), whatever preload-data says: its op prefetches the slices (as above) of the inputs that no op of
+// the whole plan writes, before griddepcontrol.wait. Inputs an earlier launch writes are never prefetched: the
+// kernel may start while that launch still runs.
+//
 // Why a function the emitters call (scheduleDataPreload with their target's MachineModel) and not a field the
 // planner fills: the schedule follows from the step (ops, edges, queues, options) and the machine's budget alone,
 // so a step built by hand (the codegen goldens) gets the same prefetches as a planned one, and no copy stored in
@@ -38,19 +43,23 @@ PreloadData effectivePreloadData(PreloadData option, const MachineModel& m) {
 std::vector<std::vector<DataPreload>> scheduleDataPreload(const SuperKernelPlan& sk, const MachineModel& m) {
   const size_t n = sk.ops.size();
   std::vector<std::vector<DataPreload>> out(n);
-  const PreloadData mode = effectivePreloadData(sk.options.preloadData, m);
-  if (!sk.fused || mode == PreloadData::None || mode == PreloadData::Auto) return out;
+  const bool pdlWeights = !sk.fused && sk.graphPdl;
+  const PreloadData mode = pdlWeights ? PreloadData::FirstBlock : effectivePreloadData(sk.options.preloadData, m);
+  if ((!sk.fused && !pdlWeights) || mode == PreloadData::None || mode == PreloadData::Auto) return out;
 
-  // Buffers some op of this step writes: a read of any other buffer (weights) cannot depend on a wait.
+  // Buffers some op of this step writes (for the PDL variant: that any op of the plan may write): a read of
+  // any other buffer (weights) cannot depend on a wait.
   std::vector<bool> written(sk.buffers.size(), false);
+  for (size_t b = 0; b < sk.buffers.size(); ++b) written[b] = pdlWeights && !sk.buffers[b].readOnlyInPlan;
   for (const PlannedOp& op : sk.ops)
     for (const BoundArg& a : op.args)
       if (a.kind == ParamKind::Buffer && !a.runtime && a.access != Access::Read && a.buffer >= 0)
         written[static_cast<size_t>(a.buffer)] = true;
 
-  // Ops that wait before they run: what the first-block rule prefetches for.
-  std::vector<bool> waits(n, false);
-  for (size_t i = 0; i < n; ++i) waits[i] = sk.ops[i].barrierBefore;
+  // Ops that wait before they run: what the first-block rule prefetches for (the PDL variant's op always
+  // waits, at griddepcontrol.wait).
+  std::vector<bool> waits(n, pdlWeights);
+  for (size_t i = 0; i < n; ++i) waits[i] = waits[i] || sk.ops[i].barrierBefore;
   for (const Edge& e : sk.edges)
     if (e.sync == SyncKind::Flag || e.sync == SyncKind::Counter || e.sync == SyncKind::Event) waits[e.consumer] = true;
 
@@ -108,6 +117,24 @@ std::vector<std::vector<DataPreload>> scheduleDataPreload(const SuperKernelPlan&
     }
   }
   return out;
+}
+
+void markGraphPdlSteps(FusionPlan& plan) {
+  // A list buffer any op writes, through any step (a runtime argument counts: it may change between runs).
+  std::vector<bool> written;
+  for (const SuperKernelPlan& step : plan.steps)
+    for (const PlannedOp& op : step.ops)
+      for (const BoundArg& a : op.args) {
+        if (a.kind != ParamKind::Buffer || a.buffer < 0 || (a.access == Access::Read && !a.runtime)) continue;
+        const uint32_t list = step.buffers[static_cast<size_t>(a.buffer)].listIndex;
+        if (written.size() <= list) written.resize(list + 1, false);
+        written[list] = true;
+      }
+  for (SuperKernelPlan& step : plan.steps) {
+    step.graphPdl = !step.fused;
+    for (PlanBuffer& b : step.buffers)
+      b.readOnlyInPlan = step.graphPdl && (b.listIndex >= written.size() || !written[b.listIndex]);
+  }
 }
 
 }  // namespace sk

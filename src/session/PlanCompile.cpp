@@ -1,6 +1,7 @@
 #include "session/PlanCompile.h"
 
 #include "session/SyncCalibration.h"
+#include "superkernel/plan/DataPreload.h"
 #include "superkernel/target/Backend.h"
 
 namespace sk {
@@ -34,7 +35,7 @@ Expected<CompiledPlan> planCompile(const OpList& list, const CompileRequest& req
   auto plan = planOpList(cp.list, cp.options, pc);
   if (!plan) return std::move(plan).error();  // the planner's messages name the op list already
   cp.plan = std::move(*plan);
-  for (SuperKernelPlan& step : cp.plan.steps) step.graphPdl = request.graphPdl && !step.fused;
+  if (request.graphPdl) markGraphPdlSteps(cp.plan);
   for (std::string& w : costWarnings) cp.plan.report.warnings.push_back(std::move(w));
   return cp;
 }

@@ -132,15 +132,32 @@ TEST(CudaCodegen, GraphPdlVariantIsTheUnfusedTextPlusOneDefine) {
   EXPECT_EQ(f.launch, "");
 }
 
+// The variant's weights before the wait: an input no op of the plan writes (PlanBuffer::readOnlyInPlan, which
+// markGraphPdlSteps sets) is prefetched by each CTA before the op's sk_run_op, where griddepcontrol.wait is; an
+// input that is not marked (an earlier launch may write it) is not, and without the variant nothing is.
+TEST(CudaCodegen, GraphPdlVariantPrefetchesOnlyPlanConstantInputsBeforeItsWait) {
+  FusionPlan plan = unfusedPlan();
+  plan.steps[0].graphPdl = true;
+  plan.steps[0].buffers[0].readOnlyInPlan = true;
+  const std::string t = emitOk(plan).text;
+  const size_t prefetch = t.find(") sk_preload_data(0u, ");
+  ASSERT_NE(prefetch, std::string::npos) << t;
+  EXPECT_LT(prefetch, t.find("  sk_run_op(env, &sk_ops[0]")) << t;
+  EXPECT_EQ(t.find("sk_preload_data(1u"), std::string::npos) << t;  // not marked: never prefetched
+  plan.steps[0].graphPdl = false;
+  EXPECT_EQ(emitOk(plan).text.find("sk_preload_data("), std::string::npos);
+}
+
 // nvcc builds the variant warning-free; its PTX (sm_90) lets the next kernel launch, then waits for the previous
 // one before the block's sub-kernel call (the first read of an input), and the plain unfused text has neither
-// instruction; for sm_80 the variant compiles without them (PDL needs sm_90). The host side defines
-// sk_last_launch for the capture.
+// instruction; for sm_80 the variant compiles without them (PDL needs sm_90). The weight prefetch comes before
+// the wait. The host side defines sk_last_launch for the capture.
 TEST(CudaCodegen, GraphPdlVariantPtxWaitsBeforeTheSubKernelCall) {
   SK_REQUIRE_NVCC(nvcc);
   cudatest::TempDir dir("pdl");
   FusionPlan plan = unfusedPlan();
   plan.steps[0].graphPdl = true;
+  plan.steps[0].buffers[0].readOnlyInPlan = true;
   const fs::path src = dir.path / "unfused_pdl.cu";
   {
     std::ofstream out(src);
@@ -168,6 +185,11 @@ TEST(CudaCodegen, GraphPdlVariantPtxWaitsBeforeTheSubKernelCall) {
   ASSERT_NE(call, std::string::npos) << ptx;
   EXPECT_LT(trigger, wait);
   EXPECT_LT(wait, call) << "the sub-kernel is called before griddepcontrol.wait";
+  const size_t prefetch = ptx.find("cp.async.bulk.prefetch.L2");
+  ASSERT_NE(prefetch, std::string::npos) << ptx;
+  // The prefetch is issued in the queue before its call of sk_run_op (which waits at griddepcontrol.wait): the
+  // call site passes the sub-kernel's address.
+  EXPECT_LT(prefetch, call) << "the weights are prefetched after the op's call";
 
   nvccRun({"-arch=sm_80", "-ptx", src.string(), "-o", (dir.path / "pdl80.ptx").string()});
   EXPECT_EQ(cudatest::readFile(dir.path / "pdl80.ptx").find("griddepcontrol"), std::string::npos);

@@ -166,5 +166,35 @@ TEST(DataPreload, PlannerResolvesAutoToTheMachinesDefault) {
   EXPECT_EQ(cpu->steps.at(0).options.preloadData, PreloadData::FirstBlock);
 }
 
+// The Graph + PDL variant of an unfused plan (markGraphPdlSteps): each launch prefetches, before its wait, the
+// slices of the inputs no op of the plan writes (here the chain's a, read by A only), whatever preload-data says,
+// and never an input an earlier launch writes (b, c), which may still be running.
+TEST(DataPreload, TheGraphPdlVariantPrefetchesOnlyInputsNoOpOfThePlanWrites) {
+  auto lo = loadOpList(std::filesystem::path(SK_SOURCE_ROOT) / "tests/plan/data/chain.json");
+  ASSERT_TRUE(lo.ok()) << lo.error().message();
+  auto none = parseOptions("preload-data=none");
+  ASSERT_TRUE(none.ok());
+  const MachineModel m = machine(2048, 0);
+  auto unfused = planOpList(*lo, *none, PlanConfig{m, false});
+  ASSERT_TRUE(unfused.ok()) << unfused.error().message();
+  ASSERT_EQ(unfused->steps.size(), 3u);
+  for (const SuperKernelPlan& s : unfused->steps)  // not the variant: nothing
+    for (const auto& list : scheduleDataPreload(s, m)) EXPECT_TRUE(list.empty());
+  markGraphPdlSteps(*unfused);
+  std::vector<L> got;
+  for (const SuperKernelPlan& s : unfused->steps) {
+    EXPECT_TRUE(s.graphPdl);
+    got.push_back(describe(scheduleDataPreload(s, m)));
+  }
+  // A's x is buffer 0 of its step (a): block c's 256 floats.
+  EXPECT_EQ(got, (std::vector<L>{L{{"0:0@0+c*1024:1024/4"}}, L{{}}, L{{}}}));
+  // A fused step is never the variant.
+  auto fused = planOpList(*lo, *none, PlanConfig{m, true});
+  ASSERT_TRUE(fused.ok());
+  markGraphPdlSteps(*fused);
+  EXPECT_FALSE(fused->steps.at(0).graphPdl);
+  for (const auto& list : scheduleDataPreload(fused->steps.at(0), m)) EXPECT_TRUE(list.empty());
+}
+
 }  // namespace
 }  // namespace sk

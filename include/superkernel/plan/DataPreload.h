@@ -30,8 +30,15 @@ struct DataPreload {
 PreloadData effectivePreloadData(PreloadData option, const MachineModel& m);
 
 /// Per op of `sk` (indices as sk.ops), the prefetches its core issues when it starts the op, before its
-/// waits (a barrier's arrival comes first), in order. Empty for every op of an unfused step and with
-/// preload-data=none.
+/// waits (a barrier's arrival comes first), in order. Empty with preload-data=none and for every op of an
+/// unfused step, except the Graph + PDL variant's (markGraphPdlSteps), which prefetches the slices of its
+/// inputs that no op of the plan writes whatever preload-data says: the baseline loads its weights before
+/// griddepcontrol.wait.
 std::vector<std::vector<DataPreload>> scheduleDataPreload(const SuperKernelPlan& sk, const MachineModel& m);
+
+/// Makes every unfused step of `plan` the Graph + PDL variant (SuperKernelPlan::graphPdl,
+/// CompileRequest::graphPdl) and marks each of its buffers that no op of any step writes
+/// (PlanBuffer::readOnlyInPlan): those are the weights it may prefetch before it waits for the previous launch.
+void markGraphPdlSteps(FusionPlan& plan);
 
 }  // namespace sk

@@ -58,6 +58,10 @@ struct PlanBuffer {
   DType dtype = DType::F32;
   uint64_t elements = 0;
   uint32_t listIndex = 0;                   // index into OpList::buffers
+  /// No op of any step of the plan writes it (its contents are final before the first launch): set only for
+  /// the Graph + PDL variant (CompileRequest::graphPdl), whose unfused steps prefetch these inputs' slices
+  /// before griddepcontrol.wait (plan/DataPreload.cpp). false: not known, never prefetched across launches.
+  bool readOnlyInPlan = false;
 };
 
 /// One argument of a planned op, in the kernel's parameter order.
