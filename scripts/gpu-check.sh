@@ -199,6 +199,22 @@ step decode_stack_baselines "$baselines" "$compile" "$root/examples/decode_stack
 step decode_loop_baselines "$baselines" "$compile" "$root/examples/decode_loop/decode_loop.json" --target cuda \
   --tokens 32 --repeat 5 --baselines all --cache-dir "$cache/loop" || status=1
 
+log ""
+log "## 6. builtin gemv kernels alone, GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
+# Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 10 s on the device: 12 kernel x shape
+# rows of 15 samples, each a batch of 16 launches over 256 MB of weights, and a 1 GiB copy.
+kernel_bw=${SK_GPU_KERNEL_BW:-}
+if [ -z "$kernel_bw" ]; then
+  kernel_bw=$logs/kernel_bw
+  if ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/kernel_bw.cu" \
+      -o "$kernel_bw" >"$logs/kernel-bw-build.log" 2>&1; then
+    log "kernel_bw did not build (kernel-bw-build.log)"; kernel_bw=""; status=1
+  fi
+fi
+if [ -n "$kernel_bw" ]; then
+  step kernel_bw '^(\||GPU:|copy:|command:)' "$kernel_bw" 15 16 || status=1
+fi
+
 rm -rf "$cache"
 log ""
 log "exit status: $status"

@@ -5,6 +5,8 @@
 // the reason without it), never a GPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "TestCache.h"
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/driver/Process.h"
@@ -134,6 +136,32 @@ TEST(CudaBuild, BoundaryBenchCompiles) {
                        (dir.path / "boundary_bench").string()});
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(r->exitCode, 0) << r->err;
+}
+
+// bench/cuda/kernel_bw.cu (issue 40 item 3; scripts/gpu-check.sh step 6) builds warning-free, and each of its
+// gemv launches reads through 16-byte global loads (the PTX of every wrapper around a builtin gemv kernel has
+// ld.global.v4: fails when a kernel's vector path is gone or the bench stops calling the builtin source).
+TEST(CudaBuild, KernelBandwidthBenchCompilesAndItsGemvsLoad16Bytes) {
+  SK_REQUIRE_NVCC(nvcc);
+  TempDir dir;
+  const std::string src = (fs::path(SK_SOURCE_ROOT) / "bench/cuda/kernel_bw.cu").string();
+  const std::string inc = "-I" + (fs::path(SK_SOURCE_ROOT) / "runtime/cuda/include").string();
+  auto r = runProcess({nvcc, "-O3", "-std=c++17", "-arch=sm_90", inc, "-Xcompiler=-Wall,-Wextra", "-Werror",
+                       "all-warnings", src, "-o", (dir.path / "kernel_bw").string()});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->exitCode, 0) << r->err;
+  const fs::path ptx = dir.path / "kernel_bw.ptx";
+  r = runProcess({nvcc, "-O3", "-std=c++17", "-arch=sm_90", inc, "-ptx", src, "-o", ptx.string()});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->exitCode, 0) << r->err;
+  const std::string text = cudatest::readFile(ptx);
+  for (const char* entry : {"launch_f32", "launch_bf16", "launch_f16", "launch_q8_0"}) {
+    const size_t at = text.find(std::string(".entry _Z") + std::to_string(std::strlen(entry)) + entry);
+    ASSERT_NE(at, std::string::npos) << entry << " is not in the PTX";
+    const size_t end = text.find("\n}\n", at);
+    EXPECT_NE(text.substr(at, end - at).find("ld.global.v4."), std::string::npos)
+        << entry << ": no 16-byte global load in its body";
+  }
 }
 
 // sync.cuh's two opt-in wait variants (issue 40: -DSK_CUDA_POLL_RELAXED=1, -DSK_CUDA_WAIT_TIMEOUT_NS=N) keep

@@ -210,7 +210,51 @@ static __device__ __forceinline__ float sk_cta_max(float v, float* scratch) {
   return v;
 }
 
-/* bf16 / f16 storage (uint16_t) to float. */
+/* A kernel's bad input (cpu's sk_report_error): cuda has no error channel
+ * to the host yet, so the calling thread stops the launch with `message`. On
+ * a GPU it prints "superkernel: <message>" and traps (the launch, and the
+ * CUDA context with it, fail: the process must exit); the simulator fails
+ * the launch with the message and the thread. Call it from one thread of one
+ * block, then return from the kernel on every thread. */
+static __device__ void sk_trap_error(const char* message) {
+#ifdef SK_CUDA_SIM
+  sk_cuda_sim_module_ops->trap(sk_cuda_sim_self, message);
+#else
+  printf("superkernel: %s\n", message);
+  __trap();
+#endif
+}
+
+/* bf16 / f16 storage (uint16_t) to float; both exact. */
 static __device__ __forceinline__ float sk_bf16_to_f32(uint16_t h) { return __uint_as_float((unsigned)h << 16); }
+static __device__ __forceinline__ float sk_f16_to_f32(uint16_t h) {
+#ifdef SK_CUDA_SIM
+  return sk_cuda_sim_f16_to_f32(h);
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#endif
+}
+
+/* One 16-byte load from global memory; p must be 16-byte aligned (the
+ * simulator traps where a GPU would fault). Sub-kernel pointers are generic,
+ * so a plain uint4 dereference compiles to a generic ld.v4: the explicit
+ * ld.global.v4 skips the address-space check. An ordinary (weak, coherent)
+ * load, not ld.global.nc: the buffer may be one an earlier op of the same
+ * persistent launch wrote (see the rules above). The "memory" clobber keeps it
+ * after the op's wait when the call is inlined. */
+static __device__ __forceinline__ uint4 sk_ld_global_v4(const void* p) {
+#ifdef SK_CUDA_SIM
+  return sk_cuda_sim_ld16(p);
+#else
+  uint4 v;
+  asm("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %4;\n\tld.global.v4.u32 {%0, %1, %2, %3}, [g];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p)
+      : "memory");
+  return v;
+#endif
+}
 
 #endif /* SUPERKERNEL_CUDA_KERNEL_CUH */

@@ -107,6 +107,34 @@ static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 3
   return sk_cuda_sim_shfl(mask, v, inside ? lane - delta : lane);
 }
 
+/* The 16-byte vector types of CUDA's vector_types.h that kernels load
+ * (kernel.cuh's sk_ld_global_v4): same layout and alignment as nvcc's. */
+struct __align__(16) float4 { float x, y, z, w; };
+struct __align__(16) uint4 { unsigned x, y, z, w; };
+/* One 16-byte load. A GPU faults on a vector load from an address that is not
+ * 16-byte aligned, where the host would just read: trap with the address, so
+ * a kernel's alignment mistake fails here as it would on the device. */
+static inline uint4 sk_cuda_sim_ld16(const void* p) {
+  if (((uintptr_t)p & 15u) != 0) sk_cuda_sim_module_ops->trap(sk_cuda_sim_self, "misaligned 16-byte load (a GPU faults)");
+  uint4 v;
+  memcpy(&v, p, 16);
+  return v;
+}
+/* IEEE binary16 bits to float, exactly (what cvt.f32.f16 gives on a GPU):
+ * normals and subnormals rescaled by 2^112, inf and NaN kept. */
+static inline float sk_cuda_sim_f16_to_f32(uint16_t h) {
+  const uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
+  float f;
+  memcpy(&f, &em, 4);
+  f *= 5.192296858534828e+33f; /* 2^112 */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if ((h & 0x7c00u) == 0x7c00u) u = 0x7f800000u | em;
+  u |= (uint32_t)(h & 0x8000u) << 16;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
 static inline float __int_as_float(int v) { float f; memcpy(&f, &v, 4); return f; }
 static inline float __uint_as_float(unsigned v) { float f; memcpy(&f, &v, 4); return f; }
 static inline int __float_as_int(float f) { int v; memcpy(&v, &f, 4); return v; }

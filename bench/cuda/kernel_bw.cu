@@ -1,0 +1,213 @@
+// Bandwidth of the builtin cuda gemv kernels (issue 40 item 3): each kernel of kernels/cuda/gemv.cu (f32, bf16,
+// f16 and q8_0 weights; the same source the SuperKernel links, included here with the descriptor's macros) alone,
+// one plain call per launch (ctx->op == NULL, as an unfused op), against the device's copy bandwidth measured in
+// the same process by a D2D copy kernel (16-byte loads and stores over 1 GiB).
+//   GB/s = bytes that must move / time: the weights (rows x cols of their format; q8_0 34 bytes per 32), x
+//   (cols f32) and y (rows f32) for a gemv; read + written bytes for the copy. "% of copy" = gemv GB/s over copy
+//   GB/s (issue 40's bar: >= 70%).
+// Shapes are decode projections, rows x cols: 4096 x 4096, 11008 x 4096 (up/gate), 4096 x 11008 (down). Grid: one
+// block per 8 rows (256 threads, one warp per row, as the declarations' "threads"). The weights rotate through
+// copies totalling at least 256 MB (more than an H200's L2) so every launch streams them from HBM. Each sample is
+// a batch of launches timed with events (time per launch = batch / launches), after warm-up; reported: median and
+// min-max over the samples.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Iruntime/cuda/include bench/cuda/kernel_bw.cu -o kernel_bw
+//   ./kernel_bw [samples=15] [launches per sample=16]
+//
+// Values are not checked here (tests/cuda/gpu/CudaGemvTest.cpp checks the kernels against the cpu target);
+// the weights are a byte pattern (0x3c), finite in every format. scripts/gpu-check.sh runs it (step 6).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "superkernel/cuda/kernel.cuh"
+
+#define CHECK(x)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+// ---- the builtin kernels, one inclusion per weight format ----------------------------------------------------
+// gemv.cu defines its helpers for one format per translation unit; a namespace per inclusion keeps them apart,
+// and the macros it defines are undefined before the next one.
+#define SK_GEMV 1
+namespace gemv_f32 {
+#include "../../kernels/cuda/gemv.cu"
+}
+#undef SK_GEMV_ENTRY
+#undef SK_MOE_ENTRY
+#undef SK_VW
+#undef SK_W_COLS_ERROR
+namespace gemv_bf16 {
+#define SK_WEIGHT_BF16 1
+#include "../../kernels/cuda/gemv.cu"
+#undef SK_WEIGHT_BF16
+}
+#undef SK_GEMV_ENTRY
+#undef SK_MOE_ENTRY
+#undef SK_VW
+#undef SK_W_COLS_ERROR
+namespace gemv_f16 {
+#define SK_WEIGHT_F16 1
+#include "../../kernels/cuda/gemv.cu"
+#undef SK_WEIGHT_F16
+}
+#undef SK_GEMV_ENTRY
+#undef SK_MOE_ENTRY
+#undef SK_VW
+#undef SK_W_COLS_ERROR
+namespace gemv_q8_0 {
+#define SK_WEIGHT_Q8_0 1
+#include "../../kernels/cuda/gemv.cu"
+#undef SK_WEIGHT_Q8_0
+}
+
+constexpr int kThreads = 256, kRowsPerBlock = kThreads / 32;
+
+// A plain call of a builtin, as an unfused launch makes it: block b of gridDim.x, no op (no waits or signals).
+#define SK_BENCH_WRAPPER(name, ns, entry, wt)                                                              \
+  __global__ void name(const wt* w, const float* x, float* y, int64_t rows, int64_t cols) {              \
+    sk_ctx ctx = {blockIdx.x, gridDim.x, nullptr, nullptr, nullptr, nullptr};                             \
+    ns::entry(&ctx, w, x, y, rows, cols);                                                                 \
+  }
+SK_BENCH_WRAPPER(launch_f32, gemv_f32, sk_gemv_f32, float)
+SK_BENCH_WRAPPER(launch_bf16, gemv_bf16, sk_gemv_bf16w, uint16_t)
+SK_BENCH_WRAPPER(launch_f16, gemv_f16, sk_gemv_f16w, uint16_t)
+SK_BENCH_WRAPPER(launch_q8_0, gemv_q8_0, sk_gemv_q8_0, uint8_t)
+
+// The reference: n 16-byte words copied, grid-stride.
+__global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+struct Stats {
+  double med, mn, mx;
+};
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return {n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]), v.front(), v.back()};
+}
+
+// Seconds per launch of `launch(i)` (i: the launch's index in the batch), `samples` batches after 3 warm-up batches.
+template <class F>
+std::vector<double> timeLaunches(F launch, int samples, int batch) {
+  cudaEvent_t a, b;
+  CHECK(cudaEventCreate(&a));
+  CHECK(cudaEventCreate(&b));
+  std::vector<double> out;
+  for (int s = -3; s < samples; ++s) {
+    CHECK(cudaEventRecord(a));
+    for (int i = 0; i < batch; ++i) launch(i);
+    CHECK(cudaEventRecord(b));
+    CHECK(cudaEventSynchronize(b));
+    CHECK(cudaGetLastError());
+    float ms = 0.0f;
+    CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (s >= 0) out.push_back(ms * 1e-3 / batch);
+  }
+  CHECK(cudaEventDestroy(a));
+  CHECK(cudaEventDestroy(b));
+  return out;
+}
+
+struct Format {
+  const char* name;
+  int kind;  // 0 f32, 1 bf16, 2 f16, 3 q8_0
+  size_t rowBytes(int64_t cols) const {
+    return kind == 0 ? 4 * (size_t)cols : kind == 3 ? (size_t)cols / 32 * 34 : 2 * (size_t)cols;
+  }
+};
+
+int main(int argc, char** argv) {
+  const int samples = argc > 1 ? std::atoi(argv[1]) : 15;
+  const int batch = argc > 2 ? std::atoi(argv[2]) : 16;
+  if (samples < 1 || batch < 1) {
+    std::fprintf(stderr, "usage: %s [samples>=1] [launches per sample>=1]\n", argv[0]);
+    return 2;
+  }
+  int dev = 0, driver = 0, runtime = 0, smClock = 0, memClock = 0, busWidth = 0;
+  CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, dev));
+  CHECK(cudaDriverGetVersion(&driver));
+  CHECK(cudaRuntimeGetVersion(&runtime));
+  (void)cudaDeviceGetAttribute(&smClock, cudaDevAttrClockRate, dev);
+  (void)cudaDeviceGetAttribute(&memClock, cudaDevAttrMemoryClockRate, dev);
+  (void)cudaDeviceGetAttribute(&busWidth, cudaDevAttrGlobalMemoryBusWidth, dev);
+
+  // Copy bandwidth: 1 GiB to 1 GiB, 8 CTAs of 256 threads per SM (a full SM's threads, grid-stride).
+  const size_t copyBytes = 1ull << 30, words = copyBytes / 16;
+  uint4 *src = nullptr, *dst = nullptr;
+  CHECK(cudaMalloc(&src, copyBytes));
+  CHECK(cudaMalloc(&dst, copyBytes));
+  CHECK(cudaMemset(src, 0x3c, copyBytes));
+  const int copyGrid = prop.multiProcessorCount * 8;
+  const std::vector<double> copyT = timeLaunches(
+      [&](int) { copy_kernel<<<copyGrid, kThreads>>>(src, dst, words); }, samples, std::max(1, batch / 8));
+  std::vector<double> copyGbs;
+  for (double t : copyT) copyGbs.push_back(2.0 * copyBytes / t * 1e-9);
+  const Stats copy = stats(copyGbs);
+  CHECK(cudaFree(src));
+  CHECK(cudaFree(dst));
+
+  std::printf("# superkernel cuda kernel bandwidth (timing only: values are not checked)\n\n");
+  std::printf("GPU: %s, %d SMs, sm_%d%d, %d-bit bus, L2 %d MB; driver %d, runtime %d; SM clock %d MHz (max), memory "
+              "clock %d MHz\n",
+              prop.name, prop.multiProcessorCount, prop.major, prop.minor, busWidth, prop.l2CacheSize >> 20, driver,
+              runtime, smClock / 1000, memClock / 1000);
+  std::printf("command: %s %d %d\n", argv[0], samples, batch);
+  std::printf("copy: %.1f GB/s median (min %.1f, max %.1f), D2D copy kernel, 1 GiB read + 1 GiB written\n\n",
+              copy.med, copy.mn, copy.mx);
+  std::printf("| kernel | shape (rows x cols) | MB moved | us per launch, median | GB/s, median | min | max | %% of copy "
+              "|\n|---|---|---|---|---|---|---|---|\n");
+
+  const Format formats[] = {{"gemv_f32", 0}, {"gemv_bf16w", 1}, {"gemv_f16w", 2}, {"gemv_q8_0", 3}};
+  const int64_t shapes[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
+  constexpr size_t kRing = 256ull << 20;  // weights bytes cycled through: more than L2
+  for (const auto& sh : shapes) {
+    const int64_t rows = sh[0], cols = sh[1];
+    float *x = nullptr, *y = nullptr;
+    CHECK(cudaMalloc(&x, (size_t)cols * 4));
+    CHECK(cudaMalloc(&y, (size_t)rows * 4));
+    CHECK(cudaMemset(x, 0x3c, (size_t)cols * 4));
+    for (const Format& f : formats) {
+      const size_t wBytes = f.rowBytes(cols) * (size_t)rows;
+      const int copies = (int)std::max<size_t>(1, (kRing + wBytes - 1) / wBytes);
+      std::vector<void*> w(copies);
+      for (auto& p : w) {
+        CHECK(cudaMalloc(&p, wBytes));
+        CHECK(cudaMemset(p, 0x3c, wBytes));
+      }
+      const int grid = (int)((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+      auto launch = [&](int i) {
+        const void* wi = w[i % copies];
+        switch (f.kind) {
+          case 0: launch_f32<<<grid, kThreads>>>((const float*)wi, x, y, rows, cols); break;
+          case 1: launch_bf16<<<grid, kThreads>>>((const uint16_t*)wi, x, y, rows, cols); break;
+          case 2: launch_f16<<<grid, kThreads>>>((const uint16_t*)wi, x, y, rows, cols); break;
+          default: launch_q8_0<<<grid, kThreads>>>((const uint8_t*)wi, x, y, rows, cols); break;
+        }
+      };
+      const std::vector<double> t = timeLaunches(launch, samples, batch);
+      const double bytes = (double)wBytes + 4.0 * (double)cols + 4.0 * (double)rows;
+      std::vector<double> gbs;
+      for (double s : t) gbs.push_back(bytes / s * 1e-9);
+      const Stats g = stats(gbs), us = stats(t);
+      std::printf("| %s | %lld x %lld | %.1f | %.2f | %.1f | %.1f | %.1f | %.0f%% |\n", f.name, (long long)rows,
+                  (long long)cols, bytes * 1e-6, us.med * 1e6, g.med, g.mn, g.mx, 100.0 * g.med / copy.med);
+      for (void* p : w) CHECK(cudaFree(p));
+    }
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(y));
+  }
+  return 0;
+}
