@@ -215,6 +215,44 @@ if [ -n "$kernel_bw" ]; then
   step kernel_bw '^(\||GPU:|copy:|command:)' "$kernel_bw" 15 16 || status=1
 fi
 
+log ""
+log "## collectives on NCCL's device API, 1 rank (issue 39 item 3)"
+# The cuda target's collective kernel and its NCCL set-up (docs/COLLECTIVES.md, "On a GPU"): an all-reduce and an
+# all-gather over a 1-rank group, under mpirun -np 1 (the Session's communicator), fused vs unfused bit for bit
+# and every buffer against the cpu target's. It covers NCCL's set-up, the window and the kernel's own path (a
+# group of one skips the barriers), not an exchange: NCCL refuses two ranks on one GPU and the device lent here
+# has one GPU, so 2-rank verification is impossible in this workplace.
+nccl_lib=""
+if [ -n "${SK_NCCL:-}" ] && [ -e "$SK_NCCL" ]; then nccl_lib=$SK_NCCL
+elif ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then nccl_lib=libnccl.so.2
+elif [ -n "${SK_GPU_LIB_DIR:-}" ] && [ -e "$SK_GPU_LIB_DIR/libnccl.so.2" ]; then nccl_lib=$SK_GPU_LIB_DIR/libnccl.so.2
+elif [ -e /usr/local/cuda/lib64/libnccl.so.2 ]; then nccl_lib=/usr/local/cuda/lib64/libnccl.so.2
+fi
+mpirun=$(command -v mpirun || true)
+if [ -z "$nccl_lib" ]; then
+  log "skipped: no NCCL on the device"
+elif [ -z "$mpirun" ]; then
+  log "skipped: no mpirun on the device"
+else
+  export SK_NCCL=$nccl_lib
+  log "NCCL: $nccl_lib"
+  coll='identical|differ|[Ff]used|[Uu]nfused|Collective|NCCL|nccl|superkernel:|error|Error'
+  coll_list=$root/examples/tp_decode/collectives_1rank.json
+  if step nccl_1rank_cuda "$coll" "$mpirun" -np 1 --allow-run-as-root "$compile" "$coll_list" --target cuda \
+       --run --repeat 3 --dump "$cache/nccl_cuda" --cache-dir "$cache/nccl" &&
+     step nccl_1rank_cpu "$coll" "$mpirun" -np 1 --allow-run-as-root "$compile" "$coll_list" --target cpu \
+       --run --repeat 0 --dump "$cache/nccl_cpu" --cache-dir "$cache/nccl"; then
+    differ=""
+    for f in "$cache/nccl_cpu"/*.bin; do
+      cmp -s "$f" "$cache/nccl_cuda/$(basename "$f")" || differ="$differ $(basename "$f" .bin)"
+    done
+    if [ -z "$differ" ]; then log "cuda vs cpu: every buffer identical ($(ls "$cache/nccl_cpu" | wc -l) buffers)"
+    else log "cuda vs cpu: buffers differ:$differ"; status=1; fi
+  else
+    status=1
+  fi
+fi
+
 rm -rf "$cache"
 log ""
 log "exit status: $status"

@@ -78,6 +78,16 @@ Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machin
     for (uint32_t r : list.groups.at(op.group).ranks) rec += std::to_string(r) + ",";
     signature = fnv1a(rec, signature);
   }
+  // The largest input of each dtype's collectives, in bytes: the cuda target's kernel (NCCL's device API)
+  // copies its input into a window the host registers before the SuperKernel's first run, sized by it
+  // (SK_COLL_MAX_BYTES).
+  std::map<DType, uint64_t> maxBytes;
+  for (const Op& op : list.ops) {
+    if (op.kind != Op::Kind::Collective) continue;
+    const BufferRef& in = op.findArg("in")->buffer();
+    const DType dt = list.findBuffer(in.buffer)->dtype;
+    maxBytes[dt] = std::max(maxBytes[dt], elementsOf(list, in) * dtypeSize(dt));
+  }
   std::set<DType> kernels;
   for (size_t i = 0; i < out.ops.size(); ++i) {
     Op& op = out.ops[i];
@@ -119,6 +129,9 @@ Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machin
           ParamDecl{"tag", ParamKind::Scalar, DType::U64, Access::Read, Partition::All, false},
       };
       k.macros["COLL_T"] = dtypeCType(dt);
+      // The dtype's name (f16 and bf16 share a C type) names the object's NCCL binding on cuda.
+      k.macros["SK_COLL_DTYPE"] = dtypeName(dt);
+      k.macros["SK_COLL_MAX_BYTES"] = std::to_string(maxBytes[dt]);
       out.kernels.push_back(std::move(k));
     }
     Op launch;

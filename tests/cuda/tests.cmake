@@ -12,6 +12,9 @@ sk_set_warnings(sk_test_fake_cudart)
 add_library(sk_test_fake_cudart_old SHARED ${CMAKE_CURRENT_LIST_DIR}/data/fake_cudart.c)
 sk_set_warnings(sk_test_fake_cudart_old)
 target_compile_definitions(sk_test_fake_cudart_old PRIVATE FAKE_CUDART_NO_LAUNCH_EX)
+# A stand-in libnccl that records the cuda device's NCCL set-up calls (CudaNcclTest.cpp; no GPU or NCCL needed).
+add_library(sk_test_fake_nccl SHARED ${CMAKE_CURRENT_LIST_DIR}/data/fake_nccl.c)
+sk_set_warnings(sk_test_fake_nccl)
 foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   if(_sk_cuda_t STREQUAL "sk_test_cuda")
     file(GLOB _sk_cuda_src CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/Cuda*Test.cpp)
@@ -29,8 +32,9 @@ foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   target_compile_definitions(${_sk_cuda_t} PRIVATE
     SK_SOURCE_ROOT="${PROJECT_SOURCE_DIR}" SK_BINARY_ROOT="${PROJECT_BINARY_DIR}"
     SK_COMPILE_BIN="$<TARGET_FILE:sk-compile>" SK_CACHE_BIN="$<TARGET_FILE:sk-cache>"
-    SK_FAKE_CUDART="$<TARGET_FILE:sk_test_fake_cudart>" SK_FAKE_CUDART_OLD="$<TARGET_FILE:sk_test_fake_cudart_old>")
-  add_dependencies(${_sk_cuda_t} sk_test_fake_cudart sk_test_fake_cudart_old)
+    SK_FAKE_CUDART="$<TARGET_FILE:sk_test_fake_cudart>" SK_FAKE_CUDART_OLD="$<TARGET_FILE:sk_test_fake_cudart_old>"
+    SK_FAKE_NCCL="$<TARGET_FILE:sk_test_fake_nccl>")
+  add_dependencies(${_sk_cuda_t} sk_test_fake_cudart sk_test_fake_cudart_old sk_test_fake_nccl)
   gtest_discover_tests(${_sk_cuda_t} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${_sk_cuda_label} ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 600)
 endforeach()

@@ -23,9 +23,10 @@ Backend cudaBackend();
 Backend cudaSimBackend();
 std::shared_ptr<const BuildRecipe> makeCudaSimRecipe();
 Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options);
-/// The cuda SuperKernel's exports: run, and the profiling records' shape and reader.
+/// The cuda SuperKernel's exports: run, the profiling records' shape and reader, and each collective object's
+/// NCCL binding (collective_kernel.cu's sk_nccl_*_<dtype>; a pattern, so a step without collectives links too).
 inline constexpr const char* kCudaVersionScript =
-    "{\n  global: run; sk_profile_shape; sk_read_profile;\n  local: *;\n};\n";
+    "{\n  global: run; sk_profile_shape; sk_read_profile; sk_nccl_*;\n  local: *;\n};\n";
 /// The same plus the simulator's two entries (sim_module.h).
 inline constexpr const char* kCudaSimVersionScript =
     "{\n  global: run; sk_profile_shape; sk_read_profile; sk_cuda_sim_bind; sk_cuda_sim_enter;\n  local: *;\n};\n";

@@ -21,16 +21,20 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
 
+#include "superkernel/runtime/Executor.h"
 #include "superkernel/support/Log.h"
+#include "superkernel/support/Paths.h"
 #include "backends/cuda/CudaBackend.h"
 #include "backends/cuda/CudaDeviceBase.h"
 #include "backends/cuda/CudaGraph.h"
 #include "backends/cuda/CudaModule.h"
+#include "backends/cuda/CudaNccl.h"
 #include "backends/cuda/CudaRuntime.h"
 
 namespace sk {
@@ -64,9 +68,21 @@ class CudaLaunchGraph final : public LaunchGraph {
   std::unique_ptr<CudaGraph> graph_;
 };
 
+// Zeroes device memory (the NCCL window's header, CudaNccl.h) with the runtime's memcpy: it binds no memset.
+Status zeroDeviceMemory(void* p, size_t bytes) {
+  SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
+  const std::vector<char> zeros(bytes, 0);
+  if (int err = api->memcpy(p, zeros.data(), bytes, kCudaMemcpyHostToDevice); err != 0)
+    return runtimeError(api->describe("cudaMemcpy (zeroing an NCCL window)", err));
+  return Status::success();
+}
+
 class CudaDevice final : public CudaDeviceBase {
  public:
-  explicit CudaDevice(const DeviceOptions&) : CudaDeviceBase("cuda", cudaMachineModel("cuda", deviceCtas())) {}
+  explicit CudaDevice(const DeviceOptions& o)
+      : CudaDeviceBase("cuda", cudaMachineModel("cuda", deviceCtas())),
+        nccl_(o.communicator, o.waitTimeoutMs ? o.waitTimeoutMs : defaultWaitTimeoutMs(), ncclRuntime,
+              zeroDeviceMemory) {}
 
 
   Expected<std::shared_ptr<const LoadedKernel>> load(const Artifact& a) override {
@@ -75,14 +91,28 @@ class CudaDevice final : public CudaDeviceBase {
     // machines and run() is where "no CUDA device" is answered. The module's
     // DT_NEEDED libcudart must resolve, so the runtime is loaded first.
     if (auto api = cudaRuntime(); !api) return std::move(api).error();
-    return modules_.load(a);
+    SK_ASSIGN_OR_RETURN(auto k, modules_.load(a));
+    deferNccl(static_cast<const CudaModule&>(*k), a.key);
+    return k;
   }
 
+
+  // A launch graph's private module instances get their own NCCL window, like a shared one.
+  Status prepareModule(CudaModule& m) override {
+    deferNccl(m, "");
+    return Status::success();
+  }
+
+  // A SuperKernel with collectives gets its NCCL window before its first run (CudaNccl.h says why not here).
+  void deferNccl(const CudaModule& m, const std::string& label) {
+    if (CudaNccl::needsBinding([&m](const char* s) { return m.symbol(s); })) nccl_.defer(&m, label);
+  }
 
   Status run(const LoadedKernel& kernel, uint32_t cores, void* stream, void* const* buffers,
              uint32_t numBuffers) override {
     SK_ASSIGN_OR_RETURN(const CudaRuntimeApi* api, cudaRuntimeWithDevice());
     const auto& module = static_cast<const CudaModule&>(kernel);
+    SK_RETURN_IF_ERROR(nccl_.bindPending(&module, [&module](const char* s) { return module.symbol(s); }));
     const std::optional<uint32_t> launch = trace_.nextLaunch();  // nullopt unless profiling: no clock read then
     const uint64_t issued = launch ? steadyClockNs() : 0;
     SK_ASSIGN_OR_RETURN(const int rc, module.call(cores, stream, buffers, numBuffers));
@@ -170,6 +200,9 @@ class CudaDevice final : public CudaDeviceBase {
       return runtimeError(api->describe("cudaMemcpy (download; a failed SuperKernel launch shows here too)", err));
     return Status::success();
   }
+
+ private:
+  CudaNccl nccl_;  // the collectives' NCCL communicator and windows (made at the first run that needs one)
 };
 
 }  // namespace
@@ -191,6 +224,9 @@ MachineModel cudaMachineModel(const std::string& target, uint32_t ctas) {
   // 64 KiB of an input's slice per op (the prologue size at which Graph + PDL hid the loads, docs/PERFORMANCE.md
   // 8b) and 128 KiB ahead per CTA: 17 MB over 132 CTAs, a third of an H100's or H200's 50 MB L2, so the lines
   // are still there when their op runs.
+  // Collectives: NCCL's device API (docs/COLLECTIVES.md, "On a GPU"); cuda-sim sets its simulator's kernel.
+  if (target == "cuda")
+    m.collectiveSource = (dataRuntimeDir() / "cuda" / "include" / "superkernel" / "cuda" / "collective_kernel.cu").string();
   m.defaultPreloadData = PreloadData::None;
   m.preloadDataSliceBytes = 64 * 1024;
   m.preloadDataLookaheadBytes = 128 * 1024;

@@ -206,7 +206,7 @@ Expected<std::unique_ptr<Device>> makeCudaSimDevice(const DeviceOptions& options
 MachineModel cudaSimMachineModel(uint32_t sms) {
   MachineModel m = cudaMachineModel("cuda-sim", sms);
   // Collectives run on the device's communicator, one rank per process, each with its own simulated GPU
-  // (docs/COLLECTIVES.md). The cuda target has none yet: its plans refuse them.
+  // (docs/COLLECTIVES.md). The cuda target's kernel is NCCL's device API (cudaMachineModel).
   m.collectiveSource = (dataRuntimeDir() / "cuda" / "sim" / "include" / "superkernel" / "cuda" / "collective_kernel.cu").string();
   return m;
 }
