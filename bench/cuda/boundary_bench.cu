@@ -57,14 +57,8 @@
 
 #include "superkernel/cuda/sync.cuh"
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "check.cuh"
+
 
 constexpr int kThreads = 256;
 

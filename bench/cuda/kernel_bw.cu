@@ -25,14 +25,8 @@
 
 #include "superkernel/cuda/kernel.cuh"
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "check.cuh"
+
 
 // ---- the builtin kernels, one inclusion per weight format ----------------------------------------------------
 // gemv.cu defines its helpers for one format per translation unit; a namespace per inclusion keeps them apart,

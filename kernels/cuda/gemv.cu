@@ -50,6 +50,25 @@ static __device__ __forceinline__ float sk_w(sk_weight_t v) { return v; }
 #define SK_MOE_ENTRY sk_moe_expert_gemv_f32
 #endif
 
+// xf[0..N) = x[0..N): as 16-byte loads when x is 16-byte aligned there (vec), else one by one. The same values
+// either way, so the path changes the loads only, never the sums.
+template <int N>
+static __device__ __forceinline__ void sk_load_x(const float* x, float* xf, bool vec) {
+  if (vec) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      const uint4 q = sk_ld_global_v4(x + i);
+      xf[i] = __uint_as_float(q.x);
+      xf[i + 1] = __uint_as_float(q.y);
+      xf[i + 2] = __uint_as_float(q.z);
+      xf[i + 3] = __uint_as_float(q.w);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) xf[i] = x[i];
+  }
+}
+
 #if defined(SK_WEIGHT_Q8_0)
 #define SK_Q8_0_BLOCK 32
 #define SK_Q8_0_BYTES 34
@@ -68,19 +87,7 @@ static __device__ __forceinline__ float sk_q8_byte(const uint32_t* wd, int i) {
 // unrolling, so wd stays in registers); xb: the block's 32 activations.
 static __device__ __forceinline__ float sk_q8_block(const uint32_t* wd, int off, const float* xb, bool x_vec) {
   float xf[SK_Q8_0_BLOCK];
-  if (x_vec) {
-#pragma unroll
-    for (int i = 0; i < SK_Q8_0_BLOCK; i += 4) {
-      const uint4 q = sk_ld_global_v4(xb + i);
-      xf[i] = __uint_as_float(q.x);
-      xf[i + 1] = __uint_as_float(q.y);
-      xf[i + 2] = __uint_as_float(q.z);
-      xf[i + 3] = __uint_as_float(q.w);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < SK_Q8_0_BLOCK; ++i) xf[i] = xb[i];
-  }
+  sk_load_x<SK_Q8_0_BLOCK>(xb, xf, x_vec);
   const unsigned d_lo = (wd[off >> 2] >> (8 * (off & 3))) & 0xffu;
   const unsigned d_hi = (wd[(off + 1) >> 2] >> (8 * ((off + 1) & 3))) & 0xffu;
   float s = 0.0f;
@@ -168,19 +175,7 @@ template <bool XVec>
 static __device__ __forceinline__ float sk_vec_dot(uint4 wv, const float* x, float acc) {
   float wf[SK_VW], xf[SK_VW];
   sk_w_unpack(wv, wf);
-  if (XVec) {
-#pragma unroll
-    for (int i = 0; i < SK_VW; i += 4) {
-      const uint4 q = sk_ld_global_v4(x + i);
-      xf[i] = __uint_as_float(q.x);
-      xf[i + 1] = __uint_as_float(q.y);
-      xf[i + 2] = __uint_as_float(q.z);
-      xf[i + 3] = __uint_as_float(q.w);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < SK_VW; ++i) xf[i] = x[i];
-  }
+  sk_load_x<SK_VW>(x, xf, XVec);
 #pragma unroll
   for (int i = 0; i < SK_VW; ++i) acc += wf[i] * xf[i];
   return acc;

@@ -21,6 +21,7 @@
 #include "cuda/CudaTestUtil.h"
 #include "superkernel/session/BufferSet.h"
 #include "backends/cuda/CudaRuntime.h"
+#include "cuda/gpu/RunTarget.h"
 #include "tools/ToolTestUtil.h"
 
 // Names in their own namespace: the test targets are unity builds, one translation unit with CudaGpuTest.cpp.
@@ -32,18 +33,8 @@ using tooltest::kCompile;
 using tooltest::Result;
 using tooltest::Spawn;
 
-#ifndef SK_RUN_TARGET
-#define SK_RUN_TARGET "cuda"
-#endif
-constexpr const char* kTarget = SK_RUN_TARGET;
-const bool kSimulated = std::string(kTarget) == "cuda-sim";
-
-#define SK_REQUIRE_GPU_OR_SIM()                                                                          \
-  if (!kSimulated) {                                                                                     \
-    auto api_ = cudaRuntimeWithDevice();                                                                 \
-    if (!api_) GTEST_SKIP() << api_.error().message();                                                   \
-    if (::sk::cudatest::findNvcc().empty()) GTEST_SKIP() << "nvcc not found (SK_NVCC, PATH, /usr/local/cuda/bin/nvcc)"; \
-  }
+using gputest::kSimulated;
+using gputest::kTarget;
 
 struct TempDir : cudatest::TempDir {
   TempDir() : cudatest::TempDir("gemv") {}
@@ -119,7 +110,7 @@ std::vector<float> readFloats(const fs::path& p) {
 }
 
 TEST(CudaGemv, EveryWeightFormatAndLoadPathMatchesCpu) {
-  SK_REQUIRE_GPU_OR_SIM();
+  SK_REQUIRE_GPU();
   TempDir dir;
   GemvList l;
   for (auto [kernel, dtype] : {std::pair{"gemv_f32", "f32"}, {"gemv_bf16w", "bf16"}, {"gemv_f16w", "f16"}}) {
@@ -151,7 +142,7 @@ TEST(CudaGemv, EveryWeightFormatAndLoadPathMatchesCpu) {
 }
 
 TEST(CudaGemv, Q8ColsNotAMultipleOf32FailsTheRunAsOnCpu) {
-  SK_REQUIRE_GPU_OR_SIM();
+  SK_REQUIRE_GPU();
   TempDir dir;
   GemvList l;
   l.add(dir, "gemv_q8_0", "q8_0", 3, 40);

@@ -27,6 +27,7 @@
 #include "superkernel/frontend/OpList.h"
 #include "superkernel/session/BufferSet.h"
 #include "backends/cuda/CudaRuntime.h"
+#include "cuda/gpu/RunTarget.h"
 #include "tools/ToolTestUtil.h"
 
 namespace sk {
@@ -36,23 +37,8 @@ using tooltest::kCompile;
 using tooltest::Result;
 using tooltest::Spawn;
 
-#ifndef SK_RUN_TARGET
-#define SK_RUN_TARGET "cuda"
-#endif
-constexpr const char* kTarget = SK_RUN_TARGET;
-const bool kSimulated = std::string(kTarget) == "cuda-sim";
-
-// A GPU and nvcc for target cuda; the simulator needs neither.
-#define SK_REQUIRE_GPU()                                                        \
-  if (!kSimulated) {                                                            \
-    auto api_ = cudaRuntimeWithDevice();                                        \
-    if (!api_) GTEST_SKIP() << api_.error().message();                          \
-  }                                                                             \
-  std::string nvcc_;                                                            \
-  if (!kSimulated) {                                                            \
-    nvcc_ = ::sk::cudatest::findNvcc();                                         \
-    if (nvcc_.empty()) GTEST_SKIP() << "nvcc not found (SK_NVCC, PATH, /usr/local/cuda/bin/nvcc)"; \
-  }
+using gputest::kSimulated;
+using gputest::kTarget;
 
 // Scratch directories and example paths: CudaTestUtil.h.
 struct TempDir : cudatest::TempDir {
