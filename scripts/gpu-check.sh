@@ -12,7 +12,13 @@
 #      Graph vs Graph + PDL vs the SuperKernel's persistent syncs;
 #   5. the decode layer, stack and loop fused vs the same kernels unfused, as one
 #      CUDA graph and as Graph + PDL with each launch's weights prefetched before
-#      griddepcontrol.wait (sk-compile --baselines all).
+#      griddepcontrol.wait (sk-compile --baselines all);
+#   6. bench/cuda/kernel_bw.cu: the builtin gemv kernels alone, GB/s against the
+#      device's copy bandwidth;
+#   7. collectives on NCCL's device API, 1 rank, cuda vs cpu (skipped where the
+#      device has no libnccl.so.2).
+# Steps 5-7 are new since the last run on a GPU: their device time is not known
+# yet (step 5 builds the PDL variant of every unfused step with nvcc).
 # It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
 # REPORT_DIR/gpu-logs.tar.gz (every step's full output).
 #
@@ -216,7 +222,7 @@ if [ -n "$kernel_bw" ]; then
 fi
 
 log ""
-log "## collectives on NCCL's device API, 1 rank (issue 39 item 3)"
+log "## 7. collectives on NCCL's device API, 1 rank (issue 39 item 3)"
 # The cuda target's collective kernel and its NCCL set-up (docs/COLLECTIVES.md, "On a GPU"): an all-reduce and an
 # all-gather over a 1-rank group, under mpirun -np 1 (the Session's communicator), fused vs unfused bit for bit
 # and every buffer against the cpu target's. It covers NCCL's set-up, the window and the kernel's own path (a
