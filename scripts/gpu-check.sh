@@ -177,14 +177,20 @@ step decode_loop_preload_lookahead "$timing" "$compile" "$root/examples/decode_l
 
 log ""
 log "## 4. per-boundary cost (bench/cuda/boundary_bench.cu)"
-bench=${SK_GPU_BENCH:-}
-if [ -z "$bench" ]; then
-  bench=$logs/boundary_bench
-  if ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/boundary_bench.cu" \
-      -o "$bench" >"$logs/bench-build.log" 2>&1; then
-    log "boundary_bench did not build (bench-build.log)"; bench=""; status=1
+# A CUDA benchmark of bench/cuda: the binary given (built elsewhere, carried), else built here with nvcc; prints
+# its path, or nothing (and logs why) when it did not build.
+cuda_bench() {
+  local given=$1 name=$2
+  if [ -n "$given" ]; then echo "$given"; return; fi
+  if "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/$name.cu" \
+      -o "$logs/$name" >"$logs/$name-build.log" 2>&1; then
+    echo "$logs/$name"
+  else
+    log "$name did not build ($name-build.log)" >&2
   fi
-fi
+}
+bench=$(cuda_bench "${SK_GPU_BENCH:-}" boundary_bench)
+[ -n "$bench" ] || status=1
 if [ -n "$bench" ]; then
   for ops in 16 64 256; do
     # The table has 25 rows since issue 40: a pattern, not the default last 15 lines.
@@ -209,14 +215,8 @@ log ""
 log "## 6. builtin gemv kernels alone, GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
 # Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 10 s on the device: 12 kernel x shape
 # rows of 15 samples, each a batch of 16 launches over 256 MB of weights, and a 1 GiB copy.
-kernel_bw=${SK_GPU_KERNEL_BW:-}
-if [ -z "$kernel_bw" ]; then
-  kernel_bw=$logs/kernel_bw
-  if ! "$nvcc" -O3 -std=c++17 -arch=sm_90 -I"$root/runtime/cuda/include" "$root/bench/cuda/kernel_bw.cu" \
-      -o "$kernel_bw" >"$logs/kernel-bw-build.log" 2>&1; then
-    log "kernel_bw did not build (kernel-bw-build.log)"; kernel_bw=""; status=1
-  fi
-fi
+kernel_bw=$(cuda_bench "${SK_GPU_KERNEL_BW:-}" kernel_bw)
+[ -n "$kernel_bw" ] || status=1
 if [ -n "$kernel_bw" ]; then
   step kernel_bw '^(\||GPU:|copy:|command:)' "$kernel_bw" 15 16 || status=1
 fi
