@@ -91,6 +91,36 @@ TEST(Session, OptionsMergeListSessionRequest) {
   EXPECT_NE(c.error().message().find("early-start"), std::string::npos) << c.error().message();
 }
 
+// The launch-graph baselines' two refusals (Session::captureGraph, CompileRequest::graphPdl): the PDL variant of a
+// fused plan, and a graph of a fused plan's SuperKernel (its sync targets grow with each launch), are BadInput
+// naming what to set; a target without launch graphs says so.
+TEST(Session, LaunchGraphsNeedAnUnfusedPlanAndATargetThatHasThem) {
+  Session& s = sessionFor(2);
+  OpList list = loadSeed();
+  auto pdlFused = s.compile(list, {.options = "", .fuse = true, .target = "", .graphPdl = true});
+  ASSERT_FALSE(pdlFused.ok());
+  EXPECT_EQ(pdlFused.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(pdlFused.error().message().find("set fuse = false too"), std::string::npos) << msg(pdlFused.error());
+
+  auto buffers = BufferSet::create(list);
+  ASSERT_TRUE(buffers.ok()) << msg(buffers.error());
+  auto fused = s.compile(list);
+  ASSERT_TRUE(fused.ok()) << msg(fused.error());
+  auto g = s.captureGraph(*fused, buffers->pointers(), list.buffers.size(), GraphLaunch::Plain);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().kind(), ErrorKind::BadInput);
+  EXPECT_NE(g.error().message().find("is not an unfused launch"), std::string::npos) << msg(g.error());
+
+  auto unfused = s.compile(list, {.options = "", .fuse = false, .target = ""});
+  ASSERT_TRUE(unfused.ok()) << msg(unfused.error());
+  auto cpu = s.captureGraph(*unfused, buffers->pointers(), list.buffers.size(), GraphLaunch::Plain);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.error().message().find("target cpu has no launch graphs"), std::string::npos) << msg(cpu.error());
+  auto wrongCount = s.captureGraph(*unfused, buffers->pointers(), 1, GraphLaunch::Plain);
+  ASSERT_FALSE(wrongCount.ok());
+  EXPECT_NE(wrongCount.error().message().find("buffer pointers given"), std::string::npos) << msg(wrongCount.error());
+}
+
 TEST(Session, UnknownTargetIsBadInput) {
   Session& s = sessionFor(2);
   auto c = s.compile(loadSeed(), {.options = "", .fuse = true, .target = "fpga"});
