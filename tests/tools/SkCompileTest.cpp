@@ -84,7 +84,7 @@ TEST(SkCompile, ArgumentErrorsExit2WithOneLine) {
       {{seedList(), "--run", "--baselines", "graph,nope"}, "'nope' is not a baseline; accepted: unfused, graph, graph-pdl"},
       {{seedList(), "--run", "--baselines", "graph,graph"}, "--baselines: 'graph' is listed twice"},
       {{seedList(), "--run", "--baselines", ""}, "'' is not a baseline"},
-      {{seedList(), "--baselines", "all"}, "--baselines chooses what --run and --tokens compare with"},
+      {{seedList(), "--baselines", "all", "--dump", "d"}, "--baselines without --run or --tokens only builds"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {kCompile};
@@ -146,6 +146,32 @@ TEST(SkCompile, BadOptionsTargetAndEnvironmentExit2) {
   r = run({kCompile, seedList(), "--cache-dir", dir}, {{"SK_NUM_WORKERS", std::string("zero")}});
   EXPECT_EQ(r.code, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr("SK_NUM_WORKERS"));
+}
+
+// --baselines without --run builds what that --run loads and runs nothing (scripts/gpu-prepare.sh fills a GPU's
+// cache so): afterwards --run --baselines all of the same list compiles nothing (a compiler launcher that fails
+// every compile would fail it) and checks every baseline. cuda-sim: the cuda code, built by the host compiler.
+TEST(SkCompile, BaselinesWithoutRunBuildWhatTheRunLoads) {
+  TempDir d;
+  const std::string tiny = (sourceRoot() / "tests/cuda/data/tiny.json").string();
+  Result r = run({kCompile, tiny, "--target", "cuda-sim", "--baselines", "all", "--cache-dir", d / "cache"});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr("unfused reference"));
+  EXPECT_THAT(r.out, HasSubstr("Graph + PDL reference"));
+  EXPECT_THAT(r.out, HasSubstr("note: --baselines without --run: built and cached what --run would load"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Run: fused vs")));
+  const std::string refuse = d / "refuse";
+  {
+    std::ofstream out(refuse);
+    out << "#!/bin/sh\necho \"refused compile: $*\" >&2\nexit 1\n";
+  }
+  fs::permissions(refuse, fs::perms::owner_all);
+  r = run({kCompile, tiny, "--target", "cuda-sim", "--run", "--repeat", "0", "--baselines", "all", "--cache-dir",
+           d / "cache"},
+          {{"SK_COMPILER_LAUNCHER", refuse}});
+  ASSERT_EQ(r.code, 0) << r.all();
+  EXPECT_THAT(r.out, HasSubstr(" compared bit-for-bit against each of unfused, graph, graph+pdl\n"));
+  EXPECT_THAT(r.err, Not(HasSubstr("refused compile")));
 }
 
 // --calibrate measures the sync costs, caches them, and later plans of that cache directory use them; what it

@@ -57,6 +57,7 @@ struct Args {
   int tokens = 0;  // --tokens T: a decode loop of T steps (0: not given)
   std::string baselinesText;                   // --baselines as given
   std::vector<Baseline> baselines{Baseline::Unfused};
+  bool buildOnly = false;  // --baselines without --run: build what that --run would load, run nothing
   std::string emitSource, emitDot, trace, dump;
   bool json = false;
   std::string options, cacheDir, target;
@@ -728,7 +729,7 @@ class Compiler {
     if (!device) return failure(std::move(device).error().context(list->origin));
     // The graph baselines this device can run, decided before anything compiles: one that cannot (no graphs
     // on the target, a libcudart without the symbols, a GPU below sm_90 for PDL) is skipped with one note.
-    if (args_.run) {
+    if (args_.run || args_.buildOnly) {
       for (Baseline b : args_.baselines) {
         if (b == Baseline::Unfused) continue;
         const std::string why =
@@ -777,7 +778,7 @@ class Compiler {
     }
 
     std::optional<CompiledPlan> unfused;
-    if (args_.run) {
+    if (args_.run || args_.buildOnly) {
       CompileRequest ref = fusedReq;
       ref.fuse = false;
       progress_.phase("unfused reference");
@@ -800,6 +801,11 @@ class Compiler {
       }
     }
     progress_.clear();
+    if (args_.buildOnly) {
+      note("--baselines without --run: built and cached what --run would load (the fused plan, the unfused "
+           "reference" + std::string(pdlReference_ ? ", the Graph + PDL build" : "") + "); nothing was run");
+      return std::nullopt;
+    }
 
     if (args_.run && comm_ && comm_->size() > 1) {
       // Ranks compile at their own pace (one may hit the cache, another compile cold), and a collective
@@ -1236,7 +1242,9 @@ int realMain(int argc, char** argv) {
                  "what --run and --tokens compare the fused SuperKernel with, checked bit-for-bit and timed "
                  "interleaved: unfused (one launch per op), graph (those launches as one CUDA graph, replayed), "
                  "graph-pdl (the graph with programmatic dependent launch, sm_90+); comma-separated, or all "
-                 "(default: unfused; graphs on cuda and cuda-sim)")
+                 "(default: unfused; graphs on cuda and cuda-sim). Without --run or --tokens: build what that run "
+                 "would load into the cache (the fused plan, the unfused reference, the Graph + PDL build) and run "
+                 "nothing, which needs no GPU")
       ->type_name("LIST");
   app.add_flag("--force-recompile", a.forceRecompile,
                "compile everything again instead of loading it from the cache, replacing the cached entries "
@@ -1295,9 +1303,13 @@ int realMain(int argc, char** argv) {
       std::fprintf(stderr, "%s: error: %s (see %s --help)\n", kTool, b.error().message().c_str(), kTool);
       return kExitBadInput;
     }
-    if (!a.run) {
-      std::fprintf(stderr, "%s: error: --baselines chooses what --run and --tokens compare with: give one of them "
-                   "(see %s --help)\n", kTool, kTool);
+    // Without --run: build what that --run would load into the cache and stop (e.g. on a machine without the
+    // GPU, for one that has it: scripts/gpu-prepare.sh).
+    a.buildOnly = !a.run;
+    if (a.buildOnly && (!a.dump.empty() || !a.trace.empty() || a.planOnly)) {
+      std::fprintf(stderr, "%s: error: --baselines without --run or --tokens only builds (what that --run would "
+                   "load), so it cannot be combined with --dump, --trace or --plan-only (see %s --help)\n", kTool,
+                   kTool);
       return kExitBadInput;
     }
     a.baselines = std::move(*b);
