@@ -16,7 +16,8 @@
 #   6. bench/cuda/kernel_bw.cu: the builtin gemv kernels alone, GB/s against the
 #      device's copy bandwidth;
 #   7. collectives on NCCL's device API, 1 rank, cuda vs cpu (skipped where the
-#      device has no libnccl.so.2).
+#      device has no libnccl.so.2, system or pip's nvidia-nccl-cu13, or MPI does
+#      not start: no mpirun and no complete Open MPI for a singleton).
 # It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
 # REPORT_DIR/gpu-logs.tar.gz (every step's full output).
 #
@@ -163,10 +164,11 @@ if [ -n "${SK_GPU_CARRY:-}" ]; then
   # The carried libraries this machine does not have.
   mkdir -p "$logs/lib"
   taken=""
+  known=$(ldconfig -p 2>/dev/null || true)  # read once: grep -q in a pipe under pipefail can fail on SIGPIPE
   for f in "$carry"/lib/*; do
     [ -e "$f" ] || continue
     so=$(basename "$f")
-    if ! ldconfig -p 2>/dev/null | grep -qF $'\t'"$so ("; then ln -s "$f" "$logs/lib/$so"; taken="$taken $so"; fi
+    if ! grep -qF $'\t'"$so (" <<<"$known"; then ln -s "$f" "$logs/lib/$so"; taken="$taken $so"; fi
   done
   log "carried libraries used (the machine lacks them):${taken:- none}"
   export SK_GPU_BUILD_DIR=$carry SK_GPU_LIB_DIR=$logs/lib
@@ -211,7 +213,7 @@ compile=$build/tools/sk-compile
 gpu_tests=$build/tests/sk_test_cuda_gpu
 for b in "$compile" "$gpu_tests"; do
   if ! [ -x "$b" ]; then log "missing: $b"; exit 1; fi
-  if ldd "$b" | grep -q 'not found'; then log "unresolved libraries of $b:"; ldd "$b" | grep 'not found' | tee -a "$report"; exit 1; fi
+  if ldd "$b" | grep 'not found' >/dev/null; then log "unresolved libraries of $b:"; ldd "$b" | grep 'not found' | tee -a "$report"; exit 1; fi
 done
 
 status=0
@@ -325,8 +327,8 @@ fi
 log ""
 log "## 5. the fair baseline (issue 40 item 4): the same unfused kernels as one CUDA graph and as Graph + PDL"
 # After the boundary bench: the PDL variant is a second build of every unfused step (one nvcc run per distinct
-# text), the one step here whose compile time is not known yet. Step 3's cache dirs hold the fused and unfused
-# builds already.
+# text); step 3 left the fused and unfused builds in the shared cache, and with SK_GPU_CARRY the PDL builds are
+# carried too (gpu-prepare.sh), so nothing compiles here.
 baselines='identical|differ|[Ff]used|[Uu]nfused|graph|skipped|speedup|tokens|Tokens|error'
 step decode_layer_baselines "$baselines" "$compile" "$root/examples/decode_layer/decode_layer.json" --target cuda \
   --run --repeat 15 --baselines all --cache-dir "$cuda_cache" || status=1
@@ -359,7 +361,7 @@ pip_nccl=$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__
 [ -n "$pip_nccl" ] && [ -e "$pip_nccl" ] || pip_nccl=$(ls /opt/*/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2 \
   /usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so.2 2>/dev/null | head -1 || true)
 if [ -n "${SK_NCCL:-}" ] && [ -e "$SK_NCCL" ]; then nccl_lib=$SK_NCCL
-elif ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then nccl_lib=libnccl.so.2
+elif ldconfig -p 2>/dev/null | grep 'libnccl\.so\.2 ' >/dev/null; then nccl_lib=libnccl.so.2
 elif [ -n "${SK_GPU_LIB_DIR:-}" ] && [ -e "$SK_GPU_LIB_DIR/libnccl.so.2" ]; then nccl_lib=$SK_GPU_LIB_DIR/libnccl.so.2
 elif [ -e /usr/local/cuda/lib64/libnccl.so.2 ]; then nccl_lib=/usr/local/cuda/lib64/libnccl.so.2
 elif [ -n "$pip_nccl" ] && [ -e "$pip_nccl" ]; then nccl_lib=$pip_nccl
