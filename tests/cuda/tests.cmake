@@ -43,8 +43,8 @@ endforeach()
 #   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
 #                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included at -O2, as the recipe
 #                         compiles, not at the tests' -O0).
-#   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's and gpu/CudaGemvTest.cpp's checks (fused vs unfused,
-#                         cuda vs cpu) on cuda-sim, which needs only the host compiler.
+#   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's, gpu/CudaGemvTest.cpp's and gpu/CudaBuiltinsTest.cpp's
+#                         checks (fused vs unfused, cuda vs cpu) on cuda-sim, which needs only the host compiler.
 add_executable(sk_test_cuda_sim ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimTest.cpp ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimSyncTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp)
 sk_set_warnings(sk_test_cuda_sim)
@@ -58,7 +58,8 @@ target_link_libraries(sk_test_cuda_sim PRIVATE superkernel::superkernel GTest::g
 gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS cuda-sim ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
 
-add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGemvTest.cpp)
+add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGemvTest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaBuiltinsTest.cpp)
 sk_set_warnings(sk_test_cuda_sim_run)
 add_dependencies(sk_test_cuda_sim_run sk-compile sk-cache)
 target_include_directories(sk_test_cuda_sim_run PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})

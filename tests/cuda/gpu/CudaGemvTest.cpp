@@ -31,7 +31,6 @@ namespace gemvtest {
 namespace fs = std::filesystem;
 using tooltest::kCompile;
 using tooltest::Result;
-using tooltest::Spawn;
 
 using gputest::kSimulated;
 using gputest::kTarget;
@@ -41,12 +40,7 @@ struct TempDir : cudatest::TempDir {
 };
 
 Result run(const fs::path& list, const std::string& target, const TempDir& dir, const std::string& dump) {
-  Spawn s;
-  s.argv = {kCompile,  list.string(), "--target", target, "--run", "--repeat", "0", "--cache-dir",
-            (dir.path / "cache").string()};
-  if (!dump.empty()) s.argv.insert(s.argv.end(), {"--dump", (dir.path / dump).string()});
-  s.timeoutSec = 600;
-  return tooltest::run(s);
+  return gputest::runList(list, target, dir.path / "cache", dump.empty() ? fs::path() : dir.path / dump);
 }
 
 // An op list of gemv ops, one buffer triple per op, written to dir/name.json; q8_0 weights from a file the test
@@ -102,12 +96,7 @@ struct GemvList {
   }
 };
 
-std::vector<float> readFloats(const fs::path& p) {
-  const std::string s = cudatest::readFile(p);
-  std::vector<float> v(s.size() / 4);
-  std::memcpy(v.data(), s.data(), v.size() * 4);
-  return v;
-}
+using gputest::readFloats;
 
 TEST(CudaGemv, EveryWeightFormatAndLoadPathMatchesCpu) {
   SK_REQUIRE_GPU();

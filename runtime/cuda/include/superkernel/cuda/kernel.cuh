@@ -257,4 +257,35 @@ static __device__ __forceinline__ uint4 sk_ld_global_v4(const void* p) {
 #endif
 }
 
+/* One 16-byte store to global memory; p must be 16-byte aligned (the
+ * simulator traps where a GPU would fault). An ordinary store, like
+ * sk_ld_global_v4's load; the "memory" clobber keeps it before the op's
+ * signal when the call is inlined. */
+static __device__ __forceinline__ void sk_st_global_v4(void* p, uint4 v) {
+#ifdef SK_CUDA_SIM
+  sk_cuda_sim_st16(p, v);
+#else
+  asm volatile("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %0;\n\tst.global.v4.u32 [g], {%1, %2, %3, %4};\n\t}"
+               :
+               : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+#endif
+}
+
+/* 16 bytes as four floats and back (the vector kernels' f32 view of a uint4). */
+static __device__ __forceinline__ void sk_u4_to_f4(uint4 q, float* f) {
+  f[0] = __uint_as_float(q.x);
+  f[1] = __uint_as_float(q.y);
+  f[2] = __uint_as_float(q.z);
+  f[3] = __uint_as_float(q.w);
+}
+static __device__ __forceinline__ uint4 sk_f4_to_u4(const float* f) {
+  uint4 q;
+  q.x = __float_as_uint(f[0]);
+  q.y = __float_as_uint(f[1]);
+  q.z = __float_as_uint(f[2]);
+  q.w = __float_as_uint(f[3]);
+  return q;
+}
+
 #endif /* SUPERKERNEL_CUDA_KERNEL_CUH */

@@ -120,6 +120,11 @@ static inline uint4 sk_cuda_sim_ld16(const void* p) {
   memcpy(&v, p, 16);
   return v;
 }
+/* One 16-byte store; the same alignment trap as the load. */
+static inline void sk_cuda_sim_st16(void* p, uint4 v) {
+  if (((uintptr_t)p & 15u) != 0) sk_cuda_sim_module_ops->trap(sk_cuda_sim_self, "misaligned 16-byte store (a GPU faults)");
+  memcpy(p, &v, 16);
+}
 /* IEEE binary16 bits to float, exactly (what cvt.f32.f16 gives on a GPU):
  * normals and subnormals rescaled by 2^112, inf and NaN kept. */
 static inline float sk_cuda_sim_f16_to_f32(uint16_t h) {

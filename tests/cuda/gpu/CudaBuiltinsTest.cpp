@@ -1,0 +1,193 @@
+// The vectorised builtins besides gemv (issue 40 item 3: kernels/cuda/norm.cu, attention.cu's attn_decode,
+// kv_append, attn_scores, attn_weighted_sum and softmax, elementwise.cu's add, copy and swiglu) against the cpu target's kernels of the same names, built like
+// CudaGemvTest.cpp: in sk_test_cuda_gpu (target cuda, needs a GPU) and in sk_test_cuda_sim_run (cuda-sim, which
+// traps on a 16-byte load or store at an address that is not 16-byte aligned, as a GPU faults).
+// Each kernel on shapes that reach every load path: rows or slices that are whole 16-byte vectors (the vector body
+// only), rows that start at every offset modulo 16 (a scalar head, the body, a scalar tail), fewer elements than one
+// vector, and an input a view at offset 1 (scalar loads beside vector ones); 3 blocks over rows or elements that
+// they do not divide. One op list, one cpu run and one cuda run: fused equal to unfused bit for bit (sk-compile
+// --run's check), and each output within |cuda - cpu| <= 1e-5 + 1e-5 |cpu| (both sum in f32, in different orders;
+// exp is the device's). add, copy and kv_append are exact. The worst error of each output is printed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "TestCache.h"
+#include "cuda/gpu/RunTarget.h"
+
+// Names in their own namespace: the test targets are unity builds (one translation unit with the other files).
+namespace sk {
+namespace {
+namespace builtinstest {
+namespace fs = std::filesystem;
+using gputest::kTarget;
+using json = nlohmann::ordered_json;
+
+struct TempDir : cudatest::TempDir {
+  TempDir() : cudatest::TempDir("builtins") {}
+};
+
+struct Output {
+  std::string buffer;
+  bool exact;
+};
+
+struct List {
+  json kernels = json::object(), buffers = json::object(), ops = json::array();
+  std::vector<Output> outputs;
+
+  std::string buf(const std::string& name, int64_t n) {
+    buffers[name] = {{"dtype", "f32"}, {"shape", {n}}, {"init", "random"}};
+    return name;
+  }
+  // A view of `count` floats at `offset` of a buffer of offset + count.
+  json view(const std::string& name, int64_t count, int64_t offset) {
+    buf(name, count + offset);
+    if (offset == 0) return name;
+    return {{"buffer", name}, {"offset", offset}, {"count", count}};
+  }
+  void op(const std::string& name, const std::string& kernel, json args, std::initializer_list<Output> outs) {
+    kernels[kernel] = {{"builtin", kernel}};
+    ops.push_back({{"name", name}, {"kernel", kernel}, {"block_dim", 3}, {"scope", "s"}, {"args", std::move(args)}});
+    outputs.insert(outputs.end(), outs);
+  }
+  fs::path write(const TempDir& dir) const {
+    json j = {{"format", "superkernel.oplist"}, {"version", 1}, {"target", "cuda"},
+              {"kernels", kernels}, {"buffers", buffers}, {"ops", ops}};
+    const fs::path p = dir.path / "builtins.json";
+    std::ofstream(p) << j.dump(1);
+    return p;
+  }
+};
+
+// rms_norm and add_rms_norm, rows x cols, x (and residual) at offset off.
+void addNorms(List& l, int64_t rows, int64_t cols, int64_t off) {
+  const std::string n = std::to_string(rows) + "x" + std::to_string(cols) + "_o" + std::to_string(off);
+  l.op("rms_" + n, "rms_norm_f32",
+       {{"x", l.view("rms_x_" + n, rows * cols, off)}, {"w", l.buf("rms_w_" + n, cols)},
+        {"y", l.buf("rms_y_" + n, rows * cols)}, {"rows", rows}, {"cols", cols}, {"eps", 1e-6}},
+       {{"rms_y_" + n, false}});
+  l.op("arms_" + n, "add_rms_norm_f32",
+       {{"x", l.view("arms_x_" + n, rows * cols, off)}, {"residual", l.buf("arms_r_" + n, rows * cols)},
+        {"w", l.buf("arms_w_" + n, cols)}, {"sum", l.buf("arms_s_" + n, rows * cols)},
+        {"y", l.buf("arms_y_" + n, rows * cols)}, {"rows", rows}, {"cols", cols}, {"eps", 1e-6}},
+       {{"arms_s_" + n, true}, {"arms_y_" + n, false}});
+}
+
+// attn_decode over pos + 1 cache rows; q at offset qOff.
+void addAttention(List& l, int64_t heads, int64_t kvHeads, int64_t dim, int64_t pos, int64_t qOff) {
+  const int64_t cap = pos + 3;
+  const std::string n = std::to_string(heads) + "_" + std::to_string(kvHeads) + "_" + std::to_string(dim) + "_p" +
+                        std::to_string(pos) + "_o" + std::to_string(qOff);
+  l.op("attn_" + n, "attn_decode_f32",
+       {{"q", l.view("attn_q_" + n, heads * dim, qOff)}, {"k_cache", l.buf("attn_k_" + n, cap * kvHeads * dim)},
+        {"v_cache", l.buf("attn_v_" + n, cap * kvHeads * dim)}, {"out", l.buf("attn_o_" + n, heads * dim)},
+        {"heads", heads}, {"kv_heads", kvHeads}, {"dim", dim}, {"cap", cap}, {"pos", pos},
+        {"scale", 1.0 / std::sqrt(double(dim))}},
+       {{"attn_o_" + n, false}});
+}
+
+// softmax over rows x cols, x at offset off.
+void addSoftmax(List& l, int64_t rows, int64_t cols, int64_t off, const std::string& tag = "") {
+  const std::string n = tag + std::to_string(rows) + "x" + std::to_string(cols) + "_o" + std::to_string(off);
+  l.op("sm_" + n, "softmax_f32",
+       {{"x", l.view("sm_x_" + n, rows * cols, off)}, {"y", l.buf("sm_y_" + n, rows * cols)}, {"rows", rows},
+        {"cols", cols}},
+       {{"sm_y_" + n, false}});
+}
+
+// attn_scores and attn_weighted_sum over seq positions, softmax over their [heads, seq] scores; q, p, o (v stays
+// aligned: vector loads, scalar stores) and x at offset off.
+void addAttentionPieces(List& l, int64_t heads, int64_t kvHeads, int64_t seq, int64_t dim, int64_t off) {
+  const std::string n = std::to_string(heads) + "_" + std::to_string(kvHeads) + "_" + std::to_string(seq) + "x" +
+                        std::to_string(dim) + "_o" + std::to_string(off);
+  l.op("sc_" + n, "attn_scores_f32",
+       {{"q", l.view("sc_q_" + n, heads * dim, off)}, {"k", l.buf("sc_k_" + n, seq * kvHeads * dim)},
+        {"s", l.buf("sc_s_" + n, heads * seq)}, {"heads", heads}, {"kv_heads", kvHeads}, {"seq", seq},
+        {"dim", dim}, {"scale", 1.0 / std::sqrt(double(dim))}},
+       {{"sc_s_" + n, false}});
+  l.op("ws_" + n, "attn_weighted_sum_f32",
+       {{"p", l.view("ws_p_" + n, heads * seq, off)}, {"v", l.buf("ws_v_" + n, seq * kvHeads * dim)},
+        {"o", l.view("ws_o_" + n, heads * dim, off)}, {"heads", heads}, {"kv_heads", kvHeads}, {"seq", seq}, {"dim", dim}},
+       {{"ws_o_" + n, false}});
+  addSoftmax(l, heads, seq, off, "kv" + std::to_string(kvHeads) + "_");
+}
+
+// kv_append of a row of `row` floats at row pos of a [4, row] cache; add, copy and swiglu over n with x at off.
+void addElementwise(List& l, int64_t n, int64_t off) {
+  const std::string s = std::to_string(n) + "_o" + std::to_string(off);
+  l.op("kv_" + s, "kv_append_f32",
+       {{"k", l.view("kv_k_" + s, n, off)}, {"v", l.buf("kv_v_" + s, n)}, {"k_cache", l.buf("kv_kc_" + s, 4 * n)},
+        {"v_cache", l.buf("kv_vc_" + s, 4 * n)}, {"row", n}, {"cap", 4}, {"pos", 2}},
+       {{"kv_kc_" + s, true}, {"kv_vc_" + s, true}});
+  l.op("add_" + s, "add_f32",
+       {{"x", l.view("add_x_" + s, n, off)}, {"y", l.buf("add_y_" + s, n)}, {"z", l.buf("add_z_" + s, n)}, {"n", n}},
+       {{"add_z_" + s, true}});
+  l.op("copy_" + s, "copy_f32", {{"x", l.view("copy_x_" + s, n, off)}, {"y", l.buf("copy_y_" + s, n)}, {"n", n}},
+       {{"copy_y_" + s, true}});
+  l.op("swiglu_" + s, "swiglu_f32",
+       {{"gate", l.view("sw_g_" + s, n, off)}, {"up", l.buf("sw_u_" + s, n)}, {"y", l.buf("sw_y_" + s, n)}, {"n", n}},
+       {{"sw_y_" + s, false}});
+}
+
+TEST(CudaBuiltins, NormsAttentionAndElementwiseMatchCpuOnEveryLoadPath) {
+  SK_REQUIRE_GPU();
+  TempDir dir;
+  List l;
+  addNorms(l, 5, 4100, 0);  // 1025 vectors a row: four per thread in flight, then one; rows at 16-byte steps
+  addNorms(l, 5, 37, 0);    // rows at every offset modulo 16: head, body, tail
+  addNorms(l, 5, 3, 0);     // shorter than a vector
+  addNorms(l, 5, 64, 1);    // x a view at offset 1: scalar loads where w and y are aligned
+  addAttention(l, 4, 2, 64, 300, 0);  // two chunks (256 + 45 positions), 16-byte loads
+  addAttention(l, 4, 4, 37, 40, 0);   // dim % 4 != 0: scalar loads, a tail column group
+  addAttention(l, 2, 1, 3, 5, 0);     // dim below one vector
+  addAttention(l, 4, 2, 64, 20, 1);   // q at offset 1: scalar k loads, vector v loads
+  addAttentionPieces(l, 4, 2, 37, 64, 0);    // 16-byte loads; weighted_sum's slices start mid-vector (85, 170)
+  addAttentionPieces(l, 4, 4, 37, 37, 0);    // dim % 4 != 0: scalar loads and a tail
+  addAttentionPieces(l, 2, 1, 3, 3, 0);      // below one vector
+  addAttentionPieces(l, 4, 2, 37, 64, 1);    // q, p, o and x at offset 1: scalar loads and stores
+  addSoftmax(l, 2, 4100, 0);                 // rows of 1025 vectors (four per thread in flight, then one)
+  addElementwise(l, 12307, 0);        // slices of 4102 at offsets 0, 4102, 8204: heads of 0 and 2 floats, and
+                                      // 1025 vectors a slice (four per thread in flight, then one)
+  addElementwise(l, 37, 0);
+  addElementwise(l, 3, 0);
+  addElementwise(l, 64, 1);
+  const fs::path list = l.write(dir);
+  const fs::path cache = sktest::sharedTestCache() ? *sktest::sharedTestCache() / "builtins" : dir.path / "cache";
+  tooltest::Result cpu = gputest::runList(list, "cpu", cache, dir.path / "cpu");
+  ASSERT_EQ(cpu.code, 0) << cpu.all();
+  tooltest::Result dev = gputest::runList(list, kTarget, cache, dir.path / "dev");
+  ASSERT_EQ(dev.code, 0) << dev.all();
+  EXPECT_NE(dev.out.find("\n  results  identical: "), std::string::npos) << dev.all();
+  EXPECT_EQ(dev.all().find("DIFFER"), std::string::npos) << dev.all();
+  for (const Output& o : l.outputs) {
+    const std::vector<float> a = gputest::readFloats(dir.path / "cpu" / (o.buffer + ".bin")),
+                             b = gputest::readFloats(dir.path / "dev" / (o.buffer + ".bin"));
+    ASSERT_EQ(a.size(), b.size()) << o.buffer;
+    ASSERT_FALSE(a.empty()) << o.buffer;
+    bool nonzero = false;
+    double worstAbs = 0.0, worstRel = 0.0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      nonzero |= a[i] != 0.0f;
+      const double d = std::fabs(double(a[i]) - double(b[i]));
+      worstAbs = std::max(worstAbs, d);
+      if (a[i] != 0.0f) worstRel = std::max(worstRel, d / std::fabs(double(a[i])));
+      if (o.exact) {
+        ASSERT_EQ(a[i], b[i]) << o.buffer << "[" << i << "]";
+      } else {
+        ASSERT_LE(d, 1e-5 + 1e-5 * std::fabs(double(a[i])))
+            << o.buffer << "[" << i << "]: cpu " << a[i] << ", " << kTarget << " " << b[i];
+      }
+    }
+    EXPECT_TRUE(nonzero) << o.buffer << ": all zero, the comparison proves nothing";
+    std::printf("%-28s worst |cuda - cpu| %.3g, relative %.3g\n", o.buffer.c_str(), worstAbs, worstRel);
+  }
+}
+
+}  // namespace builtinstest
+}  // namespace
+}  // namespace sk
