@@ -1,7 +1,7 @@
-// Bandwidth of the builtin cuda gemv kernels (issue 40 item 3): each kernel of kernels/cuda/gemv.cu (f32, bf16,
-// f16 and q8_0 weights; the same source the SuperKernel links, included here with the descriptor's macros) alone,
-// one plain call per launch (ctx->op == NULL, as an unfused op), against the device's copy bandwidth measured in
-// the same process by a D2D copy kernel (16-byte loads and stores over 1 GiB).
+// Bandwidth of the builtin cuda gemv kernels and the other decode builtins (issue 40 item 3): each kernel of
+// kernels/cuda/gemv.cu (f32, bf16, f16 and q8_0 weights; the same source the SuperKernel links, included here with
+// the descriptor's macros) alone, one plain call per launch (ctx->op == NULL, as an unfused op), against the
+// device's copy bandwidth measured in the same process by a D2D copy kernel (16-byte loads and stores over 1 GiB).
 //   GB/s = bytes that must move / time: the weights (rows x cols of their format; q8_0 34 bytes per 32), x
 //   (cols f32) and y (rows f32) for a gemv; read + written bytes for the copy. "% of copy" = gemv GB/s over copy
 //   GB/s (issue 40's bar: >= 70%).
@@ -13,6 +13,13 @@
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Iruntime/cuda/include bench/cuda/kernel_bw.cu -o kernel_bw
 //   ./kernel_bw [samples=15] [launches per sample=16]
+//
+// Then the other decode-step builtins (norm.cu, attention.cu's attn_decode and kv_append, elementwise.cu's add and
+// swiglu) at decode shapes, one plain call per launch with the op list's blocks (rms_norm: 1 row, so 1 block; attn_decode:
+// one block per head, its contract: a head is one block's), bytes = what each must read and write once (attn_decode:
+// the K and V rows 0..pos of the head's kv heads, q and out). Their buffers rotate through the same 256 MB ring, so
+// the KV cache streams from HBM; the small kernels (a row of 4096 floats) are bound by launch and latency, not
+// bandwidth, and their "% of copy" says how far from it they are.
 //
 // Values are not checked here (tests/cuda/gpu/CudaGemvTest.cpp checks the kernels against the cpu target);
 // the weights are a byte pattern (0x3c), finite in every format. scripts/gpu-check.sh runs it (step 6).
@@ -63,6 +70,42 @@ namespace gemv_q8_0 {
 #undef SK_WEIGHT_Q8_0
 }
 
+// The other builtins, one inclusion per kernel (each file defines one kernel per translation unit by its macro).
+#define SK_NORM_RMS 1
+namespace rms_norm {
+#include "../../kernels/cuda/norm.cu"
+}
+#undef SK_NORM_RMS
+#undef SK_NORM_NT
+#define SK_NORM_ADD_RMS 1
+namespace add_rms_norm {
+#include "../../kernels/cuda/norm.cu"
+}
+#undef SK_NORM_ADD_RMS
+#undef SK_NORM_NT
+#define SK_ATTN_DECODE 1
+namespace attn_decode {
+#include "../../kernels/cuda/attention.cu"
+}
+#undef SK_ATTN_DECODE
+#undef SK_AD_CHUNK
+#undef SK_AD_NT
+#define SK_KV_APPEND 1
+namespace kv_append {
+#include "../../kernels/cuda/attention.cu"
+}
+#undef SK_KV_APPEND
+#define SK_ELT_ADD 1
+namespace elt_add {
+#include "../../kernels/cuda/elementwise.cu"
+}
+#undef SK_ELT_ADD
+#define SK_ELT_SWIGLU 1
+namespace elt_swiglu {
+#include "../../kernels/cuda/elementwise.cu"
+}
+#undef SK_ELT_SWIGLU
+
 constexpr int kThreads = 256, kRowsPerBlock = kThreads / 32;
 
 // A plain call of a builtin, as an unfused launch makes it: block b of gridDim.x, no op (no waits or signals).
@@ -75,6 +118,35 @@ SK_BENCH_WRAPPER(launch_f32, gemv_f32, sk_gemv_f32, float)
 SK_BENCH_WRAPPER(launch_bf16, gemv_bf16, sk_gemv_bf16w, uint16_t)
 SK_BENCH_WRAPPER(launch_f16, gemv_f16, sk_gemv_f16w, uint16_t)
 SK_BENCH_WRAPPER(launch_q8_0, gemv_q8_0, sk_gemv_q8_0, uint8_t)
+
+#define SK_BENCH_CTX sk_ctx ctx = {blockIdx.x, gridDim.x, nullptr, nullptr, nullptr, nullptr}
+__global__ void launch_rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t cols) {
+  SK_BENCH_CTX;
+  rms_norm::sk_rms_norm_f32(&ctx, x, w, y, rows, cols, 1e-6f);
+}
+__global__ void launch_add_rms_norm(const float* x, const float* r, const float* w, float* sum, float* y, int64_t rows,
+                                    int64_t cols) {
+  SK_BENCH_CTX;
+  add_rms_norm::sk_add_rms_norm_f32(&ctx, x, r, w, sum, y, rows, cols, 1e-6f);
+}
+__global__ void launch_attn_decode(const float* q, const float* k, const float* v, float* o, int64_t heads,
+                                   int64_t kv_heads, int64_t dim, int64_t cap, int64_t pos) {
+  SK_BENCH_CTX;
+  attn_decode::sk_attn_decode_f32(&ctx, q, k, v, o, heads, kv_heads, dim, cap, pos, 0.088388f);
+}
+__global__ void launch_kv_append(const float* k, const float* v, float* kc, float* vc, int64_t row, int64_t cap,
+                                 int64_t pos) {
+  SK_BENCH_CTX;
+  kv_append::sk_kv_append_f32(&ctx, k, v, kc, vc, row, cap, pos);
+}
+__global__ void launch_add(const float* x, const float* y, float* z, int64_t n) {
+  SK_BENCH_CTX;
+  elt_add::sk_add_f32(&ctx, x, y, z, n);
+}
+__global__ void launch_swiglu(const float* g, const float* u, float* y, int64_t n) {
+  SK_BENCH_CTX;
+  elt_swiglu::sk_swiglu_f32(&ctx, g, u, y, n);
+}
 
 // The reference: n 16-byte words copied, grid-stride.
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
@@ -202,6 +274,72 @@ int main(int argc, char** argv) {
     }
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
+  }
+
+  // The other builtins: `floats` f32 elements per instance (every buffer of one launch, back to back, each at a
+  // 256-byte boundary), instances cycled through the ring; `moved` the bytes one launch must read and write.
+  struct Other {
+    const char* name;
+    const char* shape;
+    int which;                 // 0 rms_norm, 1 add_rms_norm, 2 attn_decode, 3 kv_append, 4 add, 5 swiglu
+    int64_t a, b, c, d, e;     // the kernel's sizes (below)
+    int grid;
+  };
+  const Other others[] = {
+      {"rms_norm_f32", "1 x 4096", 0, 1, 4096, 0, 0, 0, 1},
+      {"rms_norm_f32", "1 x 8192", 0, 1, 8192, 0, 0, 0, 1},
+      {"add_rms_norm_f32", "1 x 4096", 1, 1, 4096, 0, 0, 0, 1},
+      {"attn_decode_f32", "32 heads / 8 kv x 128, pos 1023", 2, 32, 8, 128, 1024, 1023, 32},
+      {"attn_decode_f32", "32 heads / 8 kv x 128, pos 4095", 2, 32, 8, 128, 4096, 4095, 32},
+      {"kv_append_f32", "row 1024 (8 x 128)", 3, 1024, 4096, 100, 0, 0, 8},
+      {"add_f32", "4096", 4, 4096, 0, 0, 0, 0, 8},
+      {"swiglu_f32", "11008", 5, 11008, 0, 0, 0, 0, 8},
+  };
+  for (const Other& k : others) {
+    auto up = [](int64_t n) { return (n + 63) / 64 * 64; };  // floats to the next 256-byte boundary
+    std::vector<int64_t> parts;  // f32 elements of each buffer of the launch
+    double moved = 0.0;
+    switch (k.which) {
+      case 0: parts = {k.a * k.b, k.b, k.a * k.b}; moved = 4.0 * (3 * k.a * k.b); break;
+      case 1: parts = {k.a * k.b, k.a * k.b, k.b, k.a * k.b, k.a * k.b}; moved = 4.0 * (5 * k.a * k.b); break;
+      case 2:
+        parts = {k.a * k.c, k.d * k.b * k.c, k.d * k.b * k.c, k.a * k.c};
+        moved = 4.0 * (2.0 * (double)(k.e + 1) * k.b * k.c + 2.0 * k.a * k.c);
+        break;
+      case 3: parts = {k.a, k.a, k.b * k.a, k.b * k.a}; moved = 4.0 * 4 * k.a; break;
+      default: parts = {k.a, k.a, k.a}; moved = 4.0 * 3 * k.a; break;
+    }
+    int64_t instance = 0;
+    std::vector<int64_t> at;
+    for (int64_t p : parts) {
+      at.push_back(instance);
+      instance += up(p);
+    }
+    const size_t instBytes = 4 * (size_t)instance;
+    const int copies = (int)std::min<size_t>(4096, std::max<size_t>(1, (kRing + instBytes - 1) / instBytes));
+    float* ring = nullptr;
+    CHECK(cudaMalloc(&ring, instBytes * copies));
+    CHECK(cudaMemset(ring, 0x3c, instBytes * copies));  // 0x3c3c3c3c: about 0.0115 in f32, finite everywhere
+    auto launch = [&](int i) {
+      float* base = ring + (size_t)(i % copies) * instance;
+      float* p[5];
+      for (size_t j = 0; j < at.size(); ++j) p[j] = base + at[j];
+      switch (k.which) {
+        case 0: launch_rms_norm<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a, k.b); break;
+        case 1: launch_add_rms_norm<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], p[4], k.a, k.b); break;
+        case 2: launch_attn_decode<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c, k.d, k.e); break;
+        case 3: launch_kv_append<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c); break;
+        case 4: launch_add<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+        default: launch_swiglu<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+      }
+    };
+    const std::vector<double> t = timeLaunches(launch, samples, batch);
+    std::vector<double> gbs;
+    for (double s : t) gbs.push_back(moved / s * 1e-9);
+    const Stats g = stats(gbs), us = stats(t);
+    std::printf("| %s | %s | %.2f | %.2f | %.1f | %.1f | %.1f | %.0f%% |\n", k.name, k.shape, moved * 1e-6, us.med * 1e6,
+                g.med, g.mn, g.mx, 100.0 * g.med / copy.med);
+    CHECK(cudaFree(ring));
   }
   return 0;
 }
