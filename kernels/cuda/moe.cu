@@ -43,15 +43,32 @@ SK_KERNEL void sk_moe_gate_topk_f32(const sk_ctx* ctx, const float* logits, int3
   }
 }
 #elif defined(SK_MOE_COMBINE)
-// y[r] = sum_s weights[s] * expert_out[s * rows + r].
+// y[r] = sum_s weights[s] * expert_out[s * rows + r], s in order (cpu's order) for every r. A thread takes 4
+// consecutive rows of the block's slice: one 16-byte load per slot where rows % 4 == 0 and expert_out and y are
+// 16-byte aligned at those rows (issue 40 item 3), else one row at a time; either way each y[r] is the same sum.
 SK_KERNEL void sk_moe_combine_f32(const sk_ctx* ctx, const float* weights, const float* expert_out, float* y,
                                   int64_t topk, int64_t rows) {
   int64_t rb, re;
   sk_block_range(ctx, rows, &rb, &re);
-  for (int64_t r = rb + threadIdx.x; r < re; r += blockDim.x) {
-    float acc = 0.0f;
-    for (int64_t s = 0; s < topk; ++s) acc += weights[s] * expert_out[s * rows + r];
-    y[r] = acc;
+  for (int64_t r = rb + 4 * (int64_t)threadIdx.x; r < re; r += 4 * (int64_t)blockDim.x) {
+    const int64_t n = re - r < 4 ? re - r : 4;
+    const bool vec = n == 4 && rows % 4 == 0 && (((uintptr_t)(expert_out + r) | (uintptr_t)(y + r)) & 15u) == 0;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (vec) {
+      for (int64_t s = 0; s < topk; ++s) {
+        float e[4];
+        sk_u4_to_f4(sk_ld_global_v4(expert_out + s * rows + r), e);
+        const float w = weights[s];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[i] += w * e[i];
+      }
+      sk_st_global_v4(y + r, sk_f4_to_u4(acc));
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t s = 0; s < topk; ++s) acc[i] += weights[s] * expert_out[s * rows + r + i];
+        y[r + i] = acc[i];
+      }
+    }
   }
 }
 #else

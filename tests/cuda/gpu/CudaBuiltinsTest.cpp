@@ -1,5 +1,6 @@
 // The vectorised builtins besides gemv (issue 40 item 3: kernels/cuda/norm.cu, attention.cu's attn_decode,
-// kv_append, attn_scores, attn_weighted_sum and softmax, elementwise.cu's add, copy and swiglu) against the cpu target's kernels of the same names, built like
+// kv_append, attn_scores, attn_weighted_sum and softmax, elementwise.cu's add, copy and swiglu, moe.cu's
+// moe_combine) against the cpu target's kernels of the same names, built like
 // CudaGemvTest.cpp: in sk_test_cuda_gpu (target cuda, needs a GPU) and in sk_test_cuda_sim_run (cuda-sim, which
 // traps on a 16-byte load or store at an address that is not 16-byte aligned, as a GPU faults).
 // Each kernel on shapes that reach every load path: rows or slices that are whole 16-byte vectors (the vector body
@@ -117,6 +118,15 @@ void addAttentionPieces(List& l, int64_t heads, int64_t kvHeads, int64_t seq, in
   addSoftmax(l, heads, seq, off, "kv" + std::to_string(kvHeads) + "_");
 }
 
+// moe_combine of topk slots over rows, expert_out at offset off.
+void addMoeCombine(List& l, int64_t topk, int64_t rows, int64_t off) {
+  const std::string n = std::to_string(topk) + "x" + std::to_string(rows) + "_o" + std::to_string(off);
+  l.op("mc_" + n, "moe_combine_f32",
+       {{"weights", l.buf("mc_w_" + n, topk)}, {"expert_out", l.view("mc_e_" + n, topk * rows, off)},
+        {"y", l.buf("mc_y_" + n, rows)}, {"topk", topk}, {"rows", rows}},
+       {{"mc_y_" + n, false}});
+}
+
 // kv_append of a row of `row` floats at row pos of a [4, row] cache; add, copy and swiglu over n with x at off.
 void addElementwise(List& l, int64_t n, int64_t off) {
   const std::string s = std::to_string(n) + "_o" + std::to_string(off);
@@ -151,6 +161,10 @@ TEST(CudaBuiltins, NormsAttentionAndElementwiseMatchCpuOnEveryLoadPath) {
   addAttentionPieces(l, 2, 1, 3, 3, 0);      // below one vector
   addAttentionPieces(l, 4, 2, 37, 64, 1);    // q, p, o and x at offset 1: scalar loads and stores
   addSoftmax(l, 2, 4100, 0);                 // rows of 1025 vectors (four per thread in flight, then one)
+  addMoeCombine(l, 2, 516, 0);   // slices of 172 rows at 0, 172, 344: 16-byte loads and stores
+  addMoeCombine(l, 3, 510, 0);   // rows % 4 != 0: row by row
+  addMoeCombine(l, 2, 3, 0);
+  addMoeCombine(l, 2, 516, 1);   // expert_out at offset 1
   addElementwise(l, 12307, 0);        // slices of 4102 at offsets 0, 4102, 8204: heads of 0 and 2 floats, and
                                       // 1025 vectors a slice (four per thread in flight, then one)
   addElementwise(l, 37, 0);
