@@ -2,7 +2,8 @@
 # Configure and build one configuration (warnings are errors: SK_WERROR=ON).
 #   scripts/build.sh                 -> build/release        (Release, system c++)
 #   scripts/build.sh release-clang   -> build/release-clang  (Release, clang++, shared libraries)
-#   scripts/build.sh asan            -> build/asan   (ASan + UBSan, -O1 with line tables, clang++, shared libraries, no bench)
+#   scripts/build.sh asan            -> build/asan   (ASan + UBSan, -O1 with line tables, clang++, shared libraries, no bench,
+#                                                    no cuda/gpu-label test binaries)
 #   scripts/build.sh tsan            -> build/tsan   (TSan, -O1 -g1)
 # Extra arguments after the config name are passed to the build (targets).
 set -euo pipefail
@@ -20,7 +21,8 @@ case "$config" in
   asan) san="address;undefined"; type=RelWithDebInfo
     compilers=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DBUILD_SHARED_LIBS=ON
       "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
-      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DSK_BUILD_BENCH=OFF) ;;
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" -DSK_BUILD_BENCH=OFF
+      -DSK_BUILD_CUDA_TESTS=OFF) ;;  # its run leaves labels cuda and gpu out (.ci/run): their binaries are not built
   # -O1 with minimal debug info (-g1: line tables, g++ has no -gline-tables-only)
   # for TSan as well: its reports keep file:line, and the build costs far less than -O2 -g.
   tsan) san="thread"; type=RelWithDebInfo

@@ -13,8 +13,9 @@
 #   5. the decode layer, stack and loop fused vs the same kernels unfused, as one
 #      CUDA graph and as Graph + PDL with each launch's weights prefetched before
 #      griddepcontrol.wait (sk-compile --baselines all);
-#   6. bench/cuda/kernel_bw.cu: the builtin gemv kernels alone, GB/s against the
-#      device's copy bandwidth;
+#   6. bench/cuda/kernel_bw.cu: the builtin kernels alone (gemv in every weight format,
+#      the norms, attn_decode, kv_append, add, swiglu), GB/s against the device's
+#      copy bandwidth;
 #   7. collectives on NCCL's device API, 1 rank, cuda vs cpu (skipped where the
 #      device has no libnccl.so.2, system or pip's nvidia-nccl-cu13, or MPI does
 #      not start: no mpirun and no complete Open MPI for a singleton).
@@ -338,8 +339,8 @@ step decode_loop_baselines "$baselines" "$compile" "$root/examples/decode_loop/d
   --tokens 32 --repeat 5 --baselines all --cache-dir "$cuda_cache" || status=1
 
 log ""
-log "## 6. builtin gemv kernels alone, GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
-# Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 10 s on the device: 12 kernel x shape
+log "## 6. builtin kernels alone (gemv, norms, attn_decode, kv_append, elementwise), GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
+# Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 15 s on the device: 20 kernel x shape
 # rows of 15 samples, each a batch of 16 launches over 256 MB of weights, and a 1 GiB copy.
 kernel_bw=$(cuda_bench "${SK_GPU_KERNEL_BW:-}" kernel_bw)
 [ -n "$kernel_bw" ] || status=1

@@ -15,6 +15,9 @@ target_compile_definitions(sk_test_fake_cudart_old PRIVATE FAKE_CUDART_NO_LAUNCH
 # A stand-in libnccl that records the cuda device's NCCL set-up calls (CudaNcclTest.cpp; no GPU or NCCL needed).
 add_library(sk_test_fake_nccl SHARED ${CMAKE_CURRENT_LIST_DIR}/data/fake_nccl.c)
 sk_set_warnings(sk_test_fake_nccl)
+# SK_BUILD_CUDA_TESTS=OFF (CI's sanitizer build) leaves out the binaries of labels cuda and gpu; the simulator's
+# engine (sk_test_cuda_sim, label cuda-sim) builds either way.
+if(SK_BUILD_CUDA_TESTS)
 foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   if(_sk_cuda_t STREQUAL "sk_test_cuda")
     file(GLOB _sk_cuda_src CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/Cuda*Test.cpp)
@@ -38,6 +41,7 @@ foreach(_sk_cuda_t sk_test_cuda sk_test_cuda_gpu)
   gtest_discover_tests(${_sk_cuda_t} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${_sk_cuda_label} ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 600)
 endforeach()
+endif()
 
 # The cuda simulator (target cuda-sim, runtime/cuda/sim):
 #   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
@@ -58,6 +62,7 @@ target_link_libraries(sk_test_cuda_sim PRIVATE superkernel::superkernel GTest::g
 gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS cuda-sim ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
 
+if(SK_BUILD_CUDA_TESTS)
 add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGemvTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaBuiltinsTest.cpp)
 sk_set_warnings(sk_test_cuda_sim_run)
@@ -70,3 +75,4 @@ target_compile_definitions(sk_test_cuda_sim_run PRIVATE SK_RUN_TARGET="cuda-sim"
   SK_COMPILE_BIN="$<TARGET_FILE:sk-compile>" SK_CACHE_BIN="$<TARGET_FILE:sk-cache>")
 gtest_discover_tests(sk_test_cuda_sim_run DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS cuda ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 900)
+endif()
