@@ -10,22 +10,6 @@
 // rows aligned), else the same elements one by one; each result is summed in an order that depends only on the
 // shape (and softmax's row address modulo 16 and NT = min(blockDim.x, 256), 256 in every run of a builtin), never
 // on the load path, the CTA or how many CTAs run the op: fused equals unfused bit for bit.
-#if defined(SK_ATTN_SCORES) || defined(SK_ATTN_WEIGHTED_SUM) || defined(SK_SOFTMAX)
-static __device__ __forceinline__ bool sk_at_al16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
-#endif
-
-#if defined(SK_ATTN_SCORES) || defined(SK_SOFTMAX)
-// f[0..4) = p[0..4): a 16-byte load when vec, else one by one (0 beyond n).
-static __device__ __forceinline__ void sk_at_ld4(const float* p, bool vec, int64_t n, float* f) {
-  if (vec) {
-    sk_u4_to_f4(sk_ld_global_v4(p), f);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) f[i] = i < n ? p[i] : 0.0f;
-  }
-}
-#endif
-
 #if defined(SK_ATTN_SCORES)
 // s[h, t] = scale * q_h . k_t,g(h): one warp per (h, t) of the block's slice, four of them at a time (their rows'
 // loads issued together); lane l takes the row's vectors l, l+32, ... (each in column order), then its element of
@@ -34,7 +18,7 @@ SK_KERNEL void sk_attn_scores_f32(const sk_ctx* ctx, const float* q, const float
                                   int64_t kv_heads, int64_t seq, int64_t dim, float scale) {
   if (kv_heads < 1 || heads % kv_heads != 0) return;  // the declaration check on cpu reports it
   const int64_t group = heads / kv_heads, nvec = dim / 4;
-  const bool vec = dim % 4 == 0 && sk_at_al16(q) && sk_at_al16(k);
+  const bool vec = dim % 4 == 0 && sk_aligned16(q) && sk_aligned16(k);
   int64_t eb, ee;
   sk_block_range(ctx, heads * seq, &eb, &ee);
   const int64_t warps = blockDim.x >> 5, lane = threadIdx.x & 31u;
@@ -55,8 +39,8 @@ SK_KERNEL void sk_attn_scores_f32(const sk_ctx* ctx, const float* q, const float
 #pragma unroll
       for (int u = 0; u < 4; ++u)
         if (ok[u]) {
-          sk_at_ld4(kt[u] + 4 * v, vec, 4, kf[u]);
-          sk_at_ld4(qh[u] + 4 * v, vec, 4, qf[u]);
+          sk_ld4_f32(kt[u] + 4 * v, vec, 4, kf[u]);
+          sk_ld4_f32(qh[u] + 4 * v, vec, 4, qf[u]);
         }
 #pragma unroll
       for (int u = 0; u < 4; ++u)
@@ -88,7 +72,7 @@ SK_KERNEL void sk_attn_weighted_sum_f32(const sk_ctx* ctx, const float* p, const
     const int64_t n = ee - e < 4 ? ee - e : 4;
     const float* ph = p + h * seq;
     const float* vd = v + (h / group) * dim + d;
-    if (n == 4 && d + 4 <= dim && dim % 4 == 0 && sk_at_al16(vd)) {
+    if (n == 4 && d + 4 <= dim && dim % 4 == 0 && sk_aligned16(vd)) {
       float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       int64_t t = 0;
       for (; t + 4 <= seq; t += 4) {
@@ -109,7 +93,7 @@ SK_KERNEL void sk_attn_weighted_sum_f32(const sk_ctx* ctx, const float* p, const
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc[i] += pt * vf[i];
       }
-      if (sk_at_al16(o + e)) {
+      if (sk_aligned16(o + e)) {
         sk_st_global_v4(o + e, sk_f4_to_u4(acc));
       } else {
 #pragma unroll
@@ -136,20 +120,19 @@ SK_KERNEL void sk_attn_weighted_sum_f32(const sk_ctx* ctx, const float* p, const
 template <class F>
 static __device__ __forceinline__ void sk_sm_each(const float* xr, float* yr, int64_t cols, int64_t t, int64_t nt,
                                                   F f) {
-  const int64_t mis = (int64_t)(((uintptr_t)xr & 15u) >> 2);
-  const int64_t head = mis == 0 ? 0 : (4 - mis < cols ? 4 - mis : cols), nv = (cols - head) / 4;
-  const bool vec = sk_at_al16(xr + head) && sk_at_al16(yr + head);
+  const int64_t head = sk_head_f32(xr, cols), nv = (cols - head) / 4;
+  const bool vec = sk_aligned16(xr + head) && sk_aligned16(yr + head);
   int64_t v = t;
   for (; v + 3 * nt < nv; v += 4 * nt) {
     float a[4][4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) sk_at_ld4(xr + head + 4 * (v + u * nt), vec, 4, a[u]);
+    for (int u = 0; u < 4; ++u) sk_ld4_f32(xr + head + 4 * (v + u * nt), vec, 4, a[u]);
 #pragma unroll
     for (int u = 0; u < 4; ++u) f(a[u], 4, yr + head + 4 * (v + u * nt), vec);
   }
   for (; v < nv; v += nt) {
     float a[4];
-    sk_at_ld4(xr + head + 4 * v, vec, 4, a);
+    sk_ld4_f32(xr + head + 4 * v, vec, 4, a);
     f(a, 4, yr + head + 4 * v, vec);
   }
   if (t < head) {
@@ -230,9 +213,8 @@ SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t 
 // its first 16-byte boundary), else one float at a time. A copy: the path never changes a value.
 static __device__ __forceinline__ void sk_kv_copy(const float* src, float* dst, int64_t n) {
   const int64_t t = threadIdx.x, nt = blockDim.x;
-  const int64_t mis = (int64_t)(((uintptr_t)dst & 15u) >> 2);
-  const int64_t head = mis == 0 ? 0 : (4 - mis < n ? 4 - mis : n), nv = (n - head) / 4;
-  if (((uintptr_t)(src + head) & 15u) != 0) {
+  const int64_t head = sk_head_f32(dst, n), nv = (n - head) / 4;
+  if (!sk_aligned16(src + head)) {
     for (int64_t i = t; i < n; i += nt) dst[i] = src[i];
     return;
   }
@@ -281,18 +263,6 @@ SK_KERNEL void sk_kv_append_f32(const sk_ctx* ctx, const float* k, const float* 
 #define SK_AD_CHUNK 256
 #define SK_AD_NT 256
 
-static __device__ __forceinline__ bool sk_ad_al16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
-
-// f[0..4) = p[0..4), a 16-byte load when vec; else element by element, 0 beyond n (the tail group).
-static __device__ __forceinline__ void sk_ad_ld4(const float* p, bool vec, int64_t n, float* f) {
-  if (vec) {
-    sk_u4_to_f4(sk_ld_global_v4(p), f);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) f[i] = i < n ? p[i] : 0.0f;
-  }
-}
-
 SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float* k_cache, const float* v_cache,
                                   float* out, int64_t heads, int64_t kv_heads, int64_t dim, int64_t cap, int64_t pos,
                                   float scale) {
@@ -316,7 +286,7 @@ SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float
     const float* qh = q + h * dim;
     const float* kh = k_cache + (h / group) * dim;
     const float* vh = v_cache + (h / group) * dim;
-    const bool kvec = dim % 4 == 0 && sk_ad_al16(qh) && sk_ad_al16(kh), vvec = dim % 4 == 0 && sk_ad_al16(vh);
+    const bool kvec = dim % 4 == 0 && sk_aligned16(qh) && sk_aligned16(kh), vvec = dim % 4 == 0 && sk_aligned16(vh);
     float m = -__int_as_float(0x7f800000), l = 0.0f;
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t t0 = 0; t0 <= pos; t0 += SK_AD_CHUNK) {
@@ -329,8 +299,8 @@ SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float
             float qf[4], kf[4][4];
 #pragma unroll
             for (int u = 0; u < 4; ++u)
-              if (i + u * nw < n) sk_ad_ld4(kt + u * nw * stride + 4 * v, kvec, 4, kf[u]);
-            sk_ad_ld4(qh + 4 * v, kvec, 4, qf);
+              if (i + u * nw < n) sk_ld4_f32(kt + u * nw * stride + 4 * v, kvec, 4, kf[u]);
+            sk_ld4_f32(qh + 4 * v, kvec, 4, qf);
 #pragma unroll
             for (int u = 0; u < 4; ++u)
               if (i + u * nw < n)
@@ -370,7 +340,7 @@ SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float
         for (; i + 3 * S < n; i += 4 * S) {
           float vf[4][4];
 #pragma unroll
-          for (int u = 0; u < 4; ++u) sk_ad_ld4(vg + (i + u * S) * stride, vvec, left, vf[u]);
+          for (int u = 0; u < 4; ++u) sk_ld4_f32(vg + (i + u * S) * stride, vvec, left, vf[u]);
 #pragma unroll
           for (int u = 0; u < 4; ++u) {
             const float p = sc[i + u * S];
@@ -381,7 +351,7 @@ SK_KERNEL void sk_attn_decode_f32(const sk_ctx* ctx, const float* q, const float
         }
         for (; i < n; i += S) {
           float vf[4];
-          sk_ad_ld4(vg + i * stride, vvec, left, vf);
+          sk_ld4_f32(vg + i * stride, vvec, left, vf);
           const float p = sc[i];
           l += p;
 #pragma unroll

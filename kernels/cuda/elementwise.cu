@@ -8,7 +8,6 @@
 // stores (four vectors per thread per step, their loads issued first) where every input is 16-byte aligned there
 // too, else scalar loads. Each element is computed alone, so the load path never changes a result.
 #if !defined(SK_ELT_INCREMENT_I64)
-static __device__ __forceinline__ bool sk_elt_al16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
 
 // z[i] = f(x[i], y[i]) over [b, e) (Two: y is read; else f(x[i], 0)).
 template <bool Two, class F>
@@ -19,9 +18,8 @@ static __device__ __forceinline__ void sk_elt_map(const float* x, const float* y
   x += b;
   z += b;
   if (Two) y += b;
-  const int64_t mis = (int64_t)(((uintptr_t)z & 15u) >> 2);
-  const int64_t head = mis == 0 ? 0 : (4 - mis < n ? 4 - mis : n), nv = (n - head) / 4;
-  const bool vec = sk_elt_al16(x + head) && (!Two || sk_elt_al16(y + head));
+  const int64_t head = sk_head_f32(z, n), nv = (n - head) / 4;
+  const bool vec = sk_aligned16(x + head) && (!Two || sk_aligned16(y + head));
   if (vec) {
     const float* xb = x + head;
     const float* yb = Two ? y + head : xb;

@@ -99,7 +99,7 @@ static __device__ __forceinline__ float sk_q8_block(const uint32_t* wd, int off,
 static __device__ __forceinline__ float sk_warp_dot(const sk_weight_t* w, const float* x, int64_t cols) {
   const unsigned lane = threadIdx.x & 31u;
   const int64_t nb = cols / SK_Q8_0_BLOCK, ng = nb / SK_Q8_0_GROUP;
-  const bool w_vec = ((uintptr_t)w & 15u) == 0, x_vec = ((uintptr_t)x & 15u) == 0;
+  const bool w_vec = sk_aligned16(w), x_vec = sk_aligned16(x);
   constexpr int kWords = SK_Q8_0_GROUP * SK_Q8_0_BYTES / 4;  // 68
   float acc = 0.0f;
   for (int64_t g = lane; g < ng; g += 32) {
@@ -208,7 +208,7 @@ static __device__ __forceinline__ float sk_warp_dot(const sk_weight_t* w, const 
   const int64_t nv = (cols - head) / SK_VW;
   const sk_weight_t* wb = w + head;
   const float* xb = x + head;
-  float acc = ((uintptr_t)xb & 15u) == 0 ? sk_body_dot<true>(wb, xb, nv, lane) : sk_body_dot<false>(wb, xb, nv, lane);
+  float acc = sk_aligned16(xb) ? sk_body_dot<true>(wb, xb, nv, lane) : sk_body_dot<false>(wb, xb, nv, lane);
   // Head and tail: fewer than SK_VW weights each, one per lane.
   if ((int64_t)lane < head) acc += sk_w(w[lane]) * x[lane];
   const int64_t tail = head + nv * SK_VW + lane;

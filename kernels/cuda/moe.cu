@@ -52,7 +52,7 @@ SK_KERNEL void sk_moe_combine_f32(const sk_ctx* ctx, const float* weights, const
   sk_block_range(ctx, rows, &rb, &re);
   for (int64_t r = rb + 4 * (int64_t)threadIdx.x; r < re; r += 4 * (int64_t)blockDim.x) {
     const int64_t n = re - r < 4 ? re - r : 4;
-    const bool vec = n == 4 && rows % 4 == 0 && (((uintptr_t)(expert_out + r) | (uintptr_t)(y + r)) & 15u) == 0;
+    const bool vec = n == 4 && rows % 4 == 0 && sk_aligned16(expert_out + r) && sk_aligned16(y + r);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (vec) {
       for (int64_t s = 0; s < topk; ++s) {

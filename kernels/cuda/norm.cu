@@ -14,42 +14,11 @@
 
 #define SK_NORM_NT 256
 
-// Floats before p's first 16-byte boundary, at most n.
-static __device__ __forceinline__ int64_t sk_norm_head(const float* p, int64_t n) {
-  const int64_t mis = (int64_t)(((uintptr_t)p & 15u) >> 2);
-  const int64_t h = mis == 0 ? 0 : 4 - mis;
-  return h < n ? h : n;
-}
-
-static __device__ __forceinline__ bool sk_al16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
-
-static __device__ __forceinline__ void sk_ld4(const float* p, bool vec, float* f) {
-  if (vec) {
-    sk_u4_to_f4(sk_ld_global_v4(p), f);
-  } else {
-    f[0] = p[0];
-    f[1] = p[1];
-    f[2] = p[2];
-    f[3] = p[3];
-  }
-}
-
-static __device__ __forceinline__ void sk_st4(float* p, bool vec, const float* f) {
-  if (vec) {
-    sk_st_global_v4(p, sk_f4_to_u4(f));
-  } else {
-    p[0] = f[0];
-    p[1] = f[1];
-    p[2] = f[2];
-    p[3] = f[3];
-  }
-}
-
 // y[c] = x[c] * inv * w[c] over the row's elements of this thread (the same elements as the reduction).
 static __device__ __forceinline__ void sk_norm_scale(const float* xr, const float* w, float* yr, int64_t cols,
                                                      float inv, int64_t t, int64_t nt) {
-  const int64_t head = sk_norm_head(xr, cols), nv = (cols - head) / 4;
-  const bool vec = sk_al16(xr + head) && sk_al16(w + head) && sk_al16(yr + head);
+  const int64_t head = sk_head_f32(xr, cols), nv = (cols - head) / 4;
+  const bool vec = sk_aligned16(xr + head) && sk_aligned16(w + head) && sk_aligned16(yr + head);
   const float* xb = xr + head;
   const float* wb = w + head;
   float* yb = yr + head;
@@ -58,23 +27,23 @@ static __device__ __forceinline__ void sk_norm_scale(const float* xr, const floa
     float a[4][4], b[4][4];
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
-      sk_ld4(xb + 4 * (v + u * nt), vec, a[u]);
-      sk_ld4(wb + 4 * (v + u * nt), vec, b[u]);
+      sk_ld4_f32(xb + 4 * (v + u * nt), vec, 4, a[u]);
+      sk_ld4_f32(wb + 4 * (v + u * nt), vec, 4, b[u]);
     }
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) a[u][i] = a[u][i] * inv * b[u][i];
-      sk_st4(yb + 4 * (v + u * nt), vec, a[u]);
+      sk_st4_f32(yb + 4 * (v + u * nt), vec, a[u]);
     }
   }
   for (; v < nv; v += nt) {
     float a[4], b[4];
-    sk_ld4(xb + 4 * v, vec, a);
-    sk_ld4(wb + 4 * v, vec, b);
+    sk_ld4_f32(xb + 4 * v, vec, 4, a);
+    sk_ld4_f32(wb + 4 * v, vec, 4, b);
 #pragma unroll
     for (int i = 0; i < 4; ++i) a[i] = a[i] * inv * b[i];
-    sk_st4(yb + 4 * v, vec, a);
+    sk_st4_f32(yb + 4 * v, vec, a);
   }
   if (t < head) yr[t] = xr[t] * inv * w[t];
   const int64_t c = head + 4 * nv + t;
@@ -91,16 +60,16 @@ SK_KERNEL void sk_rms_norm_f32(const sk_ctx* ctx, const float* x, const float* w
   for (int64_t r = rb; r < re; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
-    const int64_t head = sk_norm_head(xr, cols), nv = (cols - head) / 4;
+    const int64_t head = sk_head_f32(xr, cols), nv = (cols - head) / 4;
     const float* xb = xr + head;
-    const bool vec = sk_al16(xb);
+    const bool vec = sk_aligned16(xb);
     float ss = 0.0f;
     if (t < nt) {
       int64_t v = t;
       for (; v + 3 * nt < nv; v += 4 * nt) {
         float a[4][4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) sk_ld4(xb + 4 * (v + u * nt), vec, a[u]);
+        for (int u = 0; u < 4; ++u) sk_ld4_f32(xb + 4 * (v + u * nt), vec, 4, a[u]);
 #pragma unroll
         for (int u = 0; u < 4; ++u)
 #pragma unroll
@@ -108,7 +77,7 @@ SK_KERNEL void sk_rms_norm_f32(const sk_ctx* ctx, const float* x, const float* w
       }
       for (; v < nv; v += nt) {
         float a[4];
-        sk_ld4(xb + 4 * v, vec, a);
+        sk_ld4_f32(xb + 4 * v, vec, 4, a);
 #pragma unroll
         for (int i = 0; i < 4; ++i) ss += a[i] * a[i];
       }
@@ -134,8 +103,8 @@ SK_KERNEL void sk_add_rms_norm_f32(const sk_ctx* ctx, const float* x, const floa
     const float* xr = x + r * cols;
     const float* rr = residual + r * cols;
     float* sr = sum + r * cols;
-    const int64_t head = sk_norm_head(xr, cols), nv = (cols - head) / 4;
-    const bool vec = sk_al16(xr + head) && sk_al16(rr + head) && sk_al16(sr + head);
+    const int64_t head = sk_head_f32(xr, cols), nv = (cols - head) / 4;
+    const bool vec = sk_aligned16(xr + head) && sk_aligned16(rr + head) && sk_aligned16(sr + head);
     float ss = 0.0f;
     if (t < nt) {
       int64_t v = t;
@@ -143,8 +112,8 @@ SK_KERNEL void sk_add_rms_norm_f32(const sk_ctx* ctx, const float* x, const floa
         float a[4][4], b[4][4];
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
-          sk_ld4(xr + head + 4 * (v + u * nt), vec, a[u]);
-          sk_ld4(rr + head + 4 * (v + u * nt), vec, b[u]);
+          sk_ld4_f32(xr + head + 4 * (v + u * nt), vec, 4, a[u]);
+          sk_ld4_f32(rr + head + 4 * (v + u * nt), vec, 4, b[u]);
         }
 #pragma unroll
         for (int u = 0; u < 4; ++u) {
@@ -153,19 +122,19 @@ SK_KERNEL void sk_add_rms_norm_f32(const sk_ctx* ctx, const float* x, const floa
             a[u][i] += b[u][i];
             ss += a[u][i] * a[u][i];
           }
-          sk_st4(sr + head + 4 * (v + u * nt), vec, a[u]);
+          sk_st4_f32(sr + head + 4 * (v + u * nt), vec, a[u]);
         }
       }
       for (; v < nv; v += nt) {
         float a[4], b[4];
-        sk_ld4(xr + head + 4 * v, vec, a);
-        sk_ld4(rr + head + 4 * v, vec, b);
+        sk_ld4_f32(xr + head + 4 * v, vec, 4, a);
+        sk_ld4_f32(rr + head + 4 * v, vec, 4, b);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           a[i] += b[i];
           ss += a[i] * a[i];
         }
-        sk_st4(sr + head + 4 * v, vec, a);
+        sk_st4_f32(sr + head + 4 * v, vec, a);
       }
       if (t < head) {
         const float s = xr[t] + rr[t];
@@ -183,7 +152,7 @@ SK_KERNEL void sk_add_rms_norm_f32(const sk_ctx* ctx, const float* x, const floa
     const float inv = 1.0f / sqrtf(ss / (float)cols + eps);
     // The same split as above (taken from the x row), so each thread reads back its own sum elements.
     if (t < nt) {
-      const int64_t hs = sk_norm_head(sr, cols);
+      const int64_t hs = sk_head_f32(sr, cols);
       if (hs == head) {
         sk_norm_scale(sr, w, y + r * cols, cols, inv, t, nt);
       } else {  // sum at another offset modulo 16 than x: scalar, over the elements this thread wrote

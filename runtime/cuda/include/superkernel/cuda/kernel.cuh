@@ -288,4 +288,31 @@ static __device__ __forceinline__ uint4 sk_f4_to_u4(const float* f) {
   return q;
 }
 
+/* The vector kernels' row split, one rule for all of them: 16-byte accesses need 16-byte-aligned addresses, so
+ * a row of f32 is a scalar head up to its first 16-byte boundary (sk_head_f32), whole 16-byte vectors where
+ * every row the loop touches is aligned after that head (sk_aligned16), and a scalar tail. */
+static __device__ __forceinline__ bool sk_aligned16(const void* p) { return ((uintptr_t)p & 15u) == 0; }
+/* The floats of a row of n at p before its first 16-byte boundary (0..3, at most n). */
+static __device__ __forceinline__ int64_t sk_head_f32(const float* p, int64_t n) {
+  const int64_t mis = (int64_t)(((uintptr_t)p & 15u) >> 2);
+  const int64_t h = mis == 0 ? 0 : 4 - mis;
+  return h < n ? h : n;
+}
+/* f[0..4) = p[0..4): one 16-byte load when vec, else element by element, 0 beyond n (a tail group). */
+static __device__ __forceinline__ void sk_ld4_f32(const float* p, bool vec, int64_t n, float* f) {
+  if (vec) {
+    sk_u4_to_f4(sk_ld_global_v4(p), f);
+  } else {
+    for (int i = 0; i < 4; ++i) f[i] = i < n ? p[i] : 0.0f;  // a constant trip count: nvcc unrolls it
+  }
+}
+/* p[0..4) = f[0..4): one 16-byte store when vec, else element by element. */
+static __device__ __forceinline__ void sk_st4_f32(float* p, bool vec, const float* f) {
+  if (vec) {
+    sk_st_global_v4(p, sk_f4_to_u4(f));
+  } else {
+    for (int i = 0; i < 4; ++i) p[i] = f[i];
+  }
+}
+
 #endif /* SUPERKERNEL_CUDA_KERNEL_CUH */
