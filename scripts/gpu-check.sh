@@ -145,6 +145,8 @@ carry=""
 if [ -n "${SK_GPU_CARRY:-}" ]; then
   # scripts/gpu-prepare.sh's bundle: binaries, benchmarks, libraries, one filled cache.
   carry=$(cd "$root" && cd "$SK_GPU_CARRY" 2>/dev/null && pwd) || { log "SK_GPU_CARRY=$SK_GPU_CARRY: not found"; exit 1; }
+  # shellcheck source=scripts/gpu-bundle.sh
+  . "$root/scripts/gpu-bundle.sh"
   field() { sed -n "s/^$1 //p" "$carry/manifest.txt"; }
   log "carried bundle: $SK_GPU_CARRY (prepared $(field prepared) at $(field commit), $(du -sh "$carry" | cut -f1))"
   # The checkout at the path compiled into the binaries (SK_SOURCE_ROOT), and the sk-compile the gpu tests spawn.
@@ -177,15 +179,12 @@ if [ -n "${SK_GPU_CARRY:-}" ]; then
   [ -x "$carry/bench/boundary_bench" ] && export SK_GPU_BENCH=${SK_GPU_BENCH:-$carry/bench/boundary_bench}
   [ -x "$carry/bench/kernel_bw" ] && export SK_GPU_KERNEL_BW=${SK_GPU_KERNEL_BW:-$carry/bench/kernel_bw}
   # The kernels, runtime headers and templates the carried modules were built from (gpu-prepare.sh's digest).
-  digest=$(cd "$root" && find kernels runtime templates -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  digest=$(gpu_bundle_inputs_digest "$root")
   if [ "$digest" = "$(field inputs)" ]; then log "kernels/, runtime/, templates/: as prepared ($digest)"
   else log "kernels/, runtime/ or templates/ CHANGED since gpu-prepare.sh ($(field inputs) -> $digest): what changed compiles here"; fi
   # nvcc's identity is in every cuda key: another nvcc than the one the cache was built with misses everything.
   if [ -f "$carry/nvcc-identity.txt" ]; then
-    nvcc_real=$(readlink -f "$(command -v "$nvcc" || echo "$nvcc")")
-    mine="path $nvcc_real
-sha256 $(sha256sum "$nvcc_real" 2>/dev/null | cut -d' ' -f1)
-version $("$nvcc" --version 2>/dev/null | tail -1)"
+    mine=$(gpu_bundle_nvcc_identity "$nvcc")
     if [ "$mine" = "$(cat "$carry/nvcc-identity.txt")" ]; then
       log "nvcc: the one the carried cache was built with (path, sha256, version)"
     else

@@ -39,6 +39,8 @@ jobs=${SK_BUILD_JOBS:-2}
 nvcc=${SK_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 t_start=$SECONDS
 say() { printf 'gpu-prepare: %s\n' "$*"; }
+# shellcheck source=scripts/gpu-bundle.sh
+. "$root/scripts/gpu-bundle.sh"
 
 # 1. The build: the two binaries the device runs.
 if [ ! -f "$build/build.ninja" ]; then
@@ -131,7 +133,7 @@ run_all() {  # label, sk-compile, cache dir, then extra environment words for ea
 }
 # The kernels, runtime headers and templates every key hashes: other edits to them during the fill (the working
 # tree is shared) leave modules of two versions; then the fill runs again (it compiles only what changed).
-inputs_digest() { (cd "$root" && find kernels runtime templates -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
+inputs_digest() { gpu_bundle_inputs_digest "$root"; }
 mkdir -p "$carry/share/superkernel"
 for d in kernels runtime templates; do ln -sfn "../../../../$d" "$carry/share/superkernel/$d"; done
 refuse=$work/refuse-compile
@@ -171,12 +173,7 @@ done
 
 # 4. The bundle: nvcc's identity (gpu-check compares it with the device's: another nvcc makes every cuda module
 # miss there) and what gpu-check needs to set the paths up.
-nvcc_real=$(readlink -f "$(command -v "$nvcc")")
-{
-  echo "path $nvcc_real"
-  echo "sha256 $(sha256sum "$nvcc_real" | cut -d' ' -f1)"
-  echo "version $("$nvcc" --version | tail -1)"
-} >"$carry/nvcc-identity.txt"
+gpu_bundle_nvcc_identity "$nvcc" >"$carry/nvcc-identity.txt"
 cat >"$carry/manifest.txt" <<EOF
 source_root $root
 build_dir $build_rel
