@@ -85,6 +85,8 @@ TEST(SkCompile, ArgumentErrorsExit2WithOneLine) {
       {{seedList(), "--run", "--baselines", "graph,graph"}, "--baselines: 'graph' is listed twice"},
       {{seedList(), "--run", "--baselines", ""}, "'' is not a baseline"},
       {{seedList(), "--baselines", "all", "--dump", "d"}, "--baselines without --run or --tokens only builds"},
+      {{seedList(), "--baselines", "graph", "--trace", "t.json"}, "cannot be combined with --dump, --trace or --plan-only"},
+      {{seedList(), "--baselines", "unfused", "--plan-only"}, "cannot be combined with --dump, --trace or --plan-only"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> argv = {kCompile};
