@@ -26,7 +26,11 @@
 // per-op (every op its own launch) and compute (the fused step without its
 // all-reduces: wrong results, but the same work per rank, so fused - compute
 // is what the collectives cost inside the step); rank 0 prints per-step
-// medians and the collectives' share of the fused step.
+// medians and the collectives' share of the fused step. Where the ranks
+// share a host the collectives go through shared memory; fused and split
+// then also run over MPI messages (a second communicator,
+// CollectiveTransport::Mpi), in the same rotation, to show what the
+// transport is worth.
 #include <superkernel/runtime/Communicator.h>
 #include <superkernel/superkernel.h>
 
@@ -37,8 +41,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -580,10 +587,37 @@ int main(int argc, char** argv) {
     struct Variant {
       const char* name;
       sk::CompiledPlan* plan;
+      sk::Session* session;
       std::vector<double> ms;
-    } vs[] = {{"fused", &*tp, {}}, {"split", &*split, {}}, {"per-op", &*perOp, {}}, {"compute", &*compute, {}}};
-    constexpr size_t kVariants = std::size(vs);
-    auto bufs = sk::BufferSet::create(tp->list);  // one layout: the three lists have the same buffers
+    };
+    std::vector<Variant> vs = {{"fused", &*tp, &ss, {}},
+                               {"split", &*split, &ss, {}},
+                               {"per-op", &*perOp, &ss, {}},
+                               {"compute", &*compute, &ss, {}}};
+    // The same two plans over MPI messages, when the default went through shared memory (made on every rank:
+    // making a communicator is collective).
+    const bool shm = ranks > 1 && (*comm)->describe().find("shared memory") != std::string::npos;
+    std::unique_ptr<sk::Session> mpiSession;
+    sk::Expected<sk::CompiledPlan> tpMpi = sk::internalError("unused"), splitMpi = sk::internalError("unused");
+    if (shm) {
+      auto mc = sk::mpiCommunicator(nullptr, {sk::CollectiveTransport::Mpi, std::nullopt});
+      if (!mc) return fail("MPI", mc.error().message(), 2);
+      sk::SessionOptions mo;
+      mo.communicator = *mc;
+      auto ms = sk::Session::create(mo);
+      if (!ms) return fail("session", ms.error().message(), 3);
+      mpiSession = std::move(*ms);
+      for (auto [plan, mode] : {std::pair{&tpMpi, Mode::Fused}, std::pair{&splitMpi, Mode::Split}}) {
+        sk::Graph g;
+        if (sk::Status st = record(g, s, ranks, mode); !st) return fail("record", st.error().message(), 3);
+        *plan = mpiSession->compile(g);
+        if (!*plan) return fail("compile (bench, MPI)", plan->error().message(), 3);
+      }
+      vs.push_back({"fused/mpi", &*tpMpi, mpiSession.get(), {}});
+      vs.push_back({"split/mpi", &*splitMpi, mpiSession.get(), {}});
+    }
+    const size_t kVariants = vs.size();
+    auto bufs = sk::BufferSet::create(tp->list);  // one layout: every variant's list has the same buffers
     if (!bufs) return fail("buffers", "allocation failed", 4);
     fillWeights(*bufs, tp->list, s, rank, ranks);
     for (int i = -1; i < samples; ++i) {  // sample -1: warm-up
@@ -591,31 +625,40 @@ int main(int argc, char** argv) {
         Variant& v = vs[(size_t(i + 1) + j) % kVariants];  // the variant that starts rotates
         const auto t0 = std::chrono::steady_clock::now();
         for (int t = 0; t < tokens; ++t)
-          if (sk::Status st = ss.run(*v.plan, *bufs); !st) return fail(v.name, st.error().message(), 4);
+          if (sk::Status st = v.session->run(*v.plan, *bufs); !st) return fail(v.name, st.error().message(), 4);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         if (i >= 0) v.ms.push_back(ms / tokens);
       }
     }
     if (rank == 0) {
-      std::printf("bench: %d samples of %d tokens per variant, interleaved, after one warm-up; rank 0's ms per decode step\n",
-                  samples, tokens);
-      double fusedMed = 0, computeMed = 0;
+      std::printf("bench: %d samples of %d tokens per variant, interleaved, after one warm-up; rank 0's ms per decode step\n"
+                  "  collectives: %s%s\n",
+                  samples, tokens, (*comm)->describe().c_str(), shm ? " (x/mpi: the same plan over MPI messages)" : "");
+      double fusedMed = 0, computeMed = 0, fusedMpiMed = 0;
       for (Variant& v : vs) {
         std::vector<double> m = v.ms;
         std::sort(m.begin(), m.end());
         const double med = m[m.size() / 2];
         if (fusedMed == 0) fusedMed = med;
+        if (shm && v.plan == &*tpMpi) fusedMpiMed = med;
         if (v.plan == &*compute) {
           computeMed = med;
-          std::printf("  %-7s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  (no collectives)\n", v.name, med,
+          std::printf("  %-9s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  (no collectives)\n", v.name, med,
                       m.front(), m.back(), v.plan->steps.size());
           continue;
         }
-        std::printf("  %-7s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  fused speedup %.2fx\n", v.name, med,
+        std::printf("  %-9s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  fused speedup %.2fx\n", v.name, med,
                     m.front(), m.back(), v.plan->steps.size(), med / fusedMed);
       }
-      std::printf("  collectives' share of the fused step: %.0f%% (fused - compute, of fused, medians)\n",
-                  100.0 * std::max(0.0, fusedMed - computeMed) / fusedMed);
+      // What one collective costs inside the step: (fused - compute) / collectives per step, medians.
+      const double perStep = double(2 * s.layers);
+      auto each = [&](double f) { return 1000.0 * std::max(0.0, f - computeMed) / perStep; };
+      std::printf("  collectives' share of the fused step: %.0f%% (fused - compute, of fused, medians), %.1f us per "
+                  "collective\n",
+                  100.0 * std::max(0.0, fusedMed - computeMed) / fusedMed, each(fusedMed));
+      if (shm)
+        std::printf("  over MPI messages: %.0f%% of fused/mpi, %.1f us per collective\n",
+                    100.0 * std::max(0.0, fusedMpiMed - computeMed) / fusedMpiMed, each(fusedMpiMed));
     }
   }
   sk::finalizeMpi();

@@ -13,12 +13,17 @@ set(_sk_mpi_env
 set(_sk_mpirun ${MPIEXEC_EXECUTABLE} --oversubscribe -np 2)
 
 add_executable(sk_test_mpi ${CMAKE_CURRENT_SOURCE_DIR}/mpi/CollectivesMpiTest.cpp
-  ${CMAKE_CURRENT_SOURCE_DIR}/mpi/MpiTestMain.cpp)
+  ${CMAKE_CURRENT_SOURCE_DIR}/mpi/TransportsMpiTest.cpp ${CMAKE_CURRENT_SOURCE_DIR}/mpi/MpiTestMain.cpp)
 sk_set_warnings(sk_test_mpi)
 target_link_libraries(sk_test_mpi PRIVATE superkernel::superkernel GTest::gtest Threads::Threads)
 add_test(NAME mpi.collectives_2ranks COMMAND ${_sk_mpirun} $<TARGET_FILE:sk_test_mpi>)
 set_tests_properties(mpi.collectives_2ranks PROPERTIES LABELS mpi TIMEOUT 120
   ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=5000")
+# Overlapping subgroups of 4 ranks on both transports (TransportsMpiTest.cpp; the other cases skip at 4 ranks).
+add_test(NAME mpi.transports_4ranks COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe -np 4 $<TARGET_FILE:sk_test_mpi>
+  --gtest_filter=TransportsFourRanks.*)
+set_tests_properties(mpi.transports_4ranks PROPERTIES LABELS mpi TIMEOUT 120
+  ENVIRONMENT "${_sk_mpi_env};SK_WAIT_TIMEOUT_MS=20000")
 
 # The same collectives on the simulators (targets cuda-sim and ascend-sim; docs/COLLECTIVES.md "On cuda-sim",
 # "On ascend-sim"): each rank a process with its own simulated device of 2 SMs / 2 AI Cores (2 ranks share the
@@ -105,6 +110,10 @@ if(TARGET sk-compile)
   sk_mpi_case(rank_hangs 60 "^4$"
     "rank 0 of 2: .*collective op \"ar\" on rank 0: no answer from rank 1 within 2000 ms"
     ${_sk_mpirun} -x SK_TEST_STALL_RANK=1 ${_sk_c} dies.json --run --tokens 1 --repeat 1)
+  # The same over MPI messages (the case above goes through shared memory: both ranks share this host).
+  sk_mpi_case(rank_hangs_over_mpi 60 "^4$"
+    "rank 0 of 2: .*collective op \"ar\" on rank 0: no answer from rank 1 within 2000 ms"
+    ${_sk_mpirun} -x SK_TEST_STALL_RANK=1 -x SK_COLLECTIVE_TRANSPORT=mpi ${_sk_c} dies.json --run --tokens 1 --repeat 1)
   # A rank killed mid-step (SIGKILL in the op before the collective): mpirun
   # ends the job and names the rank; nothing waits past the case's limit.
   sk_mpi_case(rank_killed 60 "^[1-9]"

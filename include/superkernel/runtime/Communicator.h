@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "superkernel/cpu/kernel.h"
@@ -35,6 +36,29 @@ class Communicator {
                      const std::function<bool()>& stop) = 0;
 };
 
+/// How the library's communicator moves collectives between ranks
+/// (docs/COLLECTIVES.md, "Between ranks of one host").
+enum class CollectiveTransport {
+  /// Shared memory when every rank shares this host, else MPI messages.
+  Auto,
+  /// Shared memory; an error when the ranks do not all share this host.
+  SharedMemory,
+  /// MPI point-to-point messages, wherever the ranks are.
+  Mpi,
+};
+
+/// Settings of mpiCommunicator. Unset fields come from the environment
+/// (SK_COLLECTIVE_TRANSPORT=auto|shm|mpi, SK_COLLECTIVE_SHM_BYTES), else
+/// the defaults (Auto, 4 MiB). Every rank must end up with the same: they
+/// are compared when the communicator is made, and ranks that differ each
+/// get an error naming both settings.
+struct CollectiveOptions {
+  std::optional<CollectiveTransport> transport;
+  /// Bytes of a rank's shared-memory data slot (64 .. 1 GiB): collectives
+  /// with a larger input send their data over MPI.
+  std::optional<uint32_t> shmSlotBytes;
+};
+
 /// Whether the library was built with MPI (CMake found it).
 bool mpiBuiltIn();
 /// Whether this process looks started by mpirun (its rank variables are set).
@@ -45,7 +69,10 @@ bool startedByMpirun();
 /// when the caller has not; an MPI initialised below that level is an error
 /// (a collective runs on whichever worker reaches it). Built without MPI:
 /// an error saying how to build with it.
-Expected<std::shared_ptr<Communicator>> mpiCommunicator(const void* mpiComm = nullptr);
+/// A collective call: every rank of the communicator makes it, with the
+/// same options.
+Expected<std::shared_ptr<Communicator>> mpiCommunicator(const void* mpiComm = nullptr,
+                                                        const CollectiveOptions& options = {});
 /// MPI_Finalize, if mpiCommunicator initialised MPI (after a successful
 /// run; after a failed collective a process should just exit, since peers
 /// may never match what it left pending).

@@ -44,7 +44,7 @@ bool startedByMpirun() {
 
 #ifndef SK_HAVE_MPI
 bool mpiBuiltIn() { return false; }
-Expected<std::shared_ptr<Communicator>> mpiCommunicator(const void*) {
+Expected<std::shared_ptr<Communicator>> mpiCommunicator(const void*, const CollectiveOptions&) {
   return Error(ErrorKind::BadInput,
                "this superkernel was built without MPI, so collective ops cannot run: install it "
                "(scripts/setup.sh installs openmpi-bin and libopenmpi-dev) and rebuild (CMake finds it with FindMPI)");

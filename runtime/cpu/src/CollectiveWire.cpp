@@ -1,0 +1,145 @@
+// The transports' shared checks, combine and messages (CollectiveWire.h).
+#include "CollectiveWire.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace sk::coll {
+
+namespace {
+
+// Element sizes and names by the op list's dtype order (OpList.h DType).
+constexpr size_t kDTypeSize[] = {4, 8, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1};
+constexpr const char* kDTypeName[] = {"f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64",
+                                      "u8",  "u16", "u32", "u64", "bool"};
+constexpr const char* kKindName[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+constexpr const char* kReduceName[] = {"", " sum", " max"};
+
+std::string what(const Header& h) {
+  Desc d = Desc::of(h.desc);
+  if (!d.valid()) return "an unknown collective";
+  return fmt::format("{}{} of {} {} in, {} out", kKindName[d.kind], kReduceName[d.reduce], h.nIn, kDTypeName[d.dtype],
+                     h.nOut);
+}
+
+std::string rankList(uint64_t mask) {
+  std::string s;
+  for (uint32_t r = 0; r < 64; ++r)
+    if (mask >> r & 1) s += (s.empty() ? "" : ",") + std::to_string(r);
+  return s;
+}
+
+template <typename T>
+void combine(T* out, const std::vector<const T*>& src, int64_t n, uint32_t reduce) {
+  for (int64_t i = 0; i < n; ++i) {
+    T acc = src[0][i];
+    for (size_t j = 1; j < src.size(); ++j) acc = reduce == 2 ? std::max(acc, src[j][i]) : T(acc + src[j][i]);
+    out[i] = acc;
+  }
+}
+
+void combineAny(void* out, const std::vector<const void*>& src, int64_t n, uint32_t dtype, uint32_t reduce) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<const T*> s;
+    for (const void* p : src) s.push_back(static_cast<const T*>(p));
+    combine(static_cast<T*>(out), s, n, reduce);
+  };
+  switch (dtype) {
+    case 0: run(float{}); break;
+    case 1: run(double{}); break;
+    case 6: run(int32_t{}); break;
+    case 7: run(int64_t{}); break;
+    default: break;  // the validator allows reductions of these four only
+  }
+}
+
+}  // namespace
+
+Expected<Call> callOf(const sk_collective_args& a, const std::string& op, int rank, int size) {
+  Call c;
+  c.desc = Desc::of(a.desc);
+  if (!c.desc.valid()) return internalError("collective op " + op + ": bad descriptor");
+  for (int r = 0; r < 64; ++r)
+    if (a.ranks >> r & 1) c.members.push_back(r);
+  if (c.members.empty() || c.members.back() >= size)
+    return runtimeError(fmt::format("collective op {}: its group has ranks {}, but this run has {} rank{} (start it "
+                                    "with mpirun -np {})",
+                                    op, rankList(a.ranks), size, size == 1 ? "" : "s",
+                                    c.members.empty() ? 1 : c.members.back() + 1));
+  c.me = size_t(std::find(c.members.begin(), c.members.end(), rank) - c.members.begin());
+  if (c.me == c.members.size())
+    return runtimeError(fmt::format("collective op {}: rank {} is not in its group (ranks {}); every rank that runs "
+                                    "the op list must be in the groups of its collectives",
+                                    op, rank, rankList(a.ranks)));
+  c.elementSize = kDTypeSize[c.desc.dtype];
+  c.chunked = c.desc.kind == 2 || c.desc.kind == 3;
+  c.perPeer = c.chunked ? a.n_in / int64_t(c.size()) : a.n_in;
+  return c;
+}
+
+std::string mismatch(const Header& mine, const Header& h, const std::string& op, int rank, int peerRank) {
+  if (h.magic == kMagic && h.tag == mine.tag && h.desc == mine.desc && h.nIn == mine.nIn && h.nOut == mine.nOut &&
+      h.ranks == mine.ranks)
+    return {};
+  std::string diff;
+  if (h.magic != kMagic) diff = "a message that is not a superkernel collective";
+  else if (h.desc != mine.desc || h.ranks != mine.ranks) diff = what(h) + " over ranks " + rankList(h.ranks);
+  else if (h.nIn != mine.nIn || h.nOut != mine.nOut) diff = "the same collective with buffers of " + what(h);
+  else diff = "another op (its op list differs from this rank's: another op here, or other collectives before it)";
+  return fmt::format(
+      "collective op {} on rank {} ({} over ranks {}): rank {} runs {}: ranks disagree on the plan (every rank must "
+      "run the same op list, with the same collectives, buffer sizes and groups)",
+      op, rank, what(mine), rankList(mine.ranks), peerRank, diff);
+}
+
+std::string noAnswer(const std::string& op, int rank, const std::string& missing, uint32_t timeoutMs) {
+  return fmt::format(
+      "collective op {} on rank {}: no answer from {} within {} ms (a rank died, hangs, or runs another plan); "
+      "every rank must run the same op list (SK_WAIT_TIMEOUT_MS sets the limit)",
+      op, rank, missing.empty() ? "a peer" : missing, timeoutMs);
+}
+
+void finish(const Call& c, const sk_collective_args& a, std::vector<const void*> src) {
+  auto* out = static_cast<char*>(a.out);
+  const size_t bytes = c.perPeerBytes();
+  switch (c.desc.kind) {
+    case 0:  // all_reduce: in and out are the same elements or disjoint (validated)
+    case 2:  // reduce_scatter: this rank's chunk of every input
+      combineAny(out, src, c.perPeer, c.desc.dtype, c.desc.reduce);
+      break;
+    case 1:  // all_gather: out = parts in group order (out never overlaps in)
+      for (size_t j = 0; j < c.size(); ++j) std::memcpy(out + bytes * j, src[j], bytes);
+      break;
+    case 3: {  // all_to_all: out chunk j = member j's chunk for this rank
+      // In place, this rank's own chunk is overwritten in turn: copy it first.
+      std::vector<char> own(static_cast<const char*>(src[c.me]), static_cast<const char*>(src[c.me]) + bytes);
+      src[c.me] = own.data();
+      for (size_t j = 0; j < c.size(); ++j) std::memcpy(out + bytes * j, src[j], bytes);
+      break;
+    }
+    default: break;
+  }
+}
+
+uint64_t nowNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+void pace(uint64_t waitedNs, uint32_t spin) {
+  if (waitedNs > 2'000'000) std::this_thread::sleep_for(std::chrono::microseconds(waitedNs > 100'000'000 ? 200 : 20));
+  else if (spin > 16) std::this_thread::yield();
+#if defined(__x86_64__) || defined(__i386__)
+  else __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  else asm volatile("yield");
+#endif
+}
+
+}  // namespace sk::coll
