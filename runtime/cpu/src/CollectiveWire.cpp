@@ -33,13 +33,29 @@ std::string rankList(uint64_t mask) {
   return s;
 }
 
-template <typename T>
-void combine(T* out, const std::vector<const T*>& src, int64_t n, uint32_t reduce) {
+// Element by element, every member's value in group order: (((x0 op x1) op x2) ...). One pass, so a source
+// that aliases `out` (the MPI transport's in-place all_reduce reads this rank's part from `in`) is read at i
+// before i is written. Two members, the tensor-parallel pair, get a loop of their own that the compiler
+// vectorises (it checks the overlap at run time); the reduction is chosen outside the loops.
+template <typename T, typename Op>
+void combineWith(T* out, const T* const* src, size_t members, int64_t n, Op op) {
+  if (members == 2) {
+    const T* a = src[0];
+    const T* b = src[1];
+    for (int64_t i = 0; i < n; ++i) out[i] = op(a[i], b[i]);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     T acc = src[0][i];
-    for (size_t j = 1; j < src.size(); ++j) acc = reduce == 2 ? std::max(acc, src[j][i]) : T(acc + src[j][i]);
+    for (size_t j = 1; j < members; ++j) acc = op(acc, src[j][i]);
     out[i] = acc;
   }
+}
+
+template <typename T>
+void combine(T* out, const std::vector<const T*>& src, int64_t n, uint32_t reduce) {
+  if (reduce == 2) combineWith(out, src.data(), src.size(), n, [](T x, T y) { return std::max(x, y); });
+  else combineWith(out, src.data(), src.size(), n, [](T x, T y) { return T(x + y); });
 }
 
 void combineAny(void* out, const std::vector<const void*>& src, int64_t n, uint32_t dtype, uint32_t reduce) {
