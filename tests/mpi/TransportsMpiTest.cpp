@@ -112,6 +112,15 @@ TEST_P(Transports, DescribeNamesTheTransport) {
   const bool shm = std::string(GetParam()) != "mpi";
   EXPECT_EQ((*c)->describe().find("through shared memory") != std::string::npos, shm) << (*c)->describe();
   EXPECT_NE((*c)->describe().find("rank " + std::to_string((*c)->rank()) + " of 2"), std::string::npos);
+  if (!shm) return;
+  EXPECT_NE((*c)->describe().find("(4096 KiB slots)"), std::string::npos) << (*c)->describe();
+  // A slot that is no whole number of KiB is said in bytes (it read "0 KiB" and "1 KiB" for these).
+  for (const char* bytes : {"100", "1500"}) {
+    auto small = make(GetParam(), bytes);
+    ASSERT_TRUE(small) << small.error().message();
+    EXPECT_NE((*small)->describe().find(std::string("(") + bytes + "-byte slots)"), std::string::npos)
+        << (*small)->describe();
+  }
 }
 
 TEST_P(Transports, FourKindsInsideAndBeyondASlot) {

@@ -167,7 +167,11 @@ class ShmCommunicator final : public Communicator {
   uint32_t rank() const override { return uint32_t(rank_); }
   uint32_t size() const override { return uint32_t(size_); }
   std::string describe() const override {
-    return fmt::format("{}, through shared memory on this host ({} KiB slots)", mpi_->describe(), slotBytes_ / 1024);
+    // Whole KiB in KiB, any other size in bytes: a slot of 100 or 1500 bytes (both allowed) must not read as
+    // "0 KiB" or "1 KiB", which tells whoever reads it that collectives of that size fit when they do not.
+    const std::string slot =
+        slotBytes_ % 1024 == 0 ? fmt::format("{} KiB", slotBytes_ / 1024) : fmt::format("{}-byte", slotBytes_);
+    return fmt::format("{}, through shared memory on this host ({} slots)", mpi_->describe(), slot);
   }
   Status run(const sk_collective_args& a, const std::string& opName, uint32_t timeoutMs,
              const std::function<bool()>& stop) override;
