@@ -53,17 +53,17 @@ void combineWith(T* out, const T* const* src, size_t members, int64_t n, Op op) 
 }
 
 template <typename T>
-void combine(T* out, const std::vector<const T*>& src, int64_t n, uint32_t reduce) {
-  if (reduce == 2) combineWith(out, src.data(), src.size(), n, [](T x, T y) { return std::max(x, y); });
-  else combineWith(out, src.data(), src.size(), n, [](T x, T y) { return T(x + y); });
+void combine(T* out, const T* const* src, size_t members, int64_t n, uint32_t reduce) {
+  if (reduce == 2) combineWith(out, src, members, n, [](T x, T y) { return std::max(x, y); });
+  else combineWith(out, src, members, n, [](T x, T y) { return T(x + y); });
 }
 
-void combineAny(void* out, const std::vector<const void*>& src, int64_t n, uint32_t dtype, uint32_t reduce) {
+void combineAny(void* out, const Parts& src, size_t members, int64_t n, uint32_t dtype, uint32_t reduce) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    std::vector<const T*> s;
-    for (const void* p : src) s.push_back(static_cast<const T*>(p));
-    combine(static_cast<T*>(out), s, n, reduce);
+    std::array<const T*, Call::kMaxMembers> s{};
+    for (size_t j = 0; j < members; ++j) s[j] = static_cast<const T*>(src[j]);
+    combine(static_cast<T*>(out), s.data(), members, n, reduce);
   };
   switch (dtype) {
     case 0: run(float{}); break;
@@ -81,14 +81,14 @@ Expected<Call> callOf(const sk_collective_args& a, const std::string& op, int ra
   c.desc = Desc::of(a.desc);
   if (!c.desc.valid()) return internalError("collective op " + op + ": bad descriptor");
   for (int r = 0; r < 64; ++r)
-    if (a.ranks >> r & 1) c.members.push_back(r);
-  if (c.members.empty() || c.members.back() >= size)
+    if (a.ranks >> r & 1) c.members[c.count++] = r;
+  if (c.count == 0 || c.members[c.count - 1] >= size)
     return runtimeError(fmt::format("collective op {}: its group has ranks {}, but this run has {} rank{} (start it "
                                     "with mpirun -np {})",
                                     op, rankList(a.ranks), size, size == 1 ? "" : "s",
-                                    c.members.empty() ? 1 : c.members.back() + 1));
-  c.me = size_t(std::find(c.members.begin(), c.members.end(), rank) - c.members.begin());
-  if (c.me == c.members.size())
+                                    c.count == 0 ? 1 : c.members[c.count - 1] + 1));
+  c.me = size_t(std::find(c.members.begin(), c.members.begin() + long(c.count), rank) - c.members.begin());
+  if (c.me == c.count)
     return runtimeError(fmt::format("collective op {}: rank {} is not in its group (ranks {}); every rank that runs "
                                     "the op list must be in the groups of its collectives",
                                     op, rank, rankList(a.ranks)));
@@ -120,13 +120,13 @@ std::string noAnswer(const std::string& op, int rank, const std::string& missing
       op, rank, missing.empty() ? "a peer" : missing, timeoutMs);
 }
 
-void finish(const Call& c, const sk_collective_args& a, std::vector<const void*> src) {
+void finish(const Call& c, const sk_collective_args& a, Parts src) {
   auto* out = static_cast<char*>(a.out);
   const size_t bytes = c.perPeerBytes();
   switch (c.desc.kind) {
     case 0:  // all_reduce: in and out are the same elements or disjoint (validated)
     case 2:  // reduce_scatter: this rank's chunk of every input
-      combineAny(out, src, c.perPeer, c.desc.dtype, c.desc.reduce);
+      combineAny(out, src, c.size(), c.perPeer, c.desc.dtype, c.desc.reduce);
       break;
     case 1:  // all_gather: out = parts in group order (out never overlaps in)
       for (size_t j = 0; j < c.size(); ++j) std::memcpy(out + bytes * j, src[j], bytes);

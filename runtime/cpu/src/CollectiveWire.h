@@ -8,6 +8,7 @@
 // two transports cannot drift apart.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,15 +41,19 @@ struct Desc {
 /// One call as this rank sees it: the group's ranks in group order, this
 /// rank's place in it, and what each member sends each peer.
 struct Call {
+  /// At most 64 ranks (the group is a 64-bit mask). Fixed arrays, not
+  /// vectors: a decode step makes dozens of calls, none should allocate.
+  static constexpr size_t kMaxMembers = 64;
   Desc desc;
-  std::vector<int> members;
+  std::array<int, kMaxMembers> members{};
+  size_t count = 0;
   size_t me = 0;
   size_t elementSize = 0;
   /// reduce_scatter and all_to_all: each peer gets its own chunk of `in`.
   bool chunked = false;
   /// Elements each member sends each peer: all of `in`, or one chunk.
   int64_t perPeer = 0;
-  size_t size() const { return members.size(); }
+  size_t size() const { return count; }
   size_t perPeerBytes() const { return size_t(perPeer) * elementSize; }
 };
 
@@ -63,12 +68,15 @@ std::string mismatch(const Header& mine, const Header& theirs, const std::string
 /// The error of a wait that ran past `timeoutMs`: `missing` names the ranks.
 std::string noAnswer(const std::string& op, int rank, const std::string& missing, uint32_t timeoutMs);
 
+/// Member j's part (its contribution to this rank), for finish().
+using Parts = std::array<const void*, Call::kMaxMembers>;
+
 /// Writes `out` from every member's part in group order: `src[j]` is member
 /// j's contribution to this rank (all of its `in`, or its chunk for this
 /// rank). Sums and maxima are taken (((x0 + x1) + x2) ...), the same on every
 /// rank, so every rank's result is bit-identical to the others'. `src[me]`
 /// may alias `out` (in-place all_to_all copies it first).
-void finish(const Call& c, const sk_collective_args& a, std::vector<const void*> src);
+void finish(const Call& c, const sk_collective_args& a, Parts src);
 
 /// Monotonic nanoseconds.
 uint64_t nowNs();

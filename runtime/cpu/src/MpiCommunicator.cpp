@@ -186,9 +186,9 @@ Status MpiCommunicator::run(const sk_collective_args& a, const std::string& op, 
   if (Status s = poll(data, dataName, op, deadline, timeoutMs, stop); !s) return s;
 
   // Member j's part: what it sent (recv[j]) or, for this rank, its own.
-  std::vector<const void*> src(g);
+  coll::Parts src{};
   for (size_t j = 0; j < g; ++j) src[j] = j != me ? static_cast<const void*>(recv[j].data()) : in + (c.chunked ? bytes * me : 0);
-  coll::finish(c, a, std::move(src));
+  coll::finish(c, a, src);
   return Status::success();
 }
 
