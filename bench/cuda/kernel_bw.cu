@@ -21,8 +21,11 @@
 // the KV cache streams from HBM; the small kernels (a row of 4096 floats) are bound by launch and latency, not
 // bandwidth, and their "% of copy" says how far from it they are.
 //
-// Values are not checked here (tests/cuda/gpu/CudaGemvTest.cpp checks the kernels against the cpu target);
-// the weights are a byte pattern (0x3c), finite in every format. scripts/gpu-check.sh runs it (step 6).
+// Then matmul.cu (f32, bf16 and q8_0 weights of 4096 x 4096 with 1, 4 and 16 rows of A; the shape and grid
+// are explained at its rows below).
+//
+// Values are not checked here (tests/cuda/gpu/CudaGemvTest.cpp and CudaMatmulTest.cpp check the kernels against the
+// cpu target); the weights are a byte pattern (0x3c), finite in every format. scripts/gpu-check.sh runs it (step 6).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,6 +72,25 @@ namespace gemv_q8_0 {
 #include "../../kernels/cuda/gemv.cu"
 #undef SK_WEIGHT_Q8_0
 }
+
+// matmul.cu, one inclusion per weight format as for gemv.cu.
+namespace mm_f32 {
+#include "../../kernels/cuda/matmul.cu"
+}
+#undef SK_MATMUL_ENTRY
+namespace mm_bf16 {
+#define SK_WEIGHT_BF16 1
+#include "../../kernels/cuda/matmul.cu"
+#undef SK_WEIGHT_BF16
+}
+#undef SK_MATMUL_ENTRY
+#undef SK_VW
+namespace mm_q8_0 {
+#define SK_WEIGHT_Q8_0 1
+#include "../../kernels/cuda/matmul.cu"
+#undef SK_WEIGHT_Q8_0
+}
+#undef SK_MATMUL_ENTRY
 
 // The other builtins, one inclusion per kernel (each file defines one kernel per translation unit by its macro).
 #define SK_NORM_RMS 1
@@ -118,6 +140,15 @@ SK_BENCH_WRAPPER(launch_f32, gemv_f32, sk_gemv_f32, float)
 SK_BENCH_WRAPPER(launch_bf16, gemv_bf16, sk_gemv_bf16w, uint16_t)
 SK_BENCH_WRAPPER(launch_f16, gemv_f16, sk_gemv_f16w, uint16_t)
 SK_BENCH_WRAPPER(launch_q8_0, gemv_q8_0, sk_gemv_q8_0, uint8_t)
+
+#define SK_BENCH_MATMUL(name, ns, entry, wt)                                                               \
+  __global__ void name(const float* a, const wt* b, float* c, int64_t m, int64_t k, int64_t n) {           \
+    sk_ctx ctx = {blockIdx.x, gridDim.x, nullptr, nullptr, nullptr, nullptr};                              \
+    ns::entry(&ctx, a, b, c, m, k, n);                                                                     \
+  }
+SK_BENCH_MATMUL(launch_matmul_f32, mm_f32, sk_matmul_f32, float)
+SK_BENCH_MATMUL(launch_matmul_bf16, mm_bf16, sk_matmul_bf16w, uint16_t)
+SK_BENCH_MATMUL(launch_matmul_q8_0, mm_q8_0, sk_matmul_q8_0, uint8_t)
 
 #define SK_BENCH_CTX sk_ctx ctx = {blockIdx.x, gridDim.x, nullptr, nullptr, nullptr, nullptr}
 __global__ void launch_rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t cols) {
@@ -274,6 +305,49 @@ int main(int argc, char** argv) {
     }
     CHECK(cudaFree(x));
     CHECK(cudaFree(y));
+  }
+
+  // matmul: C[m, 4096] = A[m, 4096] x B for m = 1, 4, 16 (f32 and bf16: B [K, N]; q8_0: W [N, K]), one block
+  // per SM (what a fused step's coarsening gives a block_dim_invariant op). The blocks split the m x N elements of
+  // C row-major (the cpu contract), so a block holds whole rows only when m exceeds the grid: at these shapes each
+  // block computes a column range of one or two rows and the weights are read about m times in all (from L2 where
+  // they stay there). "MB moved" counts them once (weights + A + C), so GB/s is the kernel against the floor.
+  const Format mmFormats[] = {{"matmul_f32", 0}, {"matmul_bf16w", 1}, {"matmul_q8_0", 3}};
+  for (const int64_t m : {1, 4, 16}) {
+    const int64_t K = 4096, N = 4096;
+    float *a = nullptr, *c = nullptr;
+    CHECK(cudaMalloc(&a, (size_t)(m * K) * 4));
+    CHECK(cudaMalloc(&c, (size_t)(m * N) * 4));
+    CHECK(cudaMemset(a, 0x3c, (size_t)(m * K) * 4));
+    for (const Format& f : mmFormats) {
+      const size_t wBytes = f.rowBytes(K) * (size_t)N;
+      const int copies = (int)std::max<size_t>(1, (kRing + wBytes - 1) / wBytes);
+      std::vector<void*> w(copies);
+      for (auto& p : w) {
+        CHECK(cudaMalloc(&p, wBytes));
+        CHECK(cudaMemset(p, 0x3c, wBytes));
+      }
+      const int grid = prop.multiProcessorCount;
+      auto launch = [&](int i) {
+        const void* wi = w[i % copies];
+        switch (f.kind) {
+          case 0: launch_matmul_f32<<<grid, kThreads>>>(a, (const float*)wi, c, m, K, N); break;
+          case 1: launch_matmul_bf16<<<grid, kThreads>>>(a, (const uint16_t*)wi, c, m, K, N); break;
+          default: launch_matmul_q8_0<<<grid, kThreads>>>(a, (const uint8_t*)wi, c, m, K, N); break;
+        }
+      };
+      const std::vector<double> t = timeLaunches(launch, samples, batch);
+      const double bytes = (double)wBytes + 4.0 * (double)(m * K) + 4.0 * (double)(m * N);
+      std::vector<double> gbs;
+      for (double s : t) gbs.push_back(bytes / s * 1e-9);
+      const Stats g = stats(gbs), us = stats(t);
+      std::printf("| %s | m %lld: %lld x %lld weights | %.1f | %.2f | %.1f | %.1f | %.1f | %.0f%% |\n", f.name,
+                  (long long)m, (long long)K, (long long)N, bytes * 1e-6, us.med * 1e6, g.med, g.mn, g.mx,
+                  100.0 * g.med / copy.med);
+      for (void* p : w) CHECK(cudaFree(p));
+    }
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(c));
   }
 
   // The other builtins: `floats` f32 elements per instance (every buffer of one launch, back to back, each at a
