@@ -16,10 +16,25 @@
 // are the hash of the op's name alone (support/CollectiveTag.h): a runtime that knows the
 // step's op names but not which op called it (cuda-sim's device) names the op
 // by them; the high 32 bits carry the signature.
+//
+// orderCollectives guarantees that a fused step's collectives start in
+// recorded order on every rank. Ranks pair their collectives by order (a
+// peer's next header must be this rank's next collective), so two
+// collectives that could start in either order would pair wrongly on ranks
+// that take them differently: the mismatch error for one group, and for
+// groups that overlap in a cycle (rank 0 takes {0,1} then {0,2}, rank 1
+// {1,2} then {0,1}, rank 2 {0,2} then {1,2}) a wait with no end but the
+// wait limit. On one queue the queue's order already is recorded order (a
+// collective is one block, on the queue's first core); across queues
+// (stream-fusion=1, or a machine with several core pools) an event edge
+// from the previous collective says so. It costs one wait, between
+// collectives that would otherwise run at once: the communicator runs one
+// at a time anyway.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "plan/PlanInternal.h"
 #include "superkernel/frontend/OpListPaths.h"
@@ -154,6 +169,35 @@ Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machin
     op = std::move(launch);
   }
   return out;
+}
+
+void orderCollectives(const SuperKernelPlan& sk, const std::map<uint32_t, std::string>& described,
+                      std::vector<DepEdge>& edges) {
+  if (!sk.fused || described.empty()) return;
+  std::vector<uint32_t> colls;  // sk op indices, in recorded order
+  for (uint32_t i = 0; i < sk.ops.size(); ++i)
+    if (described.count(sk.ops[i].opIndex)) colls.push_back(i);
+  std::sort(colls.begin(), colls.end(), [&](uint32_t a, uint32_t b) { return sk.ops[a].opIndex < sk.ops[b].opIndex; });
+  std::set<std::pair<uint32_t, uint32_t>> joined;
+  for (const DepEdge& e : edges) joined.insert({e.edge.producer, e.edge.consumer});
+  bool added = false;
+  for (size_t k = 1; k < colls.size(); ++k) {
+    const uint32_t p = colls[k - 1], c = colls[k];
+    if (sk.ops[p].queue == sk.ops[c].queue || joined.count({p, c})) continue;
+    DepEdge e;
+    e.edge.producer = p;
+    e.edge.consumer = c;
+    e.edge.dep = DepKind::RAW;
+    e.edge.sync = SyncKind::Event;
+    e.need.assign(sk.ops[c].blockDim, BlockInterval{0, sk.ops[p].blockDim - 1});
+    edges.push_back(std::move(e));
+    added = true;
+  }
+  // Sorted by consumer then producer, as the later passes expect.
+  if (added)
+    std::sort(edges.begin(), edges.end(), [](const DepEdge& a, const DepEdge& b) {
+      return std::tie(a.edge.consumer, a.edge.producer) < std::tie(b.edge.consumer, b.edge.producer);
+    });
 }
 
 void reportCollectives(FusionPlan& plan, const std::map<uint32_t, std::string>& described) {

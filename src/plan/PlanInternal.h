@@ -93,6 +93,11 @@ bool hasCollectives(const OpList& list);
 Expected<OpList> lowerCollectives(const OpList& list, const MachineModel& machine,
                                   std::map<uint32_t, std::string>& described);
 void reportCollectives(FusionPlan& plan, const std::map<uint32_t, std::string>& described);
+/// Each collective of a fused step on another queue than the collective
+/// before it (in recorded order) gets an event edge from that one: every
+/// rank then runs a step's collectives in recorded order.
+void orderCollectives(const SuperKernelPlan& sk, const std::map<uint32_t, std::string>& described,
+                      std::vector<DepEdge>& edges);
 // Variants.cpp
 Status resolveKernels(PlanContext& ctx);
 Status buildVariants(PlanContext& ctx);

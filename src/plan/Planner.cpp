@@ -38,6 +38,7 @@ Expected<FusionPlan> planOpList(const OpList& given, const Options& options, con
     if (sk.fused) {
       std::vector<plan::DepEdge> edges = plan::findDependencies(sk);
       plan::addEventEdges(ctx, seg, sk, edges);
+      plan::orderCollectives(sk, collectives, edges);
       plan::selectSync(sk, edges, config.machine, ctx.plan.report.warnings);
       sk.edges = plan::reduceEdges(sk, std::move(edges), ctx.plan.report.warnings);
       plan::costSync(sk, config.machine, ctx.plan.report.syncModel);

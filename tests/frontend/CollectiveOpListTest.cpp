@@ -110,6 +110,51 @@ TEST(CollectiveOpList, PlanWaitsForInputsAndRunsIndependentOpsBeside) {
       << q.error().message();
 }
 
+// Ranks pair collectives by order, so a step's collectives must start in recorded order on every rank. On two
+// queues (stream-fusion=1, one stream each) nothing else orders two independent collectives: the planner adds an
+// event edge from the first to the second. On one queue the queue's order is recorded order: no edge.
+TEST(CollectiveOpList, CollectivesOnTwoStreamsRunInRecordedOrder) {
+  auto listWith = [](const std::string& options) {
+    return R"({"format": "superkernel.oplist", "version": 1, "options": ")" + options + R"(",
+  "kernels": {"scale": {"builtin": "scale_f32"}},
+  "buffers": {"a": {"dtype": "f32", "shape": [64]}, "b": {"dtype": "f32", "shape": [64]},
+              "w": {"dtype": "f32", "shape": [64]}, "v": {"dtype": "f32", "shape": [64]}},
+  "groups": {"tp": {"ranks": [0, 1]}, "dp": {"ranks": [0, 2]}},
+  "ops": [
+    {"name": "ar_tp", "collective": "all_reduce", "reduce": "sum", "group": "tp", "stream": 0, "scope": "sk", "args": {"in": "a", "out": "a"}},
+    {"name": "ar_dp", "collective": "all_reduce", "reduce": "sum", "group": "dp", "stream": 1, "scope": "sk", "args": {"in": "b", "out": "b"}},
+    {"name": "indep", "kernel": "scale", "block_dim": 2, "stream": 1, "scope": "sk", "args": {"x": "w", "y": "v", "alpha": 2.0, "n": 64}}
+  ]})";
+  };
+  PlanConfig cfg;
+  cfg.machine = MachineModel::singlePool("cpu", 4);
+  cfg.machine.collectiveSource = "/nowhere/collective_kernel.cpp";
+  for (const char* options : {"stream-fusion=1", "stream-fusion=0"}) {
+    SCOPED_TRACE(options);
+    auto l = parseOpList(listWith(options), "c.json", ".");
+    ASSERT_TRUE(l) << l.error().message();
+    auto opts = parseOptions(l->options);
+    ASSERT_TRUE(opts);
+    auto p = planOpList(*l, *opts, cfg);
+    ASSERT_TRUE(p) << p.error().message();
+    ASSERT_EQ(p->steps.size(), 1u);
+    const SuperKernelPlan& sk = p->steps[0];
+    ASSERT_EQ(sk.ops.size(), 3u);
+    const bool twoQueues = std::string(options) == "stream-fusion=1";
+    EXPECT_EQ(sk.ops[0].queue != sk.ops[1].queue, twoQueues);
+    bool ordered = false;
+    for (const Edge& e : sk.edges) ordered |= e.producer == 0 && e.consumer == 1;
+    EXPECT_EQ(ordered, twoQueues) << "an edge ar_tp -> ar_dp";
+    ASSERT_EQ(p->report.collectives.size(), 2u);
+    // Either way the second waits for the first (an edge, or the queue's order); the other op still runs beside.
+    if (twoQueues) {
+      EXPECT_NE(p->report.collectives[1].find("waits for ar_tp (event)"), std::string::npos) << p->report.collectives[1];
+      EXPECT_EQ(p->report.collectives[0].find("ar_dp"), std::string::npos) << p->report.collectives[0];
+      EXPECT_NE(p->report.collectives[0].find("runs beside indep"), std::string::npos) << p->report.collectives[0];
+    }
+  }
+}
+
 TEST(CollectiveOpList, GraphRecordsWhatTheFileSays) {
   Graph g;
   ASSERT_TRUE(g.addBuffer("x", DType::F32, {64}));
