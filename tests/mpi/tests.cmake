@@ -104,6 +104,12 @@ if(TARGET sk-compile)
     "rank 0 of 2: .*rank 1 runs the same collective with buffers of all_reduce sum of 2048 f32 in|rank 1 of 2: .*rank 0 runs the same collective with buffers of all_reduce sum of 4096 f32 in"
     ${MPIEXEC_EXECUTABLE} --oversubscribe -np 1 ${_sk_c} allreduce.json --run --tokens 1 --repeat 1
     : -np 1 ${_sk_c} sizes_other.json --run --tokens 1 --repeat 1)
+  # Collectives on two streams (stream-fusion=1, 2 workers per rank), independent of each other, with work of
+  # different length before each: without the planner's order edges the ranks took them in different orders and
+  # failed with the mismatch error on every run; with them both ranks run all 8 in recorded order.
+  sk_mpi_case(two_streams_in_order 90 "^0$"
+    "Collective ar1_0: .*waits for ar0_1 \\(event\\)|identical after every token"
+    ${_sk_mpirun} -x SK_NUM_WORKERS=2 ${_sk_c} two_streams.json --run --tokens 4 --repeat 2)
   # A rank that hangs before the collective (a minute's sleep in the op
   # before it): the other waits SK_WAIT_TIMEOUT_MS and ends with its own
   # error naming the op and the rank, exit 4.
