@@ -56,17 +56,7 @@ struct GemvList {
     const std::string n = kernel + "_" + std::to_string(rows) + "x" + std::to_string(cols) + "_x" + std::to_string(xOffset);
     kernels[kernel] = {{"builtin", kernel}};
     if (dtype == "q8_0") {
-      const int64_t blocks = rows * ((cols + 31) / 32);
-      std::string bytes;
-      for (int64_t b = 0; b < blocks; ++b) {
-        const uint16_t d = floatToHalf(std::ldexp(1.0f + float(next() % 1024) / 1024.0f, -10 + int(next() % 6)));
-        bytes.push_back(char(d & 0xff));
-        bytes.push_back(char(d >> 8));
-        for (int i = 0; i < 32; ++i) bytes.push_back(char(int(next() % 255) - 127));
-      }
-      const fs::path file = dir.path / (n + ".w");
-      std::ofstream(file, std::ios::binary) << bytes;
-      buffers["w_" + n] = {{"dtype", "u8"}, {"shape", {blocks * 34}}, {"init", {{"file", file.string()}}}};
+      buffers["w_" + n] = gputest::q8Blocks(dir.path / (n + ".w"), rows * ((cols + 31) / 32), seed);
     } else {
       buffers["w_" + n] = {{"dtype", dtype}, {"shape", {rows * cols}}, {"init", "random"}};
     }
@@ -87,12 +77,6 @@ struct GemvList {
     const fs::path p = dir.path / (name + ".json");
     std::ofstream(p) << j.dump(1);
     return p;
-  }
-  uint64_t next() {  // splitmix64: the same bytes on every run
-    uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
   }
 };
 

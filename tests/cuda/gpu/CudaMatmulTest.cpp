@@ -51,17 +51,7 @@ struct MatmulList {
     kernels[kernel] = {{"builtin", kernel}};
     json b = "b_" + id;
     if (dtype == "q8_0") {
-      const int64_t nblocks = n * ((k + 31) / 32);
-      std::string bytes;
-      for (int64_t i = 0; i < nblocks; ++i) {
-        const uint16_t d = floatToHalf(std::ldexp(1.0f + float(next() % 1024) / 1024.0f, -10 + int(next() % 6)));
-        bytes.push_back(char(d & 0xff));
-        bytes.push_back(char(d >> 8));
-        for (int j = 0; j < 32; ++j) bytes.push_back(char(int(next() % 255) - 127));
-      }
-      const fs::path file = dir.path / (id + ".w");
-      std::ofstream(file, std::ios::binary) << bytes;
-      buffers["b_" + id] = {{"dtype", "u8"}, {"shape", {nblocks * 34}}, {"init", {{"file", file.string()}}}};
+      buffers["b_" + id] = gputest::q8Blocks(dir.path / (id + ".w"), n * ((k + 31) / 32), seed);
     } else {
       buffers["b_" + id] = {{"dtype", dtype}, {"shape", {k * n + bOff}}, {"init", "random"}};
       if (bOff) b = {{"buffer", "b_" + id}, {"offset", bOff}, {"count", k * n}};
@@ -83,12 +73,6 @@ struct MatmulList {
     const fs::path p = dir.path / (name + ".json");
     std::ofstream(p) << j.dump(1);
     return p;
-  }
-  uint64_t next() {  // splitmix64: the same bytes on every run
-    uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
   }
 };
 
@@ -115,12 +99,8 @@ TEST(CudaMatmul, EveryWeightFormatAndLoadPathMatchesCpu) {
   l.add(dir, "matmul_q8_0", "q8_0", 11, 64, 5, 0, 0, 1);  // one block, 2 passes
   const fs::path list = l.write(dir, "matmul");
   const fs::path cache = cacheFor(dir);
-  tooltest::Result cpu = gputest::runList(list, "cpu", cache, dir.path / "cpu");
-  ASSERT_EQ(cpu.code, 0) << cpu.all();
-  tooltest::Result dev = gputest::runList(list, kTarget, cache, dir.path / "dev");
-  ASSERT_EQ(dev.code, 0) << dev.all();
-  EXPECT_NE(dev.out.find("\n  results  identical: "), std::string::npos) << dev.all();
-  EXPECT_EQ(dev.all().find("DIFFER"), std::string::npos) << dev.all();
+  gputest::runOnCpuAndTarget(list, cache, dir.path);
+  if (HasFatalFailure()) return;
   for (const std::string& c : l.outputs) {
     const std::vector<float> a = gputest::readFloats(dir.path / "cpu" / (c + ".bin")),
                              b = gputest::readFloats(dir.path / "dev" / (c + ".bin"));

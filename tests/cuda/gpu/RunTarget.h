@@ -3,15 +3,20 @@
 // (SK_RUN_TARGET="cuda-sim": the same checks on the cuda simulator, which needs only the host compiler).
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cuda/CudaTestUtil.h"
 #include "backends/cuda/CudaRuntime.h"
+#include "superkernel/session/BufferSet.h"
 #include "tools/ToolTestUtil.h"
 
 #ifndef SK_RUN_TARGET
@@ -34,12 +39,47 @@ inline tooltest::Result runList(const std::filesystem::path& list, const std::st
   return tooltest::run(s);
 }
 
+// splitmix64 over `seed`: the same values on every run.
+inline uint64_t nextRandom(uint64_t& seed) {
+  uint64_t z = (seed += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// `blocks` ggml q8_0 blocks (an f16 scale of 2^-10 .. 2^-5 times 1..2, then 32 int8 in -127..127) written to
+// `file`, and the u8 buffer that loads them.
+inline nlohmann::json q8Blocks(const std::filesystem::path& file, int64_t blocks, uint64_t& seed) {
+  std::string bytes;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint16_t d = floatToHalf(
+        std::ldexp(1.0f + float(nextRandom(seed) % 1024) / 1024.0f, -10 + int(nextRandom(seed) % 6)));
+    bytes.push_back(char(d & 0xff));
+    bytes.push_back(char(d >> 8));
+    for (int i = 0; i < 32; ++i) bytes.push_back(char(int(nextRandom(seed) % 255) - 127));
+  }
+  std::ofstream(file, std::ios::binary) << bytes;
+  return {{"dtype", "u8"}, {"shape", {blocks * 34}}, {"init", {{"file", file.string()}}}};
+}
+
 // A dumped f32 buffer.
 inline std::vector<float> readFloats(const std::filesystem::path& p) {
   const std::string s = cudatest::readFile(p);
   std::vector<float> v(s.size() / 4);
   std::memcpy(v.data(), s.data(), v.size() * 4);
   return v;
+}
+
+// Runs `list` on cpu (dumping into dir/cpu) and on the run target (dir/dev), both with `cache`; the target's
+// fused run must equal its unfused one. A fatal failure returns early: the caller checks HasFatalFailure().
+inline void runOnCpuAndTarget(const std::filesystem::path& list, const std::filesystem::path& cache,
+                              const std::filesystem::path& dir) {
+  tooltest::Result cpu = runList(list, "cpu", cache, dir / "cpu");
+  ASSERT_EQ(cpu.code, 0) << cpu.all();
+  tooltest::Result dev = runList(list, kTarget, cache, dir / "dev");
+  ASSERT_EQ(dev.code, 0) << dev.all();
+  EXPECT_NE(dev.out.find("\n  results  identical: "), std::string::npos) << dev.all();
+  EXPECT_EQ(dev.all().find("DIFFER"), std::string::npos) << dev.all();
 }
 }  // namespace sk::gputest
 
