@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <set>
-#include <tuple>
 
 #include "plan/PlanInternal.h"
 #include "superkernel/frontend/OpListPaths.h"
@@ -184,20 +183,10 @@ void orderCollectives(const SuperKernelPlan& sk, const std::map<uint32_t, std::s
   for (size_t k = 1; k < colls.size(); ++k) {
     const uint32_t p = colls[k - 1], c = colls[k];
     if (sk.ops[p].queue == sk.ops[c].queue || joined.count({p, c})) continue;
-    DepEdge e;
-    e.edge.producer = p;
-    e.edge.consumer = c;
-    e.edge.dep = DepKind::RAW;
-    e.edge.sync = SyncKind::Event;
-    e.need.assign(sk.ops[c].blockDim, BlockInterval{0, sk.ops[p].blockDim - 1});
-    edges.push_back(std::move(e));
+    edges.push_back(eventEdge(sk, p, c));
     added = true;
   }
-  // Sorted by consumer then producer, as the later passes expect.
-  if (added)
-    std::sort(edges.begin(), edges.end(), [](const DepEdge& a, const DepEdge& b) {
-      return std::tie(a.edge.consumer, a.edge.producer) < std::tie(b.edge.consumer, b.edge.producer);
-    });
+  if (added) sortEdges(edges);
 }
 
 void reportCollectives(FusionPlan& plan, const std::map<uint32_t, std::string>& described) {

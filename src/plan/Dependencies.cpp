@@ -11,7 +11,9 @@
 // edge already joins them. Data edges carry every real dependency (kernels
 // touch memory only through their arguments), so this one edge is what the
 // event adds: the ordering marker a reader of the plan expects to see.
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "plan/PlanInternal.h"
 
@@ -74,20 +76,27 @@ void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernel
       uint32_t c = s->second;
       for (uint32_t p : pending[op.stream]) {
         if (joined.count({p, c})) continue;
-        DepEdge e;
-        e.edge.producer = p;
-        e.edge.consumer = c;
-        e.edge.dep = DepKind::RAW;
-        e.edge.sync = SyncKind::Event;
-        e.need.assign(sk.ops[c].blockDim, BlockInterval{0, sk.ops[p].blockDim - 1});
         joined.insert({p, c});
-        edges.push_back(std::move(e));
+        edges.push_back(eventEdge(sk, p, c));
       }
       pending[op.stream].clear();
       lastOf[op.stream] = static_cast<int>(c);
     }
   }
-  // Keep edges sorted by consumer then producer (what reduction and readers expect).
+  sortEdges(edges);
+}
+
+DepEdge eventEdge(const SuperKernelPlan& sk, uint32_t p, uint32_t c) {
+  DepEdge e;
+  e.edge.producer = p;
+  e.edge.consumer = c;
+  e.edge.dep = DepKind::RAW;
+  e.edge.sync = SyncKind::Event;
+  e.need.assign(sk.ops[c].blockDim, BlockInterval{0, sk.ops[p].blockDim - 1});
+  return e;
+}
+
+void sortEdges(std::vector<DepEdge>& edges) {
   std::sort(edges.begin(), edges.end(), [](const DepEdge& a, const DepEdge& b) {
     return std::tie(a.edge.consumer, a.edge.producer) < std::tie(b.edge.consumer, b.edge.producer);
   });

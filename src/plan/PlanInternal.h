@@ -120,6 +120,10 @@ void dropUnusedVariants(FusionPlan& plan);
 // Dependencies.cpp
 std::vector<DepEdge> findDependencies(const SuperKernelPlan& sk);
 void addEventEdges(const PlanContext& ctx, const Segment& seg, const SuperKernelPlan& sk, std::vector<DepEdge>& edges);
+/// An ordering edge p -> c (no data): every block of c waits for all of p.
+DepEdge eventEdge(const SuperKernelPlan& sk, uint32_t p, uint32_t c);
+/// Edges sorted by consumer then producer (what reduction and readers expect).
+void sortEdges(std::vector<DepEdge>& edges);
 // SyncSelection.cpp
 void selectSync(const SuperKernelPlan& sk, std::vector<DepEdge>& edges, const MachineModel& machine,
                 std::vector<std::string>& warnings);
