@@ -1,6 +1,8 @@
 // The transports' shared checks, combine and messages (CollectiveWire.h).
 #include "CollectiveWire.h"
 
+#include "superkernel/cpu/superkernel_rt.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -132,9 +134,14 @@ void finish(const Call& c, const sk_collective_args& a, Parts src) {
       for (size_t j = 0; j < c.size(); ++j) std::memcpy(out + bytes * j, src[j], bytes);
       break;
     case 3: {  // all_to_all: out chunk j = member j's chunk for this rank
-      // In place, this rank's own chunk is overwritten in turn: copy it first.
-      std::vector<char> own(static_cast<const char*>(src[c.me]), static_cast<const char*>(src[c.me]) + bytes);
-      src[c.me] = own.data();
+      // In place (the MPI transport reads this rank's chunk from `in`, which may be `out`), that chunk would be
+      // overwritten before it is copied: copy it aside first. Shared memory reads it from the slot: no copy.
+      const char* own = static_cast<const char*>(src[c.me]);
+      std::vector<char> aside;
+      if (own < out + bytes * c.size() && out < own + bytes) {
+        aside.assign(own, own + bytes);
+        src[c.me] = aside.data();
+      }
       for (size_t j = 0; j < c.size(); ++j) std::memcpy(out + bytes * j, src[j], bytes);
       break;
     }
@@ -142,20 +149,10 @@ void finish(const Call& c, const sk_collective_args& a, Parts src) {
   }
 }
 
-uint64_t nowNs() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
-
 void pace(uint64_t waitedNs, uint32_t spin) {
   if (waitedNs > 2'000'000) std::this_thread::sleep_for(std::chrono::microseconds(waitedNs > 100'000'000 ? 200 : 20));
   else if (spin > 16) std::this_thread::yield();
-#if defined(__x86_64__) || defined(__i386__)
-  else __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  else asm volatile("yield");
-#endif
+  else sk_cpu_relax();
 }
 
 }  // namespace sk::coll

@@ -78,9 +78,6 @@ using Parts = std::array<const void*, Call::kMaxMembers>;
 /// may alias `out` (in-place all_to_all copies it first).
 void finish(const Call& c, const sk_collective_args& a, Parts src);
 
-/// Monotonic nanoseconds.
-uint64_t nowNs();
-
 /// How a waiting member paces its polls: short waits (a peer a few to a
 /// few hundred microseconds behind) dominate decode steps, so it polls,
 /// yields the core between polls once the wait is not immediate (on a free

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "Backoff.h"
 #include "CollectiveWire.h"
 #include "MpiTransports.h"
 #include "superkernel/runtime/Communicator.h"
@@ -38,7 +39,7 @@ namespace {
 
 using coll::Header;
 using coll::kMagic;
-using coll::nowNs;
+using rt::nowNs;
 
 constexpr int kHeaderTag = 32000;  // data tags are below 16000 (MPI guarantees tags up to 32767)
 

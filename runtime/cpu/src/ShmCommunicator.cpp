@@ -57,6 +57,7 @@
 #include <random>
 #include <vector>
 
+#include "Backoff.h"
 #include "CollectiveWire.h"
 #include "MpiTransports.h"
 #include "superkernel/runtime/Executor.h"
@@ -201,7 +202,7 @@ template <typename Ready>
 Status ShmCommunicator::waitFor(Ready ready, int peer, const std::string& op, uint64_t deadlineNs, uint32_t timeoutMs,
                                 const std::function<bool()>& stop) {
   if (ready()) return Status::success();  // most often: the peer got there first
-  const uint64_t startNs = coll::nowNs();
+  const uint64_t startNs = rt::nowNs();
   for (uint32_t spin = 1;; ++spin) {
     if (ready()) return Status::success();
     // The launch failing elsewhere ends the wait; polled every 64th time, it is a call through std::function.
@@ -213,7 +214,7 @@ Status ShmCommunicator::waitFor(Ready ready, int peer, const std::string& op, ui
       coll::pace(0, spin);
       continue;
     }
-    const uint64_t now = coll::nowNs();
+    const uint64_t now = rt::nowNs();
     if (now >= deadlineNs) return runtimeError(coll::noAnswer(op, rank_, "rank " + std::to_string(peer), timeoutMs));
     coll::pace(now - startNs, spin);
   }
@@ -234,7 +235,7 @@ Status ShmCommunicator::run(const sk_collective_args& a, const std::string& op, 
     return runtimeError(fmt::format("collective op {} on rank {}: an earlier collective on this communicator failed "
                                     "({}); its ranks are out of step, so no later one can run: end the run",
                                     op, rank_, broken_));
-  const uint64_t deadline = coll::nowNs() + uint64_t(timeoutMs) * 1000000;
+  const uint64_t deadline = rt::nowNs() + uint64_t(timeoutMs) * 1000000;
   const coll::Header mine{coll::kMagic, a.tag, a.desc, a.n_in, a.n_out, a.ranks};
   const size_t inBytes = size_t(a.n_in) * c.elementSize;
   // Both sides decide from sizes their headers then prove equal, so a
@@ -281,7 +282,7 @@ Status ShmCommunicator::run(const sk_collective_args& a, const std::string& op, 
     for (size_t j = 0; j < g; ++j) src[j] = maps_[size_t(c.members[j])].slot() + (c.chunked ? bytes * c.me : 0);
     coll::finish(c, a, src);
   } else {
-    const uint64_t now = coll::nowNs();
+    const uint64_t now = rt::nowNs();
     const auto leftMs = uint32_t(std::max<uint64_t>(1, (deadline > now ? deadline - now : 0) / 1000000));
     result = mpi_->run(a, op, leftMs, stop);
     if (!result) return fail(result);
