@@ -527,16 +527,16 @@ int main(int argc, char** argv) {
   }
   if (s.d % ranks || s.f % ranks) return fail("shape", "D and F must be multiples of the ranks", 2);
 
-  auto build = [&](uint32_t r, Mode mode, bool fuse) -> sk::Expected<sk::CompiledPlan> {
+  auto build = [&](uint32_t r, Mode mode, bool fuse, sk::Session& on) -> sk::Expected<sk::CompiledPlan> {
     sk::Graph g;
     SK_RETURN_IF_ERROR(record(g, s, r, mode));
     sk::CompileRequest req;
     req.fuse = fuse;
-    return ss.compile(g, req);
+    return on.compile(g, req);
   };
-  auto tp = build(ranks, Mode::Fused, true);
+  auto tp = build(ranks, Mode::Fused, true, ss);
   if (!tp) return fail("compile", tp.error().message(), 3);
-  auto ref = build(1, Mode::Fused, true);
+  auto ref = build(1, Mode::Fused, true, ss);
   if (!ref) return fail("compile (1-rank reference)", ref.error().message(), 3);
   auto bTp = sk::BufferSet::create(tp->list);
   auto bRef = sk::BufferSet::create(ref->list);
@@ -579,9 +579,9 @@ int main(int argc, char** argv) {
   if (!identical || !close) return 1;
 
   if (samples > 0) {
-    auto split = build(ranks, Mode::Split, true);
-    auto perOp = build(ranks, Mode::Fused, false);
-    auto compute = build(ranks, Mode::Compute, true);
+    auto split = build(ranks, Mode::Split, true, ss);
+    auto perOp = build(ranks, Mode::Fused, false, ss);
+    auto compute = build(ranks, Mode::Compute, true, ss);
     if (!split || !perOp || !compute)
       return fail("compile (bench)", (!split ? split.error() : !perOp ? perOp.error() : compute.error()).message(), 3);
     struct Variant {
@@ -598,7 +598,7 @@ int main(int argc, char** argv) {
     // making a communicator is collective).
     const bool shm = ranks > 1 && (*comm)->describe().find("shared memory") != std::string::npos;
     std::unique_ptr<sk::Session> mpiSession;
-    sk::Expected<sk::CompiledPlan> tpMpi = sk::internalError("unused"), splitMpi = sk::internalError("unused");
+    std::optional<sk::CompiledPlan> fusedMpi, splitMpi;
     if (shm) {
       auto mc = sk::mpiCommunicator(nullptr, {sk::CollectiveTransport::Mpi, std::nullopt});
       if (!mc) return fail("MPI", mc.error().message(), 2);
@@ -607,13 +607,12 @@ int main(int argc, char** argv) {
       auto ms = sk::Session::create(mo);
       if (!ms) return fail("session", ms.error().message(), 3);
       mpiSession = std::move(*ms);
-      for (auto [plan, mode] : {std::pair{&tpMpi, Mode::Fused}, std::pair{&splitMpi, Mode::Split}}) {
-        sk::Graph g;
-        if (sk::Status st = record(g, s, ranks, mode); !st) return fail("record", st.error().message(), 3);
-        *plan = mpiSession->compile(g);
-        if (!*plan) return fail("compile (bench, MPI)", plan->error().message(), 3);
-      }
-      vs.push_back({"fused/mpi", &*tpMpi, mpiSession.get(), {}});
+      auto f = build(ranks, Mode::Fused, true, *mpiSession);
+      auto sp = build(ranks, Mode::Split, true, *mpiSession);
+      if (!f || !sp) return fail("compile (bench, MPI)", (!f ? f.error() : sp.error()).message(), 3);
+      fusedMpi = std::move(*f);
+      splitMpi = std::move(*sp);
+      vs.push_back({"fused/mpi", &*fusedMpi, mpiSession.get(), {}});
       vs.push_back({"split/mpi", &*splitMpi, mpiSession.get(), {}});
     }
     const size_t kVariants = vs.size();
@@ -640,7 +639,7 @@ int main(int argc, char** argv) {
         std::sort(m.begin(), m.end());
         const double med = m[m.size() / 2];
         if (fusedMed == 0) fusedMed = med;
-        if (shm && v.plan == &*tpMpi) fusedMpiMed = med;
+        if (fusedMpi && v.plan == &*fusedMpi) fusedMpiMed = med;
         if (v.plan == &*compute) {
           computeMed = med;
           std::printf("  %-9s %8.3f ms/step (min %.3f, max %.3f)  %zu launches/step  (no collectives)\n", v.name, med,
