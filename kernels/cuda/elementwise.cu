@@ -1,4 +1,4 @@
-// Elementwise builtins (add, copy, swiglu, increment_i64): block b owns its sk_block_range
+// Elementwise builtins (add, scale, copy, swiglu, increment_i64): block b owns its sk_block_range
 // slice of n elements; the CTA's threads stride over it (blockDim.x may exceed
 // the declared threads in a fused SuperKernel, kernel.cuh).
 #include "superkernel/cuda/kernel.cuh"
@@ -61,6 +61,13 @@ SK_KERNEL void sk_add_f32(const sk_ctx* ctx, const float* x, const float* y, flo
   int64_t b, e;
   sk_block_range(ctx, n, &b, &e);
   sk_elt_map<true>(x, y, z, b, e, [](float a, float c) { return a + c; });
+}
+#elif defined(SK_ELT_SCALE)
+// y[i] = x[i] * alpha, as on cpu (the same one rounding: exact).
+SK_KERNEL void sk_scale_f32(const sk_ctx* ctx, const float* x, float* y, float alpha, int64_t n) {
+  int64_t b, e;
+  sk_block_range(ctx, n, &b, &e);
+  sk_elt_map<false>(x, x, y, b, e, [alpha](float a, float) { return a * alpha; });
 }
 #elif defined(SK_ELT_COPY)
 SK_KERNEL void sk_copy_f32(const sk_ctx* ctx, const float* x, float* y, int64_t n) {

@@ -137,6 +137,9 @@ void addElementwise(List& l, int64_t n, int64_t off) {
   l.op("add_" + s, "add_f32",
        {{"x", l.view("add_x_" + s, n, off)}, {"y", l.buf("add_y_" + s, n)}, {"z", l.buf("add_z_" + s, n)}, {"n", n}},
        {{"add_z_" + s, true}});
+  l.op("scale_" + s, "scale_f32",
+       {{"x", l.view("scale_x_" + s, n, off)}, {"y", l.buf("scale_y_" + s, n)}, {"alpha", 0.37}, {"n", n}},
+       {{"scale_y_" + s, true}});
   l.op("copy_" + s, "copy_f32", {{"x", l.view("copy_x_" + s, n, off)}, {"y", l.buf("copy_y_" + s, n)}, {"n", n}},
        {{"copy_y_" + s, true}});
   l.op("swiglu_" + s, "swiglu_f32",
