@@ -189,21 +189,146 @@ SK_KERNEL void sk_softmax_f32(const sk_ctx* ctx, const float* x, float* y, int64
   }
 }
 #elif defined(SK_ROPE)
-// Rotary embedding of pairs (2i, 2i+1) at position pos; angles in double as on cpu.
+// Rotary embedding of pairs (2i, 2i+1) at position pos (issue 40 item 3). The angle of pair i depends on i and pos
+// only, never on the head, so the CTA computes each pair's (cos, sin) once per call: a shared table of up to
+// SK_ROPE_PAIRS pairs, pair i's entry filled by thread i % NT in double exactly as cpu does (pow, cos, sin, then
+// rounded to float), then every head of the block's range rotates with it; a dim above 2 * SK_ROPE_PAIRS is done in
+// passes of SK_ROPE_PAIRS pairs. The rotation is elementwise (a * c - b * s, a * s + b * c in f32, as on cpu), so the
+// result depends on nothing but x, pos and theta: not the load path, the CTA or the block count. Units of the block's
+// [heads x pass pairs]: two pairs (16-byte loads and stores) where dim % 4 == 0 and the block's x and y rows are
+// 16-byte aligned, one pair (8-byte) where they are 8-byte aligned, else one pair as two floats; four units per
+// thread in flight. y may be x (in place): a unit is read whole before it is written.
+#define SK_ROPE_PAIRS 256
+
+// One 8-byte load / store of global memory (two floats); p must be 8-byte aligned. Ordinary coherent accesses, as
+// kernel.cuh's 16-byte ones; the simulator traps on a misaligned one, as a GPU faults.
+static __device__ __forceinline__ void sk_rope_ld2(const float* p, float* f) {
+#ifdef SK_CUDA_SIM
+  if (((uintptr_t)p & 7u) != 0) sk_cuda_sim_module_ops->trap(sk_cuda_sim_self, "misaligned 8-byte load (a GPU faults)");
+  memcpy(f, p, 8);
+#else
+  asm("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %2;\n\tld.global.v2.f32 {%0, %1}, [g];\n\t}"
+      : "=f"(f[0]), "=f"(f[1])
+      : "l"(p)
+      : "memory");
+#endif
+}
+static __device__ __forceinline__ void sk_rope_st2(float* p, const float* f) {
+#ifdef SK_CUDA_SIM
+  if (((uintptr_t)p & 7u) != 0) sk_cuda_sim_module_ops->trap(sk_cuda_sim_self, "misaligned 8-byte store (a GPU faults)");
+  memcpy(p, f, 8);
+#else
+  asm volatile("{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %0;\n\tst.global.v2.f32 [g], {%1, %2};\n\t}"
+               :
+               : "l"(p), "f"(f[0]), "f"(f[1])
+               : "memory");
+#endif
+}
+
+// The unit loop of one pass at width W floats per unit (4: 16-byte, 2: 8-byte, 0: one pair as two floats): units
+// u = t, t + nt, ... of nh heads x (np pairs / pairs per unit), rows dim floats apart from xb / yb (the pass's first
+// pair of the block's first head); c / s the pass's table.
+template <int W>
+static __device__ __forceinline__ void sk_rope_pass(const float* xb, float* yb, int64_t nh, int64_t np, int64_t dim,
+                                                    const float* c, const float* s) {
+  constexpr int P = W == 4 ? 2 : 1;  // pairs per unit
+  constexpr int N = 2 * P;           // floats per unit
+  const int64_t uph = np / P, nt = blockDim.x;
+  // Unit u = h * uph + j, stepped by nt without a division in the loop.
+  const int64_t dh = nt / uph, dj = nt - dh * uph;
+  int64_t h = (int64_t)threadIdx.x / uph, j = (int64_t)threadIdx.x - h * uph;
+  while (h < nh) {
+    float v[4][N];
+    int64_t hu[4], ju[4];
+    int n = 0;
+    for (; n < 4 && h < nh; ++n) {
+      hu[n] = h;
+      ju[n] = j;
+      h += dh;
+      j += dj;
+      if (j >= uph) {
+        j -= uph;
+        ++h;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (k < n) {
+        const float* p = xb + hu[k] * dim + N * ju[k];
+        if (W == 4) {
+          sk_u4_to_f4(sk_ld_global_v4(p), v[k]);
+        } else if (W == 2) {
+          sk_rope_ld2(p, v[k]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < N; ++e) v[k][e] = p[e];
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (k < n) {
+        float r[N];
+#pragma unroll
+        for (int q = 0; q < P; ++q) {
+          const float cq = c[P * ju[k] + q], sq = s[P * ju[k] + q], a = v[k][2 * q], b = v[k][2 * q + 1];
+          r[2 * q] = a * cq - b * sq;
+          r[2 * q + 1] = a * sq + b * cq;
+        }
+        float* p = yb + hu[k] * dim + N * ju[k];
+        if (W == 4) {
+          sk_st_global_v4(p, sk_f4_to_u4(r));
+        } else if (W == 2) {
+          sk_rope_st2(p, r);
+        } else {
+#pragma unroll
+          for (int e = 0; e < N; ++e) p[e] = r[e];
+        }
+      }
+    }
+  }
+}
+
 SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t heads, int64_t dim, int64_t pos,
                            float theta) {
-  if (dim % 2 != 0) return;
+  // An odd or negative dim: nothing is written (cuda has no sk_report_error yet; cpu fails the launch).
+  if (dim % 2 != 0 || dim < 0) return;
+  __shared__ float cs_c[SK_ROPE_PAIRS];
+  __shared__ float cs_s[SK_ROPE_PAIRS];
   int64_t hb, he;
   sk_block_range(ctx, heads, &hb, &he);
-  const int64_t pairs = dim / 2;
-  for (int64_t e = hb * pairs + threadIdx.x; e < he * pairs; e += blockDim.x) {
-    const int64_t h = e / pairs, i = e - h * pairs;
-    const double freq = pow((double)theta, -2.0 * (double)i / (double)dim);
-    const double ang = (double)pos * freq;
-    const float c = (float)cos(ang), s = (float)sin(ang);
-    const float a = x[h * dim + 2 * i], b = x[h * dim + 2 * i + 1];
-    y[h * dim + 2 * i] = a * c - b * s;
-    y[h * dim + 2 * i + 1] = a * s + b * c;
+  if (he <= hb || dim == 0) return;  // uniform over the CTA
+  const int64_t pairs = dim / 2, nh = he - hb, t = threadIdx.x, nt = blockDim.x;
+  const float* xh = x + hb * dim;
+  float* yh = y + hb * dim;
+  const int W = dim % 4 == 0 && sk_aligned16(xh) && sk_aligned16(yh) ? 4
+                : ((uintptr_t)xh & 7u) == 0 && ((uintptr_t)yh & 7u) == 0 ? 2
+                                                                          : 0;
+  for (int64_t p0 = 0; p0 < pairs; p0 += SK_ROPE_PAIRS) {
+    const int64_t np = pairs - p0 < SK_ROPE_PAIRS ? pairs - p0 : SK_ROPE_PAIRS;
+    if (p0 > 0) __syncthreads();  // the previous pass's reads of the table are done
+    for (int64_t i = t; i < np; i += nt) {
+      // Angles in double, as on cpu: pos * freq loses too much in float at long positions.
+      const double freq = pow((double)theta, -2.0 * (double)(p0 + i) / (double)dim);
+      const double ang = (double)pos * freq;
+#ifdef SK_CUDA_SIM
+      cs_c[i] = (float)cos(ang);  // the host's libm, as the cpu kernel
+      cs_s[i] = (float)sin(ang);
+#else
+      double sd, cd;
+      sincos(ang, &sd, &cd);  // one argument reduction for both (CUDA's sin and cos, same results)
+      cs_c[i] = (float)cd;
+      cs_s[i] = (float)sd;
+#endif
+    }
+    __syncthreads();
+    // np is even on the 16-byte path: dim % 4 == 0 makes pairs even, and SK_ROPE_PAIRS is even.
+    if (W == 4)
+      sk_rope_pass<4>(xh + 2 * p0, yh + 2 * p0, nh, np, dim, cs_c, cs_s);
+    else if (W == 2)
+      sk_rope_pass<2>(xh + 2 * p0, yh + 2 * p0, nh, np, dim, cs_c, cs_s);
+    else
+      sk_rope_pass<0>(xh + 2 * p0, yh + 2 * p0, nh, np, dim, cs_c, cs_s);
   }
 }
 #elif defined(SK_KV_APPEND)
