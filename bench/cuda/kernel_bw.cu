@@ -1,9 +1,9 @@
 // Bandwidth of the builtin cuda gemv kernels and the other decode builtins (issue 40 item 3): each kernel of
-// kernels/cuda/gemv.cu (f32, bf16, f16 and q8_0 weights; the same source the SuperKernel links, included here with
-// the descriptor's macros) alone, one plain call per launch (ctx->op == NULL, as an unfused op), against the
+// kernels/cuda/gemv.cu (f32, bf16, f16, q8_0 and q4_0 weights; the same source the SuperKernel links, included here
+// with the descriptor's macros) alone, one plain call per launch (ctx->op == NULL, as an unfused op), against the
 // device's copy bandwidth measured in the same process by a D2D copy kernel (16-byte loads and stores over 1 GiB).
-//   GB/s = bytes that must move / time: the weights (rows x cols of their format; q8_0 34 bytes per 32), x
-//   (cols f32) and y (rows f32) for a gemv; read + written bytes for the copy. "% of copy" = gemv GB/s over copy
+//   GB/s = bytes that must move / time: the weights (rows x cols of their format; q8_0 34 bytes per 32, q4_0 18),
+//   x (cols f32) and y (rows f32) for a gemv; read + written bytes for the copy. "% of copy" = gemv GB/s over copy
 //   GB/s (issue 40's bar: >= 70%).
 // Shapes are decode projections, rows x cols: 4096 x 4096, 11008 x 4096 (up/gate), 4096 x 11008 (down). Grid: one
 // block per 8 rows (256 threads, one warp per row, as the declarations' "threads"). The weights rotate through
@@ -21,8 +21,12 @@
 // the KV cache streams from HBM; the small kernels (a row of 4096 floats) are bound by launch and latency, not
 // bandwidth, and their "% of copy" says how far from it they are.
 //
-// Then matmul.cu (f32, bf16 and q8_0 weights of 4096 x 4096 with 1, 4 and 16 rows of A; the shape and grid
+// Then matmul.cu (f32, bf16, q8_0 and q4_0 weights of 4096 x 4096 with 1, 4 and 16 rows of A; the shape and grid
 // are explained at its rows below).
+//
+// Then mul (elementwise.cu) and the four casts (cast.cu) over 16M elements (a weight-sized tensor: 64 MB of f32)
+// with 4 blocks per SM: bytes = what they read and write (f32 4 bytes an element, bf16 and f16 2), so "% of copy"
+// is how close they stream to the copy kernel.
 //
 // Values are not checked here (tests/cuda/gpu/CudaGemvTest.cpp and CudaMatmulTest.cpp check the kernels against the
 // cpu target); the weights are a byte pattern (0x3c), finite in every format. scripts/gpu-check.sh runs it (step 6).
@@ -72,6 +76,22 @@ namespace gemv_q8_0 {
 #include "../../kernels/cuda/gemv.cu"
 #undef SK_WEIGHT_Q8_0
 }
+// The block formats' macros differ from q8_0 to q4_0 (sk_weight.cuh).
+#undef SK_GEMV_ENTRY
+#undef SK_W_COLS_ERROR
+#undef SK_WB_BYTES
+#undef SK_W_NAME
+#undef SK_WB_GROUP_WORDS
+#undef SK_WB_BLOCK_WORDS
+namespace gemv_q4_0 {
+#define SK_WEIGHT_Q4_0 1
+#include "../../kernels/cuda/gemv.cu"
+#undef SK_WEIGHT_Q4_0
+}
+#undef SK_WB_BYTES
+#undef SK_W_NAME
+#undef SK_WB_GROUP_WORDS
+#undef SK_WB_BLOCK_WORDS
 
 // matmul.cu, one inclusion per weight format as for gemv.cu.
 namespace mm_f32 {
@@ -89,6 +109,16 @@ namespace mm_q8_0 {
 #define SK_WEIGHT_Q8_0 1
 #include "../../kernels/cuda/matmul.cu"
 #undef SK_WEIGHT_Q8_0
+}
+#undef SK_MATMUL_ENTRY
+#undef SK_WB_BYTES
+#undef SK_W_NAME
+#undef SK_WB_GROUP_WORDS
+#undef SK_WB_BLOCK_WORDS
+namespace mm_q4_0 {
+#define SK_WEIGHT_Q4_0 1
+#include "../../kernels/cuda/matmul.cu"
+#undef SK_WEIGHT_Q4_0
 }
 #undef SK_MATMUL_ENTRY
 
@@ -127,6 +157,40 @@ namespace elt_swiglu {
 #include "../../kernels/cuda/elementwise.cu"
 }
 #undef SK_ELT_SWIGLU
+#define SK_ELT_MUL 1
+namespace elt_mul {
+#include "../../kernels/cuda/elementwise.cu"
+}
+#undef SK_ELT_MUL
+// cast.cu, one inclusion per direction.
+#define SK_CAST_F32_BF16 1
+namespace cast_f32_bf16 {
+#include "../../kernels/cuda/cast.cu"
+}
+#undef SK_CAST_F32_BF16
+#undef SK_CAST_TO_16
+#undef SK_CAST_ENTRY
+#undef SK_CAST_IN_WORDS
+#define SK_CAST_BF16_F32 1
+namespace cast_bf16_f32 {
+#include "../../kernels/cuda/cast.cu"
+}
+#undef SK_CAST_BF16_F32
+#undef SK_CAST_ENTRY
+#undef SK_CAST_IN_WORDS
+#define SK_CAST_F32_F16 1
+namespace cast_f32_f16 {
+#include "../../kernels/cuda/cast.cu"
+}
+#undef SK_CAST_F32_F16
+#undef SK_CAST_TO_16
+#undef SK_CAST_ENTRY
+#undef SK_CAST_IN_WORDS
+#define SK_CAST_F16_F32 1
+namespace cast_f16_f32 {
+#include "../../kernels/cuda/cast.cu"
+}
+#undef SK_CAST_F16_F32
 
 constexpr int kThreads = 256, kRowsPerBlock = kThreads / 32;
 
@@ -140,6 +204,7 @@ SK_BENCH_WRAPPER(launch_f32, gemv_f32, sk_gemv_f32, float)
 SK_BENCH_WRAPPER(launch_bf16, gemv_bf16, sk_gemv_bf16w, uint16_t)
 SK_BENCH_WRAPPER(launch_f16, gemv_f16, sk_gemv_f16w, uint16_t)
 SK_BENCH_WRAPPER(launch_q8_0, gemv_q8_0, sk_gemv_q8_0, uint8_t)
+SK_BENCH_WRAPPER(launch_q4_0, gemv_q4_0, sk_gemv_q4_0, uint8_t)
 
 #define SK_BENCH_MATMUL(name, ns, entry, wt)                                                               \
   __global__ void name(const float* a, const wt* b, float* c, int64_t m, int64_t k, int64_t n) {           \
@@ -149,6 +214,7 @@ SK_BENCH_WRAPPER(launch_q8_0, gemv_q8_0, sk_gemv_q8_0, uint8_t)
 SK_BENCH_MATMUL(launch_matmul_f32, mm_f32, sk_matmul_f32, float)
 SK_BENCH_MATMUL(launch_matmul_bf16, mm_bf16, sk_matmul_bf16w, uint16_t)
 SK_BENCH_MATMUL(launch_matmul_q8_0, mm_q8_0, sk_matmul_q8_0, uint8_t)
+SK_BENCH_MATMUL(launch_matmul_q4_0, mm_q4_0, sk_matmul_q4_0, uint8_t)
 
 #define SK_BENCH_CTX sk_ctx ctx = {blockIdx.x, gridDim.x, nullptr, nullptr, nullptr, nullptr}
 __global__ void launch_rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t cols) {
@@ -177,6 +243,27 @@ __global__ void launch_add(const float* x, const float* y, float* z, int64_t n) 
 __global__ void launch_swiglu(const float* g, const float* u, float* y, int64_t n) {
   SK_BENCH_CTX;
   elt_swiglu::sk_swiglu_f32(&ctx, g, u, y, n);
+}
+__global__ void launch_mul(const float* x, const float* y, float* z, int64_t n) {
+  SK_BENCH_CTX;
+  elt_mul::sk_mul_f32(&ctx, x, y, z, n);
+}
+// The casts: 16-bit sides as uint16_t (the buffers are f32 slots of the ring, reinterpreted).
+__global__ void launch_cast_f32_bf16(const float* x, uint16_t* y, int64_t n) {
+  SK_BENCH_CTX;
+  cast_f32_bf16::sk_cast_f32_bf16(&ctx, x, y, n);
+}
+__global__ void launch_cast_bf16_f32(const uint16_t* x, float* y, int64_t n) {
+  SK_BENCH_CTX;
+  cast_bf16_f32::sk_cast_bf16_f32(&ctx, x, y, n);
+}
+__global__ void launch_cast_f32_f16(const float* x, uint16_t* y, int64_t n) {
+  SK_BENCH_CTX;
+  cast_f32_f16::sk_cast_f32_f16(&ctx, x, y, n);
+}
+__global__ void launch_cast_f16_f32(const uint16_t* x, float* y, int64_t n) {
+  SK_BENCH_CTX;
+  cast_f16_f32::sk_cast_f16_f32(&ctx, x, y, n);
 }
 
 // The reference: n 16-byte words copied, grid-stride.
@@ -218,9 +305,12 @@ std::vector<double> timeLaunches(F launch, int samples, int batch) {
 
 struct Format {
   const char* name;
-  int kind;  // 0 f32, 1 bf16, 2 f16, 3 q8_0
+  int kind;  // 0 f32, 1 bf16, 2 f16, 3 q8_0, 4 q4_0
   size_t rowBytes(int64_t cols) const {
-    return kind == 0 ? 4 * (size_t)cols : kind == 3 ? (size_t)cols / 32 * 34 : 2 * (size_t)cols;
+    return kind == 0   ? 4 * (size_t)cols
+           : kind == 3 ? (size_t)cols / 32 * 34
+           : kind == 4 ? (size_t)cols / 32 * 18
+                       : 2 * (size_t)cols;
   }
 };
 
@@ -267,7 +357,8 @@ int main(int argc, char** argv) {
   std::printf("| kernel | shape (rows x cols) | MB moved | us per launch, median | GB/s, median | min | max | %% of copy "
               "|\n|---|---|---|---|---|---|---|---|\n");
 
-  const Format formats[] = {{"gemv_f32", 0}, {"gemv_bf16w", 1}, {"gemv_f16w", 2}, {"gemv_q8_0", 3}};
+  const Format formats[] = {
+      {"gemv_f32", 0}, {"gemv_bf16w", 1}, {"gemv_f16w", 2}, {"gemv_q8_0", 3}, {"gemv_q4_0", 4}};
   const int64_t shapes[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}};
   constexpr size_t kRing = 256ull << 20;  // weights bytes cycled through: more than L2
   for (const auto& sh : shapes) {
@@ -291,7 +382,8 @@ int main(int argc, char** argv) {
           case 0: launch_f32<<<grid, kThreads>>>((const float*)wi, x, y, rows, cols); break;
           case 1: launch_bf16<<<grid, kThreads>>>((const uint16_t*)wi, x, y, rows, cols); break;
           case 2: launch_f16<<<grid, kThreads>>>((const uint16_t*)wi, x, y, rows, cols); break;
-          default: launch_q8_0<<<grid, kThreads>>>((const uint8_t*)wi, x, y, rows, cols); break;
+          case 3: launch_q8_0<<<grid, kThreads>>>((const uint8_t*)wi, x, y, rows, cols); break;
+          default: launch_q4_0<<<grid, kThreads>>>((const uint8_t*)wi, x, y, rows, cols); break;
         }
       };
       const std::vector<double> t = timeLaunches(launch, samples, batch);
@@ -312,7 +404,7 @@ int main(int argc, char** argv) {
   // C row-major (the cpu contract), so a block holds whole rows only when m exceeds the grid: at these shapes each
   // block computes a column range of one or two rows and the weights are read about m times in all (from L2 where
   // they stay there). "MB moved" counts them once (weights + A + C), so GB/s is the kernel against the floor.
-  const Format mmFormats[] = {{"matmul_f32", 0}, {"matmul_bf16w", 1}, {"matmul_q8_0", 3}};
+  const Format mmFormats[] = {{"matmul_f32", 0}, {"matmul_bf16w", 1}, {"matmul_q8_0", 3}, {"matmul_q4_0", 4}};
   for (const int64_t m : {1, 4, 16}) {
     const int64_t K = 4096, N = 4096;
     float *a = nullptr, *c = nullptr;
@@ -333,7 +425,8 @@ int main(int argc, char** argv) {
         switch (f.kind) {
           case 0: launch_matmul_f32<<<grid, kThreads>>>(a, (const float*)wi, c, m, K, N); break;
           case 1: launch_matmul_bf16<<<grid, kThreads>>>(a, (const uint16_t*)wi, c, m, K, N); break;
-          default: launch_matmul_q8_0<<<grid, kThreads>>>(a, (const uint8_t*)wi, c, m, K, N); break;
+          case 3: launch_matmul_q8_0<<<grid, kThreads>>>(a, (const uint8_t*)wi, c, m, K, N); break;
+          default: launch_matmul_q4_0<<<grid, kThreads>>>(a, (const uint8_t*)wi, c, m, K, N); break;
         }
       };
       const std::vector<double> t = timeLaunches(launch, samples, batch);
@@ -355,9 +448,10 @@ int main(int argc, char** argv) {
   struct Other {
     const char* name;
     const char* shape;
-    int which;                 // 0 rms_norm, 1 add_rms_norm, 2 attn_decode, 3 kv_append, 4 add, 5 swiglu
+    int which;                 // 0 rms_norm, 1 add_rms_norm, 2 attn_decode, 3 kv_append, 4 add, 5 swiglu, 6 mul,
+                               // 7 cast_f32_bf16, 8 cast_bf16_f32, 9 cast_f32_f16, 10 cast_f16_f32
     int64_t a, b, c, d, e;     // the kernel's sizes (below)
-    int grid;
+    int grid;                  // 0: 4 blocks per SM
   };
   const Other others[] = {
       {"rms_norm_f32", "1 x 4096", 0, 1, 4096, 0, 0, 0, 1},
@@ -368,6 +462,13 @@ int main(int argc, char** argv) {
       {"kv_append_f32", "row 1024 (8 x 128)", 3, 1024, 4096, 100, 0, 0, 8},
       {"add_f32", "4096", 4, 4096, 0, 0, 0, 0, 8},
       {"swiglu_f32", "11008", 5, 11008, 0, 0, 0, 0, 8},
+      {"mul_f32", "11008", 6, 11008, 0, 0, 0, 0, 8},
+      {"mul_f32", "16M", 6, 1 << 24, 0, 0, 0, 0, 0},
+      // The casts of a weight-sized tensor (16M elements: 64 MB of f32) over 4 blocks per SM.
+      {"cast_f32_bf16", "16M", 7, 1 << 24, 0, 0, 0, 0, 0},
+      {"cast_bf16_f32", "16M", 8, 1 << 24, 0, 0, 0, 0, 0},
+      {"cast_f32_f16", "16M", 9, 1 << 24, 0, 0, 0, 0, 0},
+      {"cast_f16_f32", "16M", 10, 1 << 24, 0, 0, 0, 0, 0},
   };
   for (const Other& k : others) {
     auto up = [](int64_t n) { return (n + 63) / 64 * 64; };  // floats to the next 256-byte boundary
@@ -381,6 +482,10 @@ int main(int argc, char** argv) {
         moved = 4.0 * (2.0 * (double)(k.e + 1) * k.b * k.c + 2.0 * k.a * k.c);
         break;
       case 3: parts = {k.a, k.a, k.b * k.a, k.b * k.a}; moved = 4.0 * 4 * k.a; break;
+      case 7:
+      case 9: parts = {k.a, (k.a + 1) / 2}; moved = 6.0 * k.a; break;  // f32 in, 16-bit out
+      case 8:
+      case 10: parts = {(k.a + 1) / 2, k.a}; moved = 6.0 * k.a; break;
       default: parts = {k.a, k.a, k.a}; moved = 4.0 * 3 * k.a; break;
     }
     int64_t instance = 0;
@@ -394,17 +499,23 @@ int main(int argc, char** argv) {
     float* ring = nullptr;
     CHECK(cudaMalloc(&ring, instBytes * copies));
     CHECK(cudaMemset(ring, 0x3c, instBytes * copies));  // 0x3c3c3c3c: about 0.0115 in f32, finite everywhere
+    const int grid = k.grid > 0 ? k.grid : 4 * prop.multiProcessorCount;
     auto launch = [&](int i) {
       float* base = ring + (size_t)(i % copies) * instance;
       float* p[5];
       for (size_t j = 0; j < at.size(); ++j) p[j] = base + at[j];
       switch (k.which) {
-        case 0: launch_rms_norm<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a, k.b); break;
-        case 1: launch_add_rms_norm<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], p[4], k.a, k.b); break;
-        case 2: launch_attn_decode<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c, k.d, k.e); break;
-        case 3: launch_kv_append<<<k.grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c); break;
-        case 4: launch_add<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
-        default: launch_swiglu<<<k.grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+        case 0: launch_rms_norm<<<grid, kThreads>>>(p[0], p[1], p[2], k.a, k.b); break;
+        case 1: launch_add_rms_norm<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], p[4], k.a, k.b); break;
+        case 2: launch_attn_decode<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c, k.d, k.e); break;
+        case 3: launch_kv_append<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c); break;
+        case 4: launch_add<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+        case 5: launch_swiglu<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+        case 6: launch_mul<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
+        case 7: launch_cast_f32_bf16<<<grid, kThreads>>>(p[0], (uint16_t*)p[1], k.a); break;
+        case 8: launch_cast_bf16_f32<<<grid, kThreads>>>((const uint16_t*)p[0], p[1], k.a); break;
+        case 9: launch_cast_f32_f16<<<grid, kThreads>>>(p[0], (uint16_t*)p[1], k.a); break;
+        default: launch_cast_f16_f32<<<grid, kThreads>>>((const uint16_t*)p[0], p[1], k.a); break;
       }
     };
     const std::vector<double> t = timeLaunches(launch, samples, batch);

@@ -1,4 +1,4 @@
-// Elementwise builtins (add, scale, copy, swiglu, increment_i64): block b owns its sk_block_range
+// Elementwise builtins (add, mul, scale, copy, swiglu, increment_i64): block b owns its sk_block_range
 // slice of n elements; the CTA's threads stride over it (blockDim.x may exceed
 // the declared threads in a fused SuperKernel, kernel.cuh).
 #include "superkernel/cuda/kernel.cuh"
@@ -62,6 +62,13 @@ SK_KERNEL void sk_add_f32(const sk_ctx* ctx, const float* x, const float* y, flo
   sk_block_range(ctx, n, &b, &e);
   sk_elt_map<true>(x, y, z, b, e, [](float a, float c) { return a + c; });
 }
+#elif defined(SK_ELT_MUL)
+// z[i] = x[i] * y[i]: one rounding, as on cpu (exact).
+SK_KERNEL void sk_mul_f32(const sk_ctx* ctx, const float* x, const float* y, float* z, int64_t n) {
+  int64_t b, e;
+  sk_block_range(ctx, n, &b, &e);
+  sk_elt_map<true>(x, y, z, b, e, [](float a, float c) { return a * c; });
+}
 #elif defined(SK_ELT_SCALE)
 // y[i] = x[i] * alpha, as on cpu (the same one rounding: exact).
 SK_KERNEL void sk_scale_f32(const sk_ctx* ctx, const float* x, float* y, float alpha, int64_t n) {
@@ -89,5 +96,5 @@ SK_KERNEL void sk_increment_i64(const sk_ctx* ctx, int64_t* x, int64_t n, int64_
   for (int64_t i = b + threadIdx.x; i < e; i += blockDim.x) x[i] = (int64_t)((uint64_t)x[i] + (uint64_t)delta);
 }
 #else
-#error "elementwise.cu: define SK_ELT_ADD, SK_ELT_COPY, SK_ELT_SWIGLU or SK_ELT_INCREMENT_I64 (the kernel's macros do)"
+#error "elementwise.cu: define SK_ELT_ADD, SK_ELT_MUL, SK_ELT_SCALE, SK_ELT_COPY, SK_ELT_SWIGLU or SK_ELT_INCREMENT_I64"
 #endif

@@ -3,10 +3,11 @@
 // shuffle reduction per row. Weights stream once; x stays in L1/L2.
 // Weights (the descriptor's macro): f32 (none), bf16 (SK_WEIGHT_BF16) or f16
 // (SK_WEIGHT_F16), stored as uint16_t, or ggml's q8_0 blocks (SK_WEIGHT_Q8_0,
-// gemv only: per 32 weights an f16 scale d then 32 int8 q, 34 bytes; a row of
-// cols weights is cols / 32 blocks, and cols not a multiple of 32 stops the
-// launch with cpu's message, sk_trap_error); activations and accumulation
-// are f32.
+// gemv only: per 32 weights an f16 scale d then 32 int8 q, 34 bytes) or q4_0
+// blocks (SK_WEIGHT_Q4_0, gemv only: an f16 scale then 16 bytes of 4-bit q,
+// 18 bytes); a row of cols weights is cols / 32 blocks, and cols not a
+// multiple of 32 stops the launch with cpu's message, sk_trap_error;
+// activations and accumulation are f32.
 //
 // Loads: the row is split at its first 16-byte boundary. The head (the
 // weights before it, fewer than one vector) and the tail (cols - head not a
@@ -19,13 +20,14 @@
 // summation order is a function of cols and of the row's address modulo 16,
 // which every run of an op list has in common (buffers are at least 16-byte
 // aligned, views sit at a fixed offset): fused and unfused stay bit-identical.
-// q8_0 (blocks of 34 bytes are only 2-byte aligned): lane l takes groups of 8
-// blocks (272 bytes = 17 vectors) l, l+32, ..., loaded with 17 16-byte loads
-// when the row starts 16-byte aligned (every row when cols % 256 == 0), else
-// byte by byte into the same registers; then one leftover block per lane
-// (cols / 32 % 8 of them). Either load path sums the same way, so the q8_0
-// order depends on cols only.
-// The weight formats, x loads and q8_0 unpacking (and q8_0's warp dot product) are sk_weight.cuh's, shared
+// q8_0 and q4_0 (blocks of 34 or 18 bytes are only 2-byte aligned): lane l
+// takes groups of 8 blocks (272 bytes = 17 vectors, or 144 bytes = 9) l,
+// l+32, ..., loaded with 16-byte loads when the row starts 16-byte aligned
+// (every row when cols % 256 == 0), else byte by byte into the same
+// registers; then one leftover block per lane (cols / 32 % 8 of them). Either
+// load path sums the same way, so the block formats' order depends on cols
+// only.
+// The weight formats, x loads and the block formats' unpacking and warp dot product are sk_weight.cuh's, shared
 // with matmul.cu.
 #include "sk_weight.cuh"
 
@@ -35,23 +37,27 @@
 #elif defined(SK_WEIGHT_F16)
 #define SK_GEMV_ENTRY sk_gemv_f16w
 #define SK_MOE_ENTRY sk_moe_expert_gemv_f16w
-#elif defined(SK_WEIGHT_Q8_0)
+#elif defined(SK_WEIGHT_Q8_0) || defined(SK_WEIGHT_Q4_0)
+#if defined(SK_WEIGHT_Q8_0)
 #define SK_GEMV_ENTRY sk_gemv_q8_0
+#else
+#define SK_GEMV_ENTRY sk_gemv_q4_0
+#endif
 #if defined(SK_MOE_GEMV)
-#error "gemv.cu: no q8_0 MoE expert gemv on cuda (the cpu target has none either)"
+#error "gemv.cu: no block-format MoE expert gemv on cuda (the cpu target has none either)"
 #endif
 #else
 #define SK_GEMV_ENTRY sk_gemv_f32
 #define SK_MOE_ENTRY sk_moe_expert_gemv_f32
 #endif
 
-#if defined(SK_WEIGHT_Q8_0)
+#if defined(SK_WEIGHT_Q8_0) || defined(SK_WEIGHT_Q4_0)
 // The same rule and message as the cpu kernel.
-#define SK_W_COLS_ERROR "sk_gemv: q8_0 weights need cols to be a multiple of 32"
+#define SK_W_COLS_ERROR "sk_gemv: " SK_W_NAME " weights need cols to be a multiple of 32"
 
 static __device__ __forceinline__ float sk_warp_dot(const sk_weight_t* w, const float* x, int64_t cols) {
   float acc;
-  sk_q8_warp_dot<1>(w, x, 0, 1, cols, sk_aligned16(x), &acc);
+  sk_wb_warp_dot<1>(w, x, 0, 1, cols, sk_aligned16(x), &acc);
   return acc;
 }
 #else
@@ -124,7 +130,7 @@ SK_KERNEL void SK_GEMV_ENTRY(const sk_ctx* ctx, const sk_weight_t* w, const floa
 #elif defined(SK_MOE_GEMV)
 SK_KERNEL void SK_MOE_ENTRY(const sk_ctx* ctx, const sk_weight_t* w, const float* x, const int32_t* idx, float* y,
                             int64_t experts, int64_t topk, int64_t rows, int64_t cols, int32_t x_per_slot) {
-  if (!sk_w_cols_ok(cols)) {  // no format of this kernel fails it today (no q8_0 MoE)
+  if (!sk_w_cols_ok(cols)) {  // no format of this kernel fails it today (no block-format MoE)
     if (ctx->block_idx == 0 && threadIdx.x == 0) sk_trap_error(SK_W_COLS_ERROR);
     return;
   }

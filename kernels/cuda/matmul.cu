@@ -1,8 +1,8 @@
 // Small matmul on cuda, the cpu builtin's contract (kernels/cpu/matmul.cpp): C[M, N] = A[M, K] x B[K, N] for
-// f32, bf16 (SK_WEIGHT_BF16) and f16 (SK_WEIGHT_F16) B, and for q8_0 (SK_WEIGHT_Q8_0) the "linear" layout of
-// quantised engines: W [N, K] as N rows of K / 32 blocks, C = A x W^T (K % 32 != 0 stops the launch with the cpu
-// kernel's message, sk_trap_error). A and C are f32, sums in f32. No q4_0 (cuda has no q4_0 gemv either).
-// The weight formats and q8_0's unpacking are sk_weight.cuh's, shared with gemv.cu.
+// f32, bf16 (SK_WEIGHT_BF16) and f16 (SK_WEIGHT_F16) B, and for q8_0 (SK_WEIGHT_Q8_0) and q4_0 (SK_WEIGHT_Q4_0)
+// the "linear" layout of quantised engines: W [N, K] as N rows of K / 32 blocks, C = A x W^T (K % 32 != 0 stops
+// the launch with the cpu kernel's message, sk_trap_error). A and C are f32, sums in f32.
+// The weight formats and the block formats' unpacking are sk_weight.cuh's, shared with gemv.cu.
 //
 // Split (the cpu contract): block b computes the C elements sk_block_range(M * N), row-major, i.e. C is
 // "block", A and B "all". The slice is at most three runs of rows that share one column range (a partial first
@@ -20,9 +20,9 @@
 // order, then the slices' sums in order. That depends on K only: not on the split, the units, the load path or
 // the CTA size, so fused equals unfused bit for bit and block_dim_invariant holds.
 //
-// q8_0, W [N, K]: a warp per output column j (a weight row), sk_q8_warp_dot for the pass's rows: each group of 8
-// blocks (17 16-byte loads where the row is aligned) loaded once, dotted with every row of the pass; per element
-// the order is gemv_q8_0's (by K only).
+// q8_0 and q4_0, W [N, K]: a warp per output column j (a weight row), sk_wb_warp_dot for the pass's rows: each
+// group of 8 blocks (17 or 9 16-byte loads where the row is aligned) loaded once, dotted with every row of the
+// pass; per element the order is gemv_q8_0's or gemv_q4_0's (by K only).
 //
 // Needs a CTA of at least 256 threads (the declaration's "threads"; a fused step runs at least that): fewer
 // stop the launch (sk_trap_error). Static shape: -DSK_M, -DSK_K, -DSK_N, as on cpu.
@@ -51,7 +51,7 @@
 #elif defined(SK_WEIGHT_Q8_0)
 #define SK_MATMUL_ENTRY sk_matmul_q8_0
 #elif defined(SK_WEIGHT_Q4_0)
-#error "matmul.cu: no q4_0 matmul on cuda (no q4_0 gemv either)"
+#define SK_MATMUL_ENTRY sk_matmul_q4_0
 #else
 #define SK_MATMUL_ENTRY sk_matmul_f32
 #endif
@@ -60,7 +60,7 @@
 #define SK_MM_SLICES 8             /* k slices (warps of a tile) */
 #define SK_MM_NT (32 * SK_MM_SLICES) /* threads a tile uses */
 
-#if defined(SK_WEIGHT_Q8_0)
+#if defined(SK_WEIGHT_Q8_0) || defined(SK_WEIGHT_Q4_0)
 // C[r, j] for r < nr (A rows K apart, C rows N apart) and columns j in [j0, j1).
 static __device__ __forceinline__ void sk_mm_pass(const float* a, int64_t K, const sk_weight_t* b, int64_t N, float* c,
                                                   int nr, int64_t j0, int64_t j1) {
@@ -68,7 +68,7 @@ static __device__ __forceinline__ void sk_mm_pass(const float* a, int64_t K, con
   const bool x_vec = sk_aligned16(a);  // K % 32 == 0: every row of A has a's alignment
   for (int64_t j = j0 + (threadIdx.x >> 5); j < j1; j += warps) {
     float acc[SK_MM_ROWS];
-    sk_q8_warp_dot<SK_MM_ROWS>(sk_w_row(b, j, K), a, K, nr, K, x_vec, acc);
+    sk_wb_warp_dot<SK_MM_ROWS>(sk_w_row(b, j, K), a, K, nr, K, x_vec, acc);
     if ((threadIdx.x & 31u) == 0) {
 #pragma unroll
       for (int r = 0; r < SK_MM_ROWS; ++r)
@@ -165,7 +165,7 @@ static __device__ __forceinline__ void sk_mm_pass(const float* a, int64_t K, con
 // Rows [i0, i0 + rows) of C, columns [j0, j1), in passes of SK_MM_ROWS rows.
 static __device__ __forceinline__ void sk_mm_run(const float* a, int64_t K, const sk_weight_t* b, int64_t N, float* c,
                                                  int64_t i0, int64_t rows, int64_t j0, int64_t j1) {
-#if !defined(SK_WEIGHT_Q8_0)
+#if !defined(SK_WEIGHT_Q8_0) && !defined(SK_WEIGHT_Q4_0)
   __shared__ float part[SK_MM_SLICES][32 * SK_VW];
   // Unit boundaries: B's first 16-byte boundary when every row of B is aligned as B is, else column 0 (and
   // scalar loads throughout).
@@ -175,7 +175,7 @@ static __device__ __forceinline__ void sk_mm_run(const float* a, int64_t K, cons
 #endif
   for (int64_t p = 0; p < rows; p += SK_MM_ROWS) {
     const int nr = rows - p < SK_MM_ROWS ? (int)(rows - p) : SK_MM_ROWS;
-#if defined(SK_WEIGHT_Q8_0)
+#if defined(SK_WEIGHT_Q8_0) || defined(SK_WEIGHT_Q4_0)
     sk_mm_pass(a + (i0 + p) * K, K, b, N, c + (i0 + p) * N, nr, j0, j1);
 #else
     sk_mm_pass(a + (i0 + p) * K, K, b, N, c + (i0 + p) * N, nr, j0, j1, h, vec, part);
@@ -190,9 +190,10 @@ SK_KERNEL void SK_MATMUL_ENTRY(const sk_ctx* ctx, const float* a, const sk_weigh
   (void)n;
   const int64_t K = SKV_K, N = SKV_N;
   // Uniform conditions: every thread returns.
-#if defined(SK_WEIGHT_Q8_0)
+#if defined(SK_WEIGHT_Q8_0) || defined(SK_WEIGHT_Q4_0)
   if (!sk_w_cols_ok(K)) {
-    if (ctx->block_idx == 0 && threadIdx.x == 0) sk_trap_error("sk_matmul_q8_0: k must be a multiple of 32");
+    if (ctx->block_idx == 0 && threadIdx.x == 0)
+      sk_trap_error("sk_matmul_" SK_W_NAME ": k must be a multiple of 32");  // the cpu kernel's message
     return;
   }
 #endif

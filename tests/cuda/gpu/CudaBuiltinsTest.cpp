@@ -1,6 +1,6 @@
 // The vectorised builtins besides gemv (issue 40 item 3: kernels/cuda/norm.cu, attention.cu's attn_decode,
-// kv_append, attn_scores, attn_weighted_sum and softmax, elementwise.cu's add, copy and swiglu, moe.cu's
-// moe_combine) against the cpu target's kernels of the same names, built like
+// kv_append, attn_scores, attn_weighted_sum and softmax, elementwise.cu's add, mul, scale, copy and swiglu, moe.cu's
+// moe_combine; then cast.cu, shape.cu and reduce.cu) against the cpu target's kernels of the same names, built like
 // CudaGemvTest.cpp: in sk_test_cuda_gpu (target cuda, needs a GPU) and in sk_test_cuda_sim_run (cuda-sim, which
 // traps on a 16-byte load or store at an address that is not 16-byte aligned, as a GPU faults).
 // Each kernel on shapes that reach every load path: rows or slices that are whole 16-byte vectors (the vector body
@@ -8,10 +8,11 @@
 // vector, and an input a view at offset 1 (scalar loads beside vector ones); 3 blocks over rows or elements that
 // they do not divide. One op list, one cpu run and one cuda run: fused equal to unfused bit for bit (sk-compile
 // --run's check), and each output within |cuda - cpu| <= 1e-5 + 1e-5 |cpu| (both sum in f32, in different orders;
-// exp is the device's). add, copy and kv_append are exact. The worst error of each output is printed.
+// exp is the device's). add, mul, scale, copy and kv_append are exact. The worst error of each output is printed.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -35,6 +36,8 @@ struct TempDir : cudatest::TempDir {
 struct Output {
   std::string buffer;
   bool exact;
+  bool bytes = false;  // compared byte for byte (the casts: NaN payloads, 16-bit outputs)
+  double rel = 0.0;    // > 0: within |cuda - cpu| <= rel |cpu| instead (sums without cancellation)
 };
 
 struct List {
@@ -48,6 +51,10 @@ struct List {
   // A view of `count` floats at `offset` of a buffer of offset + count.
   json view(const std::string& name, int64_t count, int64_t offset) {
     buf(name, count + offset);
+    return at(name, count, offset);
+  }
+  // The buffer itself at offset 0, else a view of `count` elements at `offset`.
+  static json at(const std::string& name, int64_t count, int64_t offset) {
     if (offset == 0) return name;
     return {{"buffer", name}, {"offset", offset}, {"count", count}};
   }
@@ -137,6 +144,9 @@ void addElementwise(List& l, int64_t n, int64_t off) {
   l.op("add_" + s, "add_f32",
        {{"x", l.view("add_x_" + s, n, off)}, {"y", l.buf("add_y_" + s, n)}, {"z", l.buf("add_z_" + s, n)}, {"n", n}},
        {{"add_z_" + s, true}});
+  l.op("mul_" + s, "mul_f32",
+       {{"x", l.view("mul_x_" + s, n, off)}, {"y", l.buf("mul_y_" + s, n)}, {"z", l.buf("mul_z_" + s, n)}, {"n", n}},
+       {{"mul_z_" + s, true}});
   l.op("scale_" + s, "scale_f32",
        {{"x", l.view("scale_x_" + s, n, off)}, {"y", l.buf("scale_y_" + s, n)}, {"alpha", 0.37}, {"n", n}},
        {{"scale_y_" + s, true}});
@@ -145,6 +155,132 @@ void addElementwise(List& l, int64_t n, int64_t off) {
   l.op("swiglu_" + s, "swiglu_f32",
        {{"gate", l.view("sw_g_" + s, n, off)}, {"up", l.buf("sw_u_" + s, n)}, {"y", l.buf("sw_y_" + s, n)}, {"n", n}},
        {{"sw_y_" + s, false}});
+}
+
+// The f32 bit patterns the casts to bf16 and f16 are checked on: zeros, infinities, quiet and signalling NaNs with
+// payloads, the largest finite values, the f16 overflow edge (65504, 65520: the first that rounds to inf), the f16
+// subnormal range and its ties (2^-25 rounds to 0, 3 * 2^-25 to 2^-23 even), f32 subnormals, ties of both formats'
+// rounding (the dropped bits exactly half), then in turn random patterns of any exponent, random values in f16's
+// range (exponents 2^-26 .. 2^17) and random ties of each format.
+std::vector<uint32_t> castF32Patterns(int64_t n, uint64_t seed) {
+  std::vector<uint32_t> v = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                             0x7f800001u, 0xff812345u, 0x7fbfffffu, 0x7f7fffffu, 0xff7fffffu, 0x477fe000u,
+                             0x477ff000u, 0x477fefffu, 0xc77ff000u, 0x33000000u, 0x33400000u, 0x33c00000u,
+                             0xb3000001u, 0x387fe000u, 0x387ff000u, 0x38800000u, 0x00000001u, 0x807fffffu,
+                             0x3f808000u, 0x3f818000u, 0x3f800800u, 0x3f801800u, 0x3f7fffffu, 0x7f7f8000u};
+  for (int64_t i = int64_t(v.size()); i < n; ++i) {
+    const uint32_t r = uint32_t(gputest::nextRandom(seed));
+    switch (i % 4) {
+      case 0: v.push_back(r); break;
+      case 1: v.push_back((r & 0x807fffffu) | ((101u + (r >> 8) % 43u) << 23)); break;
+      case 2: v.push_back((r & 0xffff0000u) | 0x8000u); break;
+      default: v.push_back((r & ~0x1fffu & 0x807fffffu) | 0x1000u | ((103u + (r >> 9) % 40u) << 23)); break;
+    }
+  }
+  v.resize(size_t(n));
+  return v;
+}
+
+// A cast of n elements, x and y at offsets xOff and yOff (views of buffers that much longer); x from a file the
+// test writes: for 16-bit sources every one of the 65536 patterns from `first` on (so n >= 65536 covers all of
+// them), for f32 castF32Patterns. y is compared byte for byte with cpu's.
+void addCast(List& l, const TempDir& dir, const std::string& from, const std::string& to, int64_t n, int64_t xOff,
+             int64_t yOff, uint32_t first = 0) {
+  const std::string kernel = "cast_" + from + "_" + to;
+  const std::string s = kernel + "_" + std::to_string(n) + "_x" + std::to_string(xOff) + "_y" + std::to_string(yOff);
+  std::string bytes;
+  if (from == "f32") {
+    for (uint32_t u : castF32Patterns(n + xOff, n * 7 + xOff)) bytes.append(reinterpret_cast<const char*>(&u), 4);
+  } else {
+    for (int64_t i = 0; i < n + xOff; ++i) {
+      const uint16_t h = uint16_t(first + uint32_t(i));
+      bytes.append(reinterpret_cast<const char*>(&h), 2);
+    }
+  }
+  const fs::path file = dir.path / (s + ".x");
+  std::ofstream(file, std::ios::binary) << bytes;
+  l.buffers["cx_" + s] = {{"dtype", from}, {"shape", {n + xOff}}, {"init", {{"file", file.string()}}}};
+  l.buffers["cy_" + s] = {{"dtype", to}, {"shape", {n + yOff}}};
+  l.op(s, kernel, {{"x", List::at("cx_" + s, n, xOff)}, {"y", List::at("cy_" + s, n, yOff)}, {"n", n}},
+       {{"cy_" + s, true, true}});
+}
+
+// concat of a [rows, ca] and b [rows, cb], a at offset off; transpose of x [rows, ca] at offset off.
+void addShapes(List& l, int64_t rows, int64_t ca, int64_t cb, int64_t off) {
+  const std::string s = std::to_string(rows) + "x" + std::to_string(ca) + "_" + std::to_string(cb) + "_o" +
+                        std::to_string(off);
+  l.op("concat_" + s, "concat_f32",
+       {{"a", l.view("cc_a_" + s, rows * ca, off)}, {"b", l.buf("cc_b_" + s, rows * cb)},
+        {"y", l.buf("cc_y_" + s, rows * (ca + cb))}, {"rows", rows}, {"ca", ca}, {"cb", cb}},
+       {{"cc_y_" + s, true}});
+  l.op("transpose_" + s, "transpose_f32",
+       {{"x", l.view("tr_x_" + s, rows * ca, off)}, {"y", l.buf("tr_y_" + s, rows * ca)}, {"rows", rows},
+        {"cols", ca}},
+       {{"tr_y_" + s, true}});
+}
+
+// reduce_mean over rows x cols, x at offset off. With `dir`, x is positive (a file of values in [0.5, 1.5)), so
+// the means do not cancel and are checked within 1e-5 relative of cpu's alone.
+void addReduceMean(List& l, int64_t rows, int64_t cols, int64_t off, const TempDir* dir = nullptr) {
+  const std::string s = std::string(dir ? "pos_" : "") + std::to_string(rows) + "x" + std::to_string(cols) + "_o" +
+                        std::to_string(off);
+  json x = l.view("rm_x_" + s, rows * cols, off);
+  if (dir) {
+    std::string bytes;
+    uint64_t seed = uint64_t(rows * cols);
+    for (int64_t i = 0; i < rows * cols + off; ++i) {
+      const float f = 0.5f + float(gputest::nextRandom(seed) >> 40) / float(1 << 24);
+      bytes.append(reinterpret_cast<const char*>(&f), 4);
+    }
+    const fs::path file = dir->path / ("rm_x_" + s + ".x");
+    std::ofstream(file, std::ios::binary) << bytes;
+    l.buffers["rm_x_" + s]["init"] = {{"file", file.string()}};
+  }
+  l.op("rm_" + s, "reduce_mean_f32",
+       {{"x", x}, {"y", l.buf("rm_y_" + s, rows)}, {"rows", rows}, {"cols", cols}},
+       {{"rm_y_" + s, false, false, dir ? 1e-5 : 0.0}});
+}
+
+// Each output of `l` on cpu (dir/cpu) against the run target (dir/dev): byte for byte, float for float (exact), or
+// within |cuda - cpu| <= 1e-5 + 1e-5 |cpu|; the worst error of each is printed.
+void compareOutputs(const List& l, const TempDir& dir) {
+  for (const Output& o : l.outputs) {
+    if (o.bytes) {
+      const std::string a = cudatest::readFile(dir.path / "cpu" / (o.buffer + ".bin")),
+                        b = cudatest::readFile(dir.path / "dev" / (o.buffer + ".bin"));
+      ASSERT_EQ(a.size(), b.size()) << o.buffer;
+      ASSERT_FALSE(a.empty()) << o.buffer;
+      size_t differ = 0, first = a.size();
+      for (size_t i = 0; i < a.size(); ++i)
+        if (a[i] != b[i]) first = std::min(first, i), ++differ;
+      EXPECT_EQ(differ, 0u) << o.buffer << ": " << differ << " bytes differ, the first at byte " << first;
+      std::printf("%-28s %zu bytes, %zu differ\n", o.buffer.c_str(), a.size(), differ);
+      continue;
+    }
+    const std::vector<float> a = gputest::readFloats(dir.path / "cpu" / (o.buffer + ".bin")),
+                             b = gputest::readFloats(dir.path / "dev" / (o.buffer + ".bin"));
+    ASSERT_EQ(a.size(), b.size()) << o.buffer;
+    ASSERT_FALSE(a.empty()) << o.buffer;
+    bool nonzero = false;
+    double worstAbs = 0.0, worstRel = 0.0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      nonzero |= a[i] != 0.0f;
+      const double d = std::fabs(double(a[i]) - double(b[i]));
+      worstAbs = std::max(worstAbs, d);
+      if (a[i] != 0.0f) worstRel = std::max(worstRel, d / std::fabs(double(a[i])));
+      if (o.exact) {
+        ASSERT_EQ(a[i], b[i]) << o.buffer << "[" << i << "]";
+      } else if (o.rel > 0.0) {
+        ASSERT_LE(d, o.rel * std::fabs(double(a[i])))
+            << o.buffer << "[" << i << "]: cpu " << a[i] << ", " << kTarget << " " << b[i];
+      } else {
+        ASSERT_LE(d, 1e-5 + 1e-5 * std::fabs(double(a[i])))
+            << o.buffer << "[" << i << "]: cpu " << a[i] << ", " << kTarget << " " << b[i];
+      }
+    }
+    EXPECT_TRUE(nonzero) << o.buffer << ": all zero, the comparison proves nothing";
+    std::printf("%-28s worst |cuda - cpu| %.3g, relative %.3g\n", o.buffer.c_str(), worstAbs, worstRel);
+  }
 }
 
 TEST(CudaBuiltins, NormsAttentionAndElementwiseMatchCpuOnEveryLoadPath) {
@@ -177,28 +313,45 @@ TEST(CudaBuiltins, NormsAttentionAndElementwiseMatchCpuOnEveryLoadPath) {
   const fs::path cache = sktest::sharedTestCache() ? *sktest::sharedTestCache() / "builtins" : dir.path / "cache";
   gputest::runOnCpuAndTarget(list, cache, dir.path);
   if (HasFatalFailure()) return;
-  for (const Output& o : l.outputs) {
-    const std::vector<float> a = gputest::readFloats(dir.path / "cpu" / (o.buffer + ".bin")),
-                             b = gputest::readFloats(dir.path / "dev" / (o.buffer + ".bin"));
-    ASSERT_EQ(a.size(), b.size()) << o.buffer;
-    ASSERT_FALSE(a.empty()) << o.buffer;
-    bool nonzero = false;
-    double worstAbs = 0.0, worstRel = 0.0;
-    for (size_t i = 0; i < a.size(); ++i) {
-      nonzero |= a[i] != 0.0f;
-      const double d = std::fabs(double(a[i]) - double(b[i]));
-      worstAbs = std::max(worstAbs, d);
-      if (a[i] != 0.0f) worstRel = std::max(worstRel, d / std::fabs(double(a[i])));
-      if (o.exact) {
-        ASSERT_EQ(a[i], b[i]) << o.buffer << "[" << i << "]";
-      } else {
-        ASSERT_LE(d, 1e-5 + 1e-5 * std::fabs(double(a[i])))
-            << o.buffer << "[" << i << "]: cpu " << a[i] << ", " << kTarget << " " << b[i];
-      }
-    }
-    EXPECT_TRUE(nonzero) << o.buffer << ": all zero, the comparison proves nothing";
-    std::printf("%-28s worst |cuda - cpu| %.3g, relative %.3g\n", o.buffer.c_str(), worstAbs, worstRel);
+  compareOutputs(l, dir);
+}
+
+// The builtins cuda lacked until issue 40 item 3's last round (cast.cu, shape.cu's concat and transpose, reduce.cu,
+// elementwise.cu's mul in the test above). Casts: every bf16 and f16 pattern, and f32 specials and ties, byte for
+// byte; concat and transpose exact; reduce_mean within 1e-5 + 1e-5 |cpu| (means of random signs are near 0, where
+// cpu's own left-to-right rounding dominates) and within 1e-5 |cpu| on positive rows.
+TEST(CudaBuiltins, CastsShapesAndReduceMeanMatchCpuOnEveryLoadPath) {
+  SK_REQUIRE_GPU();
+  TempDir dir;
+  List l;
+  for (const char* h : {"bf16", "f16"}) {
+    addCast(l, dir, h, "f32", 65536 + 37, 0, 0);  // every pattern; slices of 21857 at offsets 0, 21857, 43714
+    addCast(l, dir, h, "f32", 4103, 1, 0, 0x7c00);  // x at offset 1: scalar loads (the f32 side misaligned there)
+    addCast(l, dir, h, "f32", 4103, 4, 4, 0xfc00);  // both at offset 4: a head of 4, then vectors
+    addCast(l, dir, h, "f32", 5, 0, 0, 0x7e00);     // fewer than a vector
+    addCast(l, dir, "f32", h, 30011, 0, 0);
+    addCast(l, dir, "f32", h, 4103, 1, 0);
+    addCast(l, dir, "f32", h, 4103, 4, 4);
+    addCast(l, dir, "f32", h, 5, 0, 0);
   }
+  addShapes(l, 5, 300, 212, 0);  // rows of 512: runs of whole vectors
+  addShapes(l, 7, 37, 250, 0);   // rows of 287: runs at every offset modulo 16 (heads, vectors, tails)
+  addShapes(l, 7, 37, 250, 1);   // a at offset 1: scalar runs beside vector ones
+  addShapes(l, 33, 3, 5, 0);     // rows of 8: element by element
+  addShapes(l, 1, 100, 3, 0);    // one x row: transpose is a column
+  addShapes(l, 70, 45, 19, 0);   // transpose over several 32 x 32 tiles, cut by the slices
+  addReduceMean(l, 7, 4100, 0);  // a CTA per row: 1025 vectors
+  addReduceMean(l, 7, 2052, 1);  // a CTA per row, x at offset 1: scalar loads
+  addReduceMean(l, 7, 1024, 0);  // a warp per row, vectors
+  addReduceMean(l, 37, 37, 0);   // a warp per row, cols % 4 != 0: scalar loads, a short last group
+  addReduceMean(l, 5, 3, 1);
+  addReduceMean(l, 7, 4100, 0, &dir);  // positive values: relative error alone
+  addReduceMean(l, 37, 37, 1, &dir);
+  const fs::path list = l.write(dir);
+  const fs::path cache = sktest::sharedTestCache() ? *sktest::sharedTestCache() / "builtins" : dir.path / "cache";
+  gputest::runOnCpuAndTarget(list, cache, dir.path);
+  if (HasFatalFailure()) return;
+  compareOutputs(l, dir);
 }
 
 }  // namespace builtinstest

@@ -1,15 +1,16 @@
-// kernels/cuda/gemv.cu (issue 40: 16-byte vector loads; f16 and q8_0 weights) against the cpu target's gemv,
+// kernels/cuda/gemv.cu (issue 40: 16-byte vector loads; f16, q8_0 and q4_0 weights) against the cpu target's gemv,
 // built like CudaGpuTest.cpp: in sk_test_cuda_gpu (target cuda, needs a GPU) and in sk_test_cuda_sim_run
 // (SK_RUN_TARGET="cuda-sim": the same kernel text built by the host compiler; the simulator traps on a 16-byte
 // load from an address that is not 16-byte aligned, as a GPU faults).
-//  - every weight format (f32, bf16, f16, q8_0) on shapes that reach each load path: cols a multiple of the vector
+//  - every weight format (f32, bf16, f16, q8_0, q4_0) on shapes that reach each load path: cols a multiple of the vector
 //    (every row aligned: the vector body only), cols not (rows start at every offset modulo 16: a scalar head,
 //    the vector body, a scalar tail), cols below one vector, x a view at offset 1 (x read with scalar loads beside
 //    vector weights); q8_0 with cols % 256 == 0 (every row 16-byte aligned: 17 vector loads per 8 blocks), with
-//    leftover blocks and rows that are not aligned (byte loads), and x at offset 1. 37 rows over 3 blocks (a split
+//    leftover blocks and rows that are not aligned (byte loads), and x at offset 1; q4_0 alike (9 vector loads per
+//    8 blocks). 37 rows over 3 blocks (a split
 //    that is not even). Each y within |cuda - cpu| <= 1e-4 + 1e-4 |cpu| (measured on cuda-sim: at most 5e-6 relative;
 //    both targets sum in f32 in different orders), and fused equal to unfused bit for bit;
-//  - q8_0 with cols not a multiple of 32 fails the run with the cpu kernel's message.
+//  - q8_0 and q4_0 with cols not a multiple of 32 fail the run with the cpu kernel's message.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -57,6 +58,8 @@ struct GemvList {
     kernels[kernel] = {{"builtin", kernel}};
     if (dtype == "q8_0") {
       buffers["w_" + n] = gputest::q8Blocks(dir.path / (n + ".w"), rows * ((cols + 31) / 32), seed);
+    } else if (dtype == "q4_0") {
+      buffers["w_" + n] = gputest::q4Blocks(dir.path / (n + ".w"), rows * ((cols + 31) / 32), seed);
     } else {
       buffers["w_" + n] = {{"dtype", dtype}, {"shape", {rows * cols}}, {"init", "random"}};
     }
@@ -93,6 +96,9 @@ TEST(CudaGemv, EveryWeightFormatAndLoadPathMatchesCpu) {
   l.add(dir, "gemv_q8_0", "q8_0", 37, 512);      // 16 blocks a row: two groups of 8, every row 16-byte aligned
   l.add(dir, "gemv_q8_0", "q8_0", 37, 608);      // 19 blocks: two groups and 3 leftover; rows at 646-byte steps
   l.add(dir, "gemv_q8_0", "q8_0", 37, 608, 1);
+  l.add(dir, "gemv_q4_0", "q4_0", 37, 512);      // 16 blocks a row: two groups of 8 (9 vectors each), rows aligned
+  l.add(dir, "gemv_q4_0", "q4_0", 37, 608);      // 19 blocks: two groups and 3 leftover; rows at 342-byte steps
+  l.add(dir, "gemv_q4_0", "q4_0", 37, 608, 1);
   const fs::path list = l.write(dir, "gemv");
   Result cpu = run(list, "cpu", dir, "cpu");
   ASSERT_EQ(cpu.code, 0) << cpu.all();
@@ -114,22 +120,25 @@ TEST(CudaGemv, EveryWeightFormatAndLoadPathMatchesCpu) {
   }
 }
 
-TEST(CudaGemv, Q8ColsNotAMultipleOf32FailsTheRunAsOnCpu) {
+TEST(CudaGemv, BlockFormatColsNotAMultipleOf32FailsTheRunAsOnCpu) {
   SK_REQUIRE_GPU();
-  TempDir dir;
-  GemvList l;
-  l.add(dir, "gemv_q8_0", "q8_0", 3, 40);
-  const fs::path list = l.write(dir, "bad");
-  const std::string message = "sk_gemv: q8_0 weights need cols to be a multiple of 32";
-  Result cpu = run(list, "cpu", dir, "");
-  EXPECT_NE(cpu.code, 0) << cpu.all();
-  EXPECT_NE(cpu.all().find(message), std::string::npos) << cpu.all();
-  Result dev = run(list, kTarget, dir, "");
-  EXPECT_NE(dev.code, 0) << dev.all();
-  // The simulator fails the launch with the message; a GPU prints it (device printf) and traps, and whether the
-  // print reaches stdout before the failed context is torn down is not verified on hardware yet.
-  if (kSimulated) {
-    EXPECT_NE(dev.all().find(message), std::string::npos) << dev.all();
+  for (const std::string format : {"q8_0", "q4_0"}) {
+    SCOPED_TRACE(format);
+    TempDir dir;
+    GemvList l;
+    l.add(dir, "gemv_" + format, format, 3, 40);
+    const fs::path list = l.write(dir, "bad");
+    const std::string message = "sk_gemv: " + format + " weights need cols to be a multiple of 32";
+    Result cpu = run(list, "cpu", dir, "");
+    EXPECT_NE(cpu.code, 0) << cpu.all();
+    EXPECT_NE(cpu.all().find(message), std::string::npos) << cpu.all();
+    Result dev = run(list, kTarget, dir, "");
+    EXPECT_NE(dev.code, 0) << dev.all();
+    // The simulator fails the launch with the message; a GPU prints it (device printf) and traps, and whether the
+    // print reaches stdout before the failed context is torn down is not verified on hardware yet.
+    if (kSimulated) {
+      EXPECT_NE(dev.all().find(message), std::string::npos) << dev.all();
+    }
   }
 }
 

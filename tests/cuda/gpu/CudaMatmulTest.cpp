@@ -1,17 +1,17 @@
-// kernels/cuda/matmul.cu (issue 40 item 3: the cuda matmul builtins, f32, bf16, f16 and q8_0 weights, with the cpu
-// kernels' contract) against the cpu target's matmul, built like CudaGemvTest.cpp: in sk_test_cuda_gpu (target cuda,
-// needs a GPU) and in sk_test_cuda_sim_run (cuda-sim, which traps on a 16-byte load from an address that is not
+// kernels/cuda/matmul.cu (issue 40 item 3: the cuda matmul builtins, f32, bf16, f16, q8_0 and q4_0 weights, with the
+// cpu kernels' contract) against the cpu target's matmul, built like CudaGemvTest.cpp: in sk_test_cuda_gpu (target
+// cuda, needs a GPU) and in sk_test_cuda_sim_run (cuda-sim, which traps on a 16-byte load from an address that is not
 // 16-byte aligned, as a GPU faults).
 //  - f32 / bf16 / f16 (B [K, N]): N a multiple of the vector (every B row aligned: whole units only), N not (rows
 //    at every offset modulo 16: scalar loads), N below one vector; B a view at an offset of one element (units
 //    start at B's first 16-byte boundary: a scalar head unit, whole units, a tail); A a view at offset 1; M = 1, 3
 //    and 11 (more than one pass of 8 rows); K not a multiple of the 8 k slices;
 //  - q8_0 (W [N, K] of K / 32 blocks): K % 256 == 0 (every row aligned: 17 vector loads per 8 blocks), K with
-//    leftover blocks (rows 2-byte aligned: byte loads), A at offset 1, M = 1, 3 and 11;
+//    leftover blocks (rows 2-byte aligned: byte loads), A at offset 1, M = 1, 3 and 11; q4_0 alike;
 //  - 3 blocks over M * N elements they do not divide evenly (slices that start and end inside rows); a list of
 //    1 block (one slice of whole rows). Each C within |cuda - cpu| <= 1e-4 + 1e-4 |cpu| (both sum in f32 in
 //    different orders; the worst error of each output is printed), fused equal to unfused bit for bit;
-//  - q8_0 with k not a multiple of 32 fails the run with the cpu kernel's message.
+//  - q8_0 and q4_0 with k not a multiple of 32 fail the run with the cpu kernel's message.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -52,6 +52,8 @@ struct MatmulList {
     json b = "b_" + id;
     if (dtype == "q8_0") {
       buffers["b_" + id] = gputest::q8Blocks(dir.path / (id + ".w"), n * ((k + 31) / 32), seed);
+    } else if (dtype == "q4_0") {
+      buffers["b_" + id] = gputest::q4Blocks(dir.path / (id + ".w"), n * ((k + 31) / 32), seed);
     } else {
       buffers["b_" + id] = {{"dtype", dtype}, {"shape", {k * n + bOff}}, {"init", "random"}};
       if (bOff) b = {{"buffer", "b_" + id}, {"offset", bOff}, {"count", k * n}};
@@ -97,6 +99,10 @@ TEST(CudaMatmul, EveryWeightFormatAndLoadPathMatchesCpu) {
   l.add(dir, "matmul_q8_0", "q8_0", 11, 608, 7);          // 19 blocks: two groups and 3 leftover; 646-byte rows
   l.add(dir, "matmul_q8_0", "q8_0", 1, 608, 9, 1);        // A at offset 1
   l.add(dir, "matmul_q8_0", "q8_0", 11, 64, 5, 0, 0, 1);  // one block, 2 passes
+  l.add(dir, "matmul_q4_0", "q4_0", 4, 512, 13);          // two groups of 8 (9 vectors each), every row aligned
+  l.add(dir, "matmul_q4_0", "q4_0", 11, 608, 7);          // 19 blocks: two groups and 3 leftover; 342-byte rows
+  l.add(dir, "matmul_q4_0", "q4_0", 1, 608, 9, 1);        // A at offset 1
+  l.add(dir, "matmul_q4_0", "q4_0", 11, 64, 5, 0, 0, 1);  // one block, 2 passes
   const fs::path list = l.write(dir, "matmul");
   const fs::path cache = cacheFor(dir);
   gputest::runOnCpuAndTarget(list, cache, dir.path);
@@ -121,22 +127,25 @@ TEST(CudaMatmul, EveryWeightFormatAndLoadPathMatchesCpu) {
   }
 }
 
-TEST(CudaMatmul, Q8KNotAMultipleOf32FailsTheRunAsOnCpu) {
+TEST(CudaMatmul, BlockFormatKNotAMultipleOf32FailsTheRunAsOnCpu) {
   SK_REQUIRE_GPU();
-  TempDir dir;
-  MatmulList l;
-  l.add(dir, "matmul_q8_0", "q8_0", 2, 40, 3);
-  const fs::path list = l.write(dir, "bad");
-  const std::string message = "sk_matmul_q8_0: k must be a multiple of 32";
-  tooltest::Result cpu = gputest::runList(list, "cpu", cacheFor(dir));
-  EXPECT_NE(cpu.code, 0) << cpu.all();
-  EXPECT_NE(cpu.all().find(message), std::string::npos) << cpu.all();
-  tooltest::Result dev = gputest::runList(list, kTarget, cacheFor(dir));
-  EXPECT_NE(dev.code, 0) << dev.all();
-  // As for gemv: the simulator fails the launch with the message; a GPU prints it and traps (the print reaching
-  // stdout before the context is torn down is not verified on hardware yet).
-  if (kSimulated) {
-    EXPECT_NE(dev.all().find(message), std::string::npos) << dev.all();
+  for (const std::string format : {"q8_0", "q4_0"}) {
+    SCOPED_TRACE(format);
+    TempDir dir;
+    MatmulList l;
+    l.add(dir, "matmul_" + format, format, 2, 40, 3);
+    const fs::path list = l.write(dir, "bad");
+    const std::string message = "sk_matmul_" + format + ": k must be a multiple of 32";
+    tooltest::Result cpu = gputest::runList(list, "cpu", cacheFor(dir));
+    EXPECT_NE(cpu.code, 0) << cpu.all();
+    EXPECT_NE(cpu.all().find(message), std::string::npos) << cpu.all();
+    tooltest::Result dev = gputest::runList(list, kTarget, cacheFor(dir));
+    EXPECT_NE(dev.code, 0) << dev.all();
+    // As for gemv: the simulator fails the launch with the message; a GPU prints it and traps (the print reaching
+    // stdout before the context is torn down is not verified on hardware yet).
+    if (kSimulated) {
+      EXPECT_NE(dev.all().find(message), std::string::npos) << dev.all();
+    }
   }
 }
 

@@ -62,6 +62,21 @@ inline nlohmann::json q8Blocks(const std::filesystem::path& file, int64_t blocks
   return {{"dtype", "u8"}, {"shape", {blocks * 34}}, {"init", {{"file", file.string()}}}};
 }
 
+// `blocks` ggml q4_0 blocks (an f16 scale as for q8Blocks, then 16 random bytes: 32 quants of 4 bits) written to
+// `file`, and the u8 buffer that loads them.
+inline nlohmann::json q4Blocks(const std::filesystem::path& file, int64_t blocks, uint64_t& seed) {
+  std::string bytes;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint16_t d = floatToHalf(
+        std::ldexp(1.0f + float(nextRandom(seed) % 1024) / 1024.0f, -10 + int(nextRandom(seed) % 6)));
+    bytes.push_back(char(d & 0xff));
+    bytes.push_back(char(d >> 8));
+    for (int i = 0; i < 16; ++i) bytes.push_back(char(nextRandom(seed) & 0xff));
+  }
+  std::ofstream(file, std::ios::binary) << bytes;
+  return {{"dtype", "u8"}, {"shape", {blocks * 18}}, {"init", {{"file", file.string()}}}};
+}
+
 // A dumped f32 buffer.
 inline std::vector<float> readFloats(const std::filesystem::path& p) {
   const std::string s = cudatest::readFile(p);
