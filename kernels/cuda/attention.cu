@@ -191,8 +191,8 @@ SK_KERNEL void sk_softmax_f32(const sk_ctx* ctx, const float* x, float* y, int64
 #elif defined(SK_ROPE)
 // Rotary embedding of pairs (2i, 2i+1) at position pos (issue 40 item 3). The angle of pair i depends on i and pos
 // only, never on the head, so the CTA computes each pair's (cos, sin) once per call: a shared table of up to
-// SK_ROPE_PAIRS pairs, pair i's entry filled by thread i % NT in double exactly as cpu does (pow, cos, sin, then
-// rounded to float), then every head of the block's range rotates with it; a dim above 2 * SK_ROPE_PAIRS is done in
+// SK_ROPE_PAIRS pairs, pair i's entry filled by thread i % NT in double exactly as cpu does (pow, cos and sin, one
+// sincos on a GPU, then rounded to float), then every head of the block's range rotates with it; a dim above 2 * SK_ROPE_PAIRS is done in
 // passes of SK_ROPE_PAIRS pairs. The rotation is elementwise (a * c - b * s, a * s + b * c in f32, as on cpu), so the
 // result depends on nothing but x, pos and theta: not the load path, the CTA or the block count. Units of the block's
 // [heads x pass pairs]: two pairs (16-byte loads and stores) where dim % 4 == 0 and the block's x and y rows are
@@ -385,6 +385,10 @@ SK_KERNEL void sk_kv_append_f32(const sk_ctx* ctx, const float* k, const float* 
 // Loads are 16-byte ones where dim % 4 == 0 and the head's q, k and v rows are 16-byte aligned (then every row
 // is), else the same elements one by one: the summation order is a function of dim, pos and NT only, so fused
 // equals unfused bit for bit. m is the same in every thread, so every branch on it is uniform.
+// Why a head is one CTA's (issue 40 item 3): splitting its positions over CTAs (flash-decoding: per chunk a partial
+// max, sum and accumulator, combined in chunk order) needs global memory for the partials and a way to combine
+// after the last chunk; a builtin has neither (its buffers are cpu's q, caches and out; no workspace parameter
+// kind; kernel_sync is cpu's declaration, false). Either a workspace kind or a partial + combine pair of builtins.
 #define SK_AD_CHUNK 256
 #define SK_AD_NT 256
 
