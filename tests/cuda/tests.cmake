@@ -47,9 +47,9 @@ endif()
 #   sk_test_cuda_sim      label cuda-sim (TSan runs it too): the engine on kernels compiled as simulated CUDA
 #                         (sim/sim_kernels.cpp: C++ with sim_device.h force-included at -O2, as the recipe
 #                         compiles, not at the tests' -O0).
-#   sk_test_cuda_sim_run  label cuda: gpu/CudaGpuTest.cpp's, gpu/CudaGemvTest.cpp's, gpu/CudaBuiltinsTest.cpp's and
-#                         gpu/CudaMatmulTest.cpp's
-#                         checks (fused vs unfused, cuda vs cpu) on cuda-sim, which needs only the host compiler.
+#   sk_test_cuda_sim_run  label cuda: every gpu/*Test.cpp (the same glob as sk_test_cuda_gpu, so a new gpu test
+#                         file runs on cuda-sim too, never on a GPU only) with its checks (fused vs unfused, cuda vs
+#                         cpu) on cuda-sim, which needs only the host compiler.
 add_executable(sk_test_cuda_sim ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimTest.cpp ${CMAKE_CURRENT_LIST_DIR}/sim/CudaSimSyncTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/sim/sim_kernels.cpp)
 sk_set_warnings(sk_test_cuda_sim)
@@ -64,8 +64,8 @@ gtest_discover_tests(sk_test_cuda_sim DISCOVERY_MODE PRE_TEST
   PROPERTIES LABELS cuda-sim ENVIRONMENT "SK_LOG_LEVEL=warn" TIMEOUT 300)
 
 if(SK_BUILD_CUDA_TESTS)
-add_executable(sk_test_cuda_sim_run ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGpuTest.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaGemvTest.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaBuiltinsTest.cpp ${CMAKE_CURRENT_LIST_DIR}/gpu/CudaMatmulTest.cpp)
+file(GLOB _sk_cuda_sim_run_src CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/gpu/*Test.cpp)
+add_executable(sk_test_cuda_sim_run ${_sk_cuda_sim_run_src})
 sk_set_warnings(sk_test_cuda_sim_run)
 add_dependencies(sk_test_cuda_sim_run sk-compile sk-cache)
 target_include_directories(sk_test_cuda_sim_run PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
