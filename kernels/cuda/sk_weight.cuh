@@ -63,6 +63,8 @@ static __device__ __forceinline__ void sk_load_x(const float* x, float* xf, bool
 #define SK_W_NAME "q4_0"
 #endif
 #define SK_WB_GROUP_WORDS (SK_WB_GROUP * SK_WB_BYTES / 4) /* q8_0 68, q4_0 36 */
+#define SK_WB_GROUP_VECS (SK_WB_GROUP_WORDS / 4)                    /* q8_0 17, q4_0 9 */
+#define SK_WB_HALF_VECS ((SK_WB_GROUP / 2 * SK_WB_BYTES + 15) / 16) /* those holding blocks 0..3: 9, 5 */
 #define SK_WB_BLOCK_WORDS ((SK_WB_BYTES + 3) / 4)
 
 // Whether cols is a row length of the block format (kernels/cpu/sk_weight.h's sk_w_cols_ok).
@@ -106,12 +108,13 @@ static __device__ __forceinline__ float sk_wb_dot(const float* qf, float d, cons
   return s * d;
 }
 
-// wd = the bytes of a group at wg: 16-byte loads when wg is 16-byte aligned (w_vec), else byte by byte into the
-// same registers.
-static __device__ __forceinline__ void sk_wb_load_group(const sk_weight_t* wg, bool w_vec, uint32_t* wd) {
+// wd[4 * v0 .. 4 * v1) = vectors v0 .. v1 - 1 of the group at wg: 16-byte loads when wg is 16-byte aligned
+// (w_vec), else byte by byte into the same registers.
+static __device__ __forceinline__ void sk_wb_load_vecs(const sk_weight_t* wg, bool w_vec, uint32_t* wd, int v0,
+                                                       int v1) {
   if (w_vec) {
 #pragma unroll
-    for (int v = 0; v < SK_WB_GROUP_WORDS / 4; ++v) {
+    for (int v = v0; v < v1; ++v) {
       const uint4 q = sk_ld_global_v4(wg + 16 * v);
       wd[4 * v] = q.x;
       wd[4 * v + 1] = q.y;
@@ -120,7 +123,7 @@ static __device__ __forceinline__ void sk_wb_load_group(const sk_weight_t* wg, b
     }
   } else {
 #pragma unroll
-    for (int i = 0; i < SK_WB_GROUP_WORDS; ++i)
+    for (int i = 4 * v0; i < 4 * v1; ++i)
       wd[i] = (uint32_t)wg[4 * i] | (uint32_t)wg[4 * i + 1] << 8 | (uint32_t)wg[4 * i + 2] << 16 |
               (uint32_t)wg[4 * i + 3] << 24;
   }
@@ -149,14 +152,23 @@ static __device__ __forceinline__ void sk_wb_warp_dot(const sk_weight_t* w, cons
   const unsigned lane = threadIdx.x & 31u;
   const int64_t nb = cols / SK_WB_BLOCK, ng = nb / SK_WB_GROUP;
   const bool w_vec = sk_aligned16(w);
+  // The group's vectors loaded before its first block: all of them for one row of x (gemv: 17 or 9 loads in
+  // flight per lane), else those of blocks 0..3, the rest before block 4. With R rows each block's arithmetic is R
+  // times longer (the loads are as well hidden), and holding the whole group through it spilled: matmul_q8_0
+  // compiled alone as the recipe builds it (-rdc, an ABI function) had 500 bytes of spill stores, now 148
+  // (q4_0: 144, now 52; the 24 of the smallest entries are the ABI's). The same bytes in the same registers, so
+  // no sum changes.
+  constexpr int first = R == 1 ? SK_WB_GROUP_VECS : SK_WB_HALF_VECS;
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.0f;
   for (int64_t g = lane; g < ng; g += 32) {
     uint32_t wd[SK_WB_GROUP_WORDS];
-    sk_wb_load_group(w + g * (SK_WB_GROUP * SK_WB_BYTES), w_vec, wd);
+    const sk_weight_t* wg = w + g * (SK_WB_GROUP * SK_WB_BYTES);
     const float* xg = x + g * (SK_WB_GROUP * SK_WB_BLOCK);
 #pragma unroll
     for (int j = 0; j < SK_WB_GROUP; ++j) {
+      if (j == 0) sk_wb_load_vecs(wg, w_vec, wd, 0, first);
+      if (j == SK_WB_GROUP / 2) sk_wb_load_vecs(wg, w_vec, wd, first, SK_WB_GROUP_VECS);
       float qf[SK_WB_BLOCK], d;
       sk_wb_unpack(wd, j * SK_WB_BYTES, qf, &d);
 #pragma unroll
