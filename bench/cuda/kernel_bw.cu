@@ -140,6 +140,16 @@ namespace attn_decode {
 #include "../../kernels/cuda/attention.cu"
 }
 #undef SK_ATTN_DECODE
+#define SK_ROPE 1
+namespace rope {
+#include "../../kernels/cuda/attention.cu"
+}
+#undef SK_ROPE
+#define SK_MOE_GATE 1
+namespace moe_gate {
+#include "../../kernels/cuda/moe.cu"
+}
+#undef SK_MOE_GATE
 #undef SK_AD_CHUNK
 #undef SK_AD_NT
 #define SK_KV_APPEND 1
@@ -230,6 +240,16 @@ __global__ void launch_attn_decode(const float* q, const float* k, const float* 
                                    int64_t kv_heads, int64_t dim, int64_t cap, int64_t pos) {
   SK_BENCH_CTX;
   attn_decode::sk_attn_decode_f32(&ctx, q, k, v, o, heads, kv_heads, dim, cap, pos, 0.088388f);
+}
+// rope at theta 10000; the gate as softmax, normalized (idx is i32: the ring's floats hold it).
+__global__ void launch_rope(const float* x, float* y, int64_t heads, int64_t dim, int64_t pos) {
+  SK_BENCH_CTX;
+  rope::sk_rope_f32(&ctx, x, y, heads, dim, pos, 10000.0f);
+}
+__global__ void launch_moe_gate(const float* logits, float* idx, float* w, int64_t rows, int64_t experts,
+                                int64_t topk) {
+  SK_BENCH_CTX;
+  moe_gate::sk_moe_gate_topk_f32(&ctx, logits, (int32_t*)idx, w, rows, experts, topk, 0, 1);
 }
 __global__ void launch_kv_append(const float* k, const float* v, float* kc, float* vc, int64_t row, int64_t cap,
                                  int64_t pos) {
@@ -449,7 +469,8 @@ int main(int argc, char** argv) {
     const char* name;
     const char* shape;
     int which;                 // 0 rms_norm, 1 add_rms_norm, 2 attn_decode, 3 kv_append, 4 add, 5 swiglu, 6 mul,
-                               // 7 cast_f32_bf16, 8 cast_bf16_f32, 9 cast_f32_f16, 10 cast_f16_f32
+                               // 7 cast_f32_bf16, 8 cast_bf16_f32, 9 cast_f32_f16, 10 cast_f16_f32,
+                               // 11 rope (a heads x b dim at pos c), 12 moe_gate_topk (a rows x b experts, top c)
     int64_t a, b, c, d, e;     // the kernel's sizes (below)
     int grid;                  // 0: 4 blocks per SM
   };
@@ -460,6 +481,14 @@ int main(int argc, char** argv) {
       {"attn_decode_f32", "32 heads / 8 kv x 128, pos 1023", 2, 32, 8, 128, 1024, 1023, 32},
       {"attn_decode_f32", "32 heads / 8 kv x 128, pos 4095", 2, 32, 8, 128, 4096, 4095, 32},
       {"kv_append_f32", "row 1024 (8 x 128)", 3, 1024, 4096, 100, 0, 0, 8},
+      // rope of a decode step's q (32 heads) and k (8 kv heads), one block per head; the table costs a pow and a
+      // sincos in double per pair once per block.
+      {"rope_f32", "32 heads x 128, pos 4095", 11, 32, 128, 4095, 0, 0, 32},
+      {"rope_f32", "8 heads x 128, pos 4095", 11, 8, 128, 4095, 0, 0, 8},
+      // the MoE router of one token (a warp per row) and of 64 rows over 8 blocks; the logits all equal (0x3c):
+      // every pick a tie.
+      {"moe_gate_topk_f32", "1 x 256 experts, top 8", 12, 1, 256, 8, 0, 0, 1},
+      {"moe_gate_topk_f32", "64 x 64 experts, top 6", 12, 64, 64, 6, 0, 0, 8},
       {"add_f32", "4096", 4, 4096, 0, 0, 0, 0, 8},
       {"swiglu_f32", "11008", 5, 11008, 0, 0, 0, 0, 8},
       {"mul_f32", "11008", 6, 11008, 0, 0, 0, 0, 8},
@@ -482,6 +511,8 @@ int main(int argc, char** argv) {
         moved = 4.0 * (2.0 * (double)(k.e + 1) * k.b * k.c + 2.0 * k.a * k.c);
         break;
       case 3: parts = {k.a, k.a, k.b * k.a, k.b * k.a}; moved = 4.0 * 4 * k.a; break;
+      case 11: parts = {k.a * k.b, k.a * k.b}; moved = 4.0 * 2 * k.a * k.b; break;
+      case 12: parts = {k.a * k.b, k.a * k.c, k.a * k.c}; moved = 4.0 * (k.a * k.b + 2 * k.a * k.c); break;
       case 7:
       case 9: parts = {k.a, (k.a + 1) / 2}; moved = 6.0 * k.a; break;  // f32 in, 16-bit out
       case 8:
@@ -509,6 +540,8 @@ int main(int argc, char** argv) {
         case 1: launch_add_rms_norm<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], p[4], k.a, k.b); break;
         case 2: launch_attn_decode<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c, k.d, k.e); break;
         case 3: launch_kv_append<<<grid, kThreads>>>(p[0], p[1], p[2], p[3], k.a, k.b, k.c); break;
+        case 11: launch_rope<<<grid, kThreads>>>(p[0], p[1], k.a, k.b, k.c); break;
+        case 12: launch_moe_gate<<<grid, kThreads>>>(p[0], p[1], p[2], k.a, k.b, k.c); break;
         case 4: launch_add<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
         case 5: launch_swiglu<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;
         case 6: launch_mul<<<grid, kThreads>>>(p[0], p[1], p[2], k.a); break;

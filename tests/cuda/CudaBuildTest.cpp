@@ -140,8 +140,9 @@ TEST(CudaBuild, BoundaryBenchCompiles) {
 
 // bench/cuda/kernel_bw.cu (issue 40 item 3; scripts/gpu-check.sh step 6) builds warning-free, and each of its
 // launches reads through 16-byte global loads (the PTX of every wrapper around a builtin kernel, the gemvs, the
-// matmuls (f32, bf16, q8_0, q4_0), the norms, attn_decode, kv_append, add, mul, swiglu and the four casts, has
-// ld.global.v4: fails when a kernel's vector path is gone or the bench stops calling the builtin source).
+// matmuls (f32, bf16, q8_0, q4_0), the norms, attn_decode, kv_append, rope, add, mul, swiglu and the four casts,
+// has ld.global.v4, and the MoE gate, which has no vector loads, reduces across lanes by shfl.sync.bfly (its
+// warp per row): fails when a kernel's vector or warp path is gone or the bench stops calling the builtin source).
 TEST(CudaBuild, KernelBandwidthBenchCompilesAndItsGemvsLoad16Bytes) {
   SK_REQUIRE_NVCC(nvcc);
   TempDir dir;
@@ -156,12 +157,12 @@ TEST(CudaBuild, KernelBandwidthBenchCompilesAndItsGemvsLoad16Bytes) {
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->exitCode, 0) << r->err;
   const std::string text = cudatest::readFile(ptx);
-  // The gemvs, the matmuls and the other vectorised builtins (norm.cu, attention.cu's attn_decode and kv_append,
-  // elementwise.cu, cast.cu).
+  // The gemvs, the matmuls and the other vectorised builtins (norm.cu, attention.cu's attn_decode, kv_append and
+  // rope, elementwise.cu, cast.cu).
   for (const char* entry : {"launch_f32", "launch_bf16", "launch_f16", "launch_q8_0", "launch_q4_0",
                             "launch_matmul_f32", "launch_matmul_bf16", "launch_matmul_q8_0", "launch_matmul_q4_0",
                             "launch_rms_norm", "launch_add_rms_norm", "launch_attn_decode", "launch_kv_append",
-                            "launch_add", "launch_mul", "launch_swiglu", "launch_cast_f32_bf16",
+                            "launch_rope", "launch_add", "launch_mul", "launch_swiglu", "launch_cast_f32_bf16",
                             "launch_cast_bf16_f32", "launch_cast_f32_f16", "launch_cast_f16_f32"}) {
     const size_t at = text.find(std::string(".entry _Z") + std::to_string(std::strlen(entry)) + entry);
     ASSERT_NE(at, std::string::npos) << entry << " is not in the PTX";
@@ -169,6 +170,10 @@ TEST(CudaBuild, KernelBandwidthBenchCompilesAndItsGemvsLoad16Bytes) {
     EXPECT_NE(text.substr(at, end - at).find("ld.global.v4."), std::string::npos)
         << entry << ": no 16-byte global load in its body";
   }
+  const size_t gate = text.find(".entry _Z15launch_moe_gate");
+  ASSERT_NE(gate, std::string::npos) << "launch_moe_gate is not in the PTX";
+  EXPECT_NE(text.substr(gate, text.find("\n}\n", gate) - gate).find("shfl.sync.bfly"), std::string::npos)
+      << "launch_moe_gate: no warp shuffle in its body (the gate is a warp per row)";
 }
 
 // sync.cuh's two opt-in wait variants (issue 40: -DSK_CUDA_POLL_RELAXED=1, -DSK_CUDA_WAIT_TIMEOUT_NS=N) keep
