@@ -18,7 +18,11 @@
 #      copy bandwidth;
 #   7. collectives on NCCL's device API, 1 rank, cuda vs cpu (skipped where the
 #      device has no libnccl.so.2, system or pip's nvidia-nccl-cu13, or MPI does
-#      not start: no mpirun and no complete Open MPI for a singleton).
+#      not start: no mpirun and no complete Open MPI for a singleton);
+#   8. the sync calibration (sk-compile --calibrate --target cuda: the GPU's
+#      barrier, counter and flag cost per boundary), then the decode stack
+#      planned with those costs (the sync model acts on cuda only with costs;
+#      step 3's decode stack is the same list without them).
 # It writes REPORT_DIR/gpu-check.md (GPU, driver, clocks, every result) and
 # REPORT_DIR/gpu-logs.tar.gz (every step's full output).
 #
@@ -35,8 +39,11 @@
 # estimated from the 2026-11-26/28 runs (docs/PERFORMANCE.md sections 8 and 8b) less their compiles: set-up
 # 10 s; 1: 5 s; 2: 60-90 s (8 shards; the scenario and gemv tests write their lists at run time and the
 # tolerance tests build the cpu side: those still compile); 3: 40 s; 3b: 40 s; 4: 30 s; 5: 60 s (not run
-# yet: graph captures); 6: 10 s; 7: 20 s or skipped; about 5 minutes in all, within the 450 s it gives itself
-# (SK_GPU_DEADLINE: every step's limit is cut to what is left of it, so the report is always written).
+# yet: graph captures); 6: 10 s; 7: 20 s or skipped; 8 (not run yet): 5 s for the calibration (its kernel is in
+# the carried cache), 20-50 s for the decode stack with its costs (the fused step compiles there when the costs
+# change the plan: they are not known before the device measures them; skipped with under 60 s left); about 6
+# minutes in all, within the 450 s it gives itself (SK_GPU_DEADLINE: every step's limit is cut to what is left
+# of it, so the report is always written).
 #
 # Environment:
 #   SK_GPU_BUILD_DIR=<dir>   use that build instead of building build/release. The
@@ -409,6 +416,38 @@ else
   else
     status=1
   fi
+fi
+
+log ""
+log "## 8. sync calibration (issue 40 item 2): the GPU's cost per boundary, and the decode stack planned with it"
+# sk-compile --calibrate --target cuda (src/backends/cuda/CudaCalibrate.cpp; docs/CUDA.md, "Sync calibration"):
+# on one CTA per SM, chains of small ops with a grid barrier, an all-to-all counter or a flag wait after each op,
+# against the same chain without. Its kernel comes from the carried cache: the calibration builds through the
+# cache at its default root, so SK_CACHE_DIR names it. The costs are saved in a scratch cache directory, not in
+# $cuda_cache, so no other step plans with them.
+calib_dir=$cache/calibration
+if step sync_calibration 'Sync calibration|saved|error|Error' \
+     env SK_CACHE_DIR="$cuda_cache" "$compile" --calibrate --target cuda --cache-dir "$calib_dir"; then
+  calib_file=$(ls "$calib_dir"/calibration/cuda-*.json 2>/dev/null | head -1)
+  ns() { sed -n "s/.*\"$1\": *\([0-9.eE+]*\).*/\1/p" "$calib_file" | head -1; }
+  b=$(ns barrier_ns) c=$(ns counter_ns) f=$(ns flag_ns)
+  if [ -z "$b" ] || [ -z "$c" ] || [ -z "$f" ]; then
+    log "the calibration saved no costs (${calib_file:-no file under $calib_dir/calibration})"; status=1
+  elif [ "$(limit)" -lt 60 ]; then
+    log "decode stack with the calibrated costs: skipped: under 60 s left (it may compile its fused step here)"
+  else
+    # The same list, options and cache as step 3's decode_stack; only the costs differ ($SK_SYNC_COSTS: the
+    # plan report's "Sync model" line says what they changed).
+    step decode_stack_calibrated 'Sync model|Syncs|identical|differ|[Ff]used|[Uu]nfused|speedup|error' \
+      env SK_SYNC_COSTS="barrier=$b,counter=$c,flag=$f" "$compile" "$root/examples/decode_stack/decode_stack.json" \
+      --target cuda --run --repeat 15 --cache-dir "$cuda_cache" || status=1
+    log "without the costs (step 3's decode_stack, the rules' syncs):"
+    log '```'
+    grep -E '[Ff]used|[Uu]nfused|speedup' "$logs/decode_stack.log" 2>/dev/null | tail -5 | tee -a "$report"
+    log '```'
+  fi
+else
+  status=1
 fi
 
 rm -rf "$cache"

@@ -6,7 +6,9 @@
 #   2. fills ONE superkernel cache with every cuda module gpu-check loads: sk-compile --baselines without --run
 #      (docs/CLI.md) builds what that --run would load (fused, unfused reference, the Graph + PDL build) for
 #      steps 1, 3, 3b, 5 and 7, and for the gpu tests' sk-compile runs (tests/cuda/gpu/CudaGpuTest.cpp, which
-#      use $SK_TEST_CACHE_DIR/run-cuda: gpu-check unpacks the carried cache as that directory for both);
+#      use $SK_TEST_CACHE_DIR/run-cuda: gpu-check unpacks the carried cache as that directory for both), and the
+#      sync calibration's kernel of step 8 (sk-compile --calibrate --target cuda builds it, then stops at "no
+#      CUDA device" here);
 #   3. checks the cache is complete: every command again with a compiler launcher that fails, so any module
 #      still missing fails the script (cache keys do not depend on where the checkout, the build or the data
 #      directory is: docs/CACHE.md; they do depend on nvcc's identity, recorded in nvcc-identity.txt);
@@ -131,6 +133,24 @@ run_all() {  # label, sk-compile, cache dir, then extra environment words for ea
     say "$label [$i/$n] $((SECONDS - t0)) s: $(basename "$list") --baselines $baselines${options:+ --options $options}: $(grep -m1 '^Compile:' "$root/build/gpu-prepare-last.log" || true)"
   done
 }
+# gpu-check 8: the sync calibration's kernel (src/backends/cuda/CudaCalibrate.cpp). The calibration is given the
+# device, not the session's cache, so it builds through the cache at its default root: SK_CACHE_DIR names this
+# one (gpu-check sets it the same way). Without a GPU, sk-compile --calibrate builds or finds the kernel, loads
+# it, then stops at "no CUDA device" (exit 4): the expected end here. Its costs would go to a scratch directory.
+calibration_kernel() {  # label, sk-compile, cache dir, then extra environment words
+  local label=$1 bin=$2 dir=$3 rc=0; shift 3
+  env SK_LOG_LEVEL=warn SK_CACHE_DIR="$dir" "$@" "$bin" --calibrate --target cuda --cache-dir "$work/calibration-scratch" \
+    >"$root/build/gpu-prepare-last.log" 2>&1 || rc=$?
+  if [ "$rc" = 4 ] && grep -q 'no CUDA device' "$root/build/gpu-prepare-last.log"; then
+    say "$label: the sync calibration's kernel (sk-compile --calibrate --target cuda: stopped at 'no CUDA device', as expected without a GPU)"
+  elif [ "$rc" = 0 ]; then
+    say "$label: the sync calibration's kernel (sk-compile --calibrate --target cuda ran: this machine has a GPU)"
+  else
+    say "$label FAILED: sk-compile --calibrate --target cuda (exit $rc)"
+    tail -20 "$root/build/gpu-prepare-last.log"
+    return 1
+  fi
+}
 # The kernels, runtime headers and templates every key hashes: other edits to them during the fill (the working
 # tree is shared) leave modules of two versions; then the fill runs again (it compiles only what changed).
 inputs_digest() { gpu_bundle_inputs_digest "$root"; }
@@ -147,6 +167,7 @@ for attempt in 1 2 3; do
   touch "$marker"
   say "filling the cache ($cache; nvcc: $nvcc; kernels/runtime/templates $digest)"
   run_all build "$compile" "$cache"
+  calibration_kernel build "$compile" "$cache"
   # Carried as one .tar.gz (the manifests hold whole op lists: about 90 MiB of entries pack into 15).
   rm -rf "$work/carried" "$carry/cache/run-cuda.tar.gz"
   mkdir -p "$work/carried/run-cuda/entries"
@@ -164,6 +185,7 @@ for attempt in 1 2 3; do
   tar --no-same-owner -C "$work/check" -xzf "$carry/cache/run-cuda.tar.gz"
   say "checking the carried cache: every command a hit with the carried sk-compile and a compiler launcher that fails"
   if run_all check "$carry/tools/sk-compile" "$work/check/run-cuda" "SK_COMPILER_LAUNCHER=$refuse" &&
+     calibration_kernel check "$carry/tools/sk-compile" "$work/check/run-cuda" "SK_COMPILER_LAUNCHER=$refuse" &&
      [ "$(inputs_digest)" = "$digest" ]; then
     break
   fi

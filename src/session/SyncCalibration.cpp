@@ -12,6 +12,7 @@
 
 #include "superkernel/plan/Plan.h"
 #include "superkernel/support/Log.h"
+#include "superkernel/target/Backend.h"
 
 namespace sk {
 
@@ -64,8 +65,14 @@ fs::path syncCalibrationFile(const fs::path& root, std::string_view target, uint
 
 Expected<SyncCosts> syncCostsFor(const SyncCosts& model, const fs::path& root, std::string_view target, uint32_t cores,
                                  std::vector<std::string>& warnings) {
-  // A target without a cost model (its emitter picks its own syncs) takes no costs from anywhere.
-  if (!model.known()) return model;
+  // A target without a cost model takes no costs from anywhere: one with neither defaults nor a calibration
+  // (ascend: its emitter picks its own pool-wide syncs). One that can be calibrated but has no defaults (cuda:
+  // no GPU measured yet gives numbers worth planning with) takes a calibration or $SK_SYNC_COSTS, else stays
+  // without costs, so its plans change only once costs exist.
+  if (!model.known()) {
+    auto backend = findBackend(target);
+    if (!backend || !(*backend)->calibrateSync) return model;
+  }
   if (const char* env = std::getenv("SK_SYNC_COSTS"); env && *env) return parseEnv(env);
   if (root.empty()) return model;
   const fs::path file = syncCalibrationFile(root, target, cores);

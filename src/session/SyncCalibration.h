@@ -17,8 +17,10 @@ namespace sk {
 /// grows with the cores that arrive at it).
 std::filesystem::path syncCalibrationFile(const std::filesystem::path& root, std::string_view target, uint32_t cores);
 
-/// The costs to plan with. `model`: the back end's (defaults, or none: then nothing overrides them, since
-/// the target's emitter picks its own syncs). `root`: the cache directory (empty:
+/// The costs to plan with. `model`: the back end's (defaults, or none). A target with none takes costs only
+/// where its back end can measure them (Backend::calibrateSync: cuda), and then only from $SK_SYNC_COSTS or
+/// its calibration: without either its syncs stay as the rules chose them. A target with neither defaults
+/// nor a calibration (its emitter picks its own syncs) takes none from anywhere. `root`: the cache directory (empty:
 /// no calibration is read). A malformed $SK_SYNC_COSTS is BadInput naming it and its form; a calibration
 /// file that cannot be read or parsed is not an error: `warnings` gets a line saying so and what to do, and
 /// `model` is used.

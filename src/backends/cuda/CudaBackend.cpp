@@ -1,8 +1,10 @@
 // The cuda back end, assembled: emitter (CudaEmitter.cpp), build recipe
-// (CudaRecipe.cpp, nvcc) and device (CudaDevice.cpp, libcudart by dlopen).
+// (CudaRecipe.cpp, nvcc), device (CudaDevice.cpp, libcudart by dlopen) and
+// sync calibration (CudaCalibrate.cpp).
 // cuda-sim: the same emitter and kernels, built by the host compiler
 // (CudaSimRecipe.cpp) and run by the simulator (CudaSimDevice.cpp).
 #include "backends/cuda/CudaBackend.h"
+#include "backends/cuda/CudaCalibrate.h"
 #include "backends/cuda/CudaKernelKeys.h"
 
 namespace sk {
@@ -23,6 +25,9 @@ Backend cudaBackend() {
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaDevice(o); };
+  // No default costs (the model leaves cuda's syncs as the rules chose them) until the GPU is measured:
+  // `sk-compile --calibrate --target cuda` (CudaCalibrate.cpp), or $SK_SYNC_COSTS.
+  b.calibrateSync = [](Device& d) { return calibrateCudaSync(d, /*simulator=*/false); };
   return b;
 }
 
@@ -37,6 +42,9 @@ Backend cudaSimBackend() {
   b.makeEmitter = [] { return makeCudaEmitter(); };
   b.makeRecipe = [] { return makeCudaSimRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaSimDevice(o); };
+  // The same calibration run by the simulator: its costs are the simulator's, not a GPU's (it exists so the
+  // calibration's path, the cache file and the plans that read it are tested without a GPU).
+  b.calibrateSync = [](Device& d) { return calibrateCudaSync(d, /*simulator=*/true); };
   return b;
 }
 

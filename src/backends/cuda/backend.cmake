@@ -8,3 +8,7 @@ list(APPEND SK_LIB_PRIVATE_INCLUDES ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/inclu
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cuda/include/ DESTINATION ${SK_DATA_SUBDIR}/runtime/cuda/include)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/cuda/sim/include/
         DESTINATION ${SK_DATA_SUBDIR}/runtime/cuda/sim/include)
+# The sync calibration's kernel (CudaCalibrate.cpp reads it at run time): beside include/, not in it, so it is
+# not part of the runtime digest every cuda key hashes (its own text is the key of its build).
+install(FILES ${PROJECT_SOURCE_DIR}/runtime/cuda/calibration/sync_calibration.cu
+        DESTINATION ${SK_DATA_SUBDIR}/runtime/cuda/calibration)
