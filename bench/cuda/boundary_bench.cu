@@ -33,6 +33,19 @@
 //           dependants at its start (cudaTriggerProgrammaticLaunchCompletion) and loads its weights before / after
 //           cudaGridDependencySynchronize() (griddepcontrol.wait)
 //         every row is batch time / N: a _pK row includes the K KB load, compare rows of one K only.
+//   cluster edges (sm_90 thread block clusters of 2 and 4 CTAs; issue 40 items 2 and 4): the chain on a grid
+//   launched with a cluster dimension, op k's CTA c reading the slice its cluster neighbour (rank + 1) % S wrote:
+//           sk_cluster_local_cS  the same grid and cluster shape, each CTA reading its own slice, no sync: the floor
+//           sk_cluster_bar_cS    the cluster's hardware barrier between ops (barrier.cluster.arrive.release /
+//                                wait.acquire): every CTA of the cluster, no memory word at all
+//           sk_cluster_flag_cS   a 1:1 edge whose flag lives in the CONSUMER's shared memory: the producer's lane 0
+//                                stores the op number there through the distributed shared memory window
+//                                (st.release.cluster), the consumer's lane 0 polls its own SM's shared memory
+//                                (ld.acquire.cluster): no L2 round trip per poll
+//         exposed cost of a cluster edge = sk_cluster_{bar,flag}_cS - sk_cluster_local_cS. The grid is the largest
+//         multiple of S that cudaOccupancyMaxActiveClusters lets run at once (every cluster resident, as a
+//         SuperKernel needs), printed with the table. What this decides: whether the planner should place a
+//         consumer in its producer's cluster and give such edges a cluster sync (not built; docs/CUDA.md).
 // The persistent variants use the SuperKernel's own primitives
 // (runtime/cuda/include/superkernel/cuda/sync.cuh) on monotonic epochs, as the
 // generated code does. Reported: microseconds per op boundary (batch time / N),
@@ -183,18 +196,84 @@ __global__ void persistent_kernel(float* a, float* b, int ops, int mode, unsigne
   }
 }
 
+// ---- cluster edges (sm_90) -----------------------------------------------------
+
+// mode: kLocal (no sync), kClusterBar, kClusterFlag. A flag in shared memory does not outlive a launch, so its value
+// is the op number k + 1 (monotonic within the launch), set to 0 before the first cluster barrier; the last cluster
+// barrier keeps every CTA resident until no neighbour can still store into its shared memory.
+enum ClusterMode { kClusterBar = 1, kClusterFlag = 2 };
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_size() {
+  unsigned n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+__global__ void cluster_kernel(float* a, float* b, int ops, int mode) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ unsigned long long flag;  // set by the cluster neighbour that this CTA reads from
+  const unsigned rank = cluster_rank(), S = cluster_size();
+  const int c = blockIdx.x, base = c - (int)rank;
+  // The CTA this one reads (its producer) and the CTA that reads this one (its consumer), inside the cluster.
+  const int src = mode == kLocal ? c : base + (int)((rank + 1) % S);
+  const unsigned consumer = (rank + S - 1) % S;
+  if (threadIdx.x == 0) flag = 0;
+  cluster_sync();  // every flag is 0 before any neighbour may store into it
+  const unsigned local = (unsigned)__cvta_generic_to_shared(&flag);
+  unsigned remote = 0;  // the consumer's flag, a shared::cluster address
+  if (threadIdx.x == 0) asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(consumer));
+  for (int k = 0; k < ops; ++k) {
+    const float* x = (k & 1) ? b : a;
+    float* y = (k & 1) ? a : b;
+    if (k > 0) {
+      if (mode == kClusterBar) {
+        cluster_sync();
+      } else if (mode == kClusterFlag) {
+        if (threadIdx.x == 0) {
+          unsigned long long v;
+          do {
+            asm volatile("ld.acquire.cluster.shared::cta.u64 %0, [%1];" : "=l"(v) : "r"(local) : "memory");
+          } while (v < (unsigned long long)k);
+        }
+        __syncthreads();
+      }
+    }
+    y[c * blockDim.x + threadIdx.x] = x[src * blockDim.x + threadIdx.x] + 1.0f;
+    if (mode == kClusterFlag) {
+      __syncthreads();  // the CTA's writes of op k before lane 0's release
+      if (threadIdx.x == 0)
+        asm volatile("st.release.cluster.shared::cluster.u64 [%0], %1;" ::"r"(remote),
+                     "l"((unsigned long long)(k + 1))
+                     : "memory");
+    }
+  }
+  cluster_sync();  // no CTA leaves while a neighbour may still store into its shared memory
+#else
+  (void)a, (void)b, (void)ops, (void)mode;
+#endif
+}
+
 // ---- harness ------------------------------------------------------------------
 
 constexpr size_t kWeightBytes = 256ull << 20;  // > H200's 50 MB L2: prologue loads stream from HBM
 
 struct Variant {
   const char* name;
-  int kind;  // 0 launch, 1 graph, 2 graph_pdl, 3 persistent, 4 graph_pdl with weights
+  int kind;  // 0 launch, 1 graph, 2 graph_pdl, 3 persistent, 4 graph_pdl with weights, 5 cluster (kb: its size)
   int mode, kb, pre;
 };
 
 struct Bench {
   int G = 0, ops = 64;
+  int clusterG[5] = {};  // per cluster size 2 / 4: the grid of the cluster variants (0: cannot run)
   float *a = nullptr, *b = nullptr;
   float4* w = nullptr;
   unsigned long long *flags = nullptr, *done = nullptr, *bar = nullptr, *d0 = nullptr, *d1 = nullptr;
@@ -249,6 +328,21 @@ struct Bench {
       case 1: CHECK(cudaGraphLaunch(graph, s)); break;
       case 2: CHECK(cudaGraphLaunch(graphPdl, s)); break;
       case 4: CHECK(cudaGraphLaunch(graphW[vi], s)); break;
+      case 5: {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(clusterG[v.kb]);
+        cfg.blockDim = dim3(kThreads);
+        cfg.stream = s;
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = (unsigned)v.kb;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        CHECK(cudaLaunchKernelEx(&cfg, cluster_kernel, a, b, ops, v.mode));
+        break;
+      }
       default:
         persistent_kernel<<<G, kThreads, (size_t)v.kb * 1024, s>>>(a, b, ops, v.mode, ++epoch[v.mode], flags, done,
                                                                     bar, w, slices(v.kb), v.kb, v.pre, d0, d1);
@@ -327,6 +421,37 @@ int main(int argc, char** argv) {
       V.push_back(v);
     }
   }
+  // The cluster variants (sm_90 and later): the grid every cluster of which is resident at once.
+  std::string clusterNote;
+  for (int cs : {2, 4}) {
+    if (prop.major < 9) break;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(B.G - B.G % cs));
+    cfg.blockDim = dim3(kThreads);
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)cs;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, cluster_kernel, &cfg) != cudaSuccess || clusters < 1) {
+      (void)cudaGetLastError();
+      clusterNote += " clusters of " + std::to_string(cs) + ": cannot run;";
+      continue;
+    }
+    B.clusterG[cs] = std::min(B.G - B.G % cs, clusters * cs);
+    clusterNote += " clusters of " + std::to_string(cs) + ": " + std::to_string(B.clusterG[cs]) + " CTAs;";
+    static char cname[6][32];
+    const char* fmt[] = {"sk_cluster_local_c%d", "sk_cluster_bar_c%d", "sk_cluster_flag_c%d"};
+    const int modes[] = {kLocal, kClusterBar, kClusterFlag};
+    for (int j = 0; j < 3; ++j) {
+      char* nm = cname[(cs == 4) * 3 + j];
+      std::snprintf(nm, sizeof cname[0], fmt[j], cs);
+      V.push_back({nm, 5, modes[j], cs, 0});
+    }
+  }
   const int kVariants = (int)V.size();
   B.graphW.assign(kVariants, cudaGraphExec_t{});
   for (int v = 0; v < kVariants; ++v)
@@ -362,8 +487,9 @@ int main(int argc, char** argv) {
   std::printf("GPU: %s, %d SMs, sm_%d%d; driver %d, runtime %d; SM clock %d MHz (max), memory clock %d MHz\n",
               prop.name, prop.multiProcessorCount, prop.major, prop.minor, driver, runtime, smClock / 1000,
               memClock / 1000);
-  std::printf("chain: %d ops x %d CTAs x %d threads; %d samples of %d chains each, variants interleaved\n",
-              B.ops, B.G, kThreads, samples, batch);
+  std::printf("chain: %d ops x %d CTAs x %d threads; %d samples of %d chains each, variants interleaved; cluster "
+              "variants:%s\n",
+              B.ops, B.G, kThreads, samples, batch, clusterNote.empty() ? " none (below sm_90)" : clusterNote.c_str());
   std::printf("command: %s %d %d %d\n\n", argv[0], B.ops, samples, batch);
   std::printf("| variant | us per boundary, median | min | max | vs launch |\n|---|---|---|---|---|\n");
   auto med = [](std::vector<double> x) {
