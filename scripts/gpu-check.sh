@@ -422,13 +422,15 @@ log ""
 log "## 8. sync calibration (issue 40 item 2): the GPU's cost per boundary, and the decode stack planned with it"
 # sk-compile --calibrate --target cuda (src/backends/cuda/CudaCalibrate.cpp; docs/CUDA.md, "Sync calibration"):
 # on one CTA per SM, chains of small ops with a grid barrier, an all-to-all counter or a flag wait after each op,
-# against the same chain without. Its kernel comes from the carried cache: the calibration builds through the
-# cache at its default root, so SK_CACHE_DIR names it. The costs are saved in a scratch cache directory, not in
-# $cuda_cache, so no other step plans with them.
+# against the same chain without. Its kernel comes from the carried cache (the calibration builds through the
+# session's cache, like a SuperKernel). The costs it saves there are moved to a scratch directory at once, so no
+# other step plans with them; the decode stack below gets them through SK_SYNC_COSTS.
 calib_dir=$cache/calibration
+mkdir -p "$calib_dir"
 if step sync_calibration 'Sync calibration|saved|error|Error' \
-     env SK_CACHE_DIR="$cuda_cache" "$compile" --calibrate --target cuda --cache-dir "$calib_dir"; then
-  calib_file=$(ls "$calib_dir"/calibration/cuda-*.json 2>/dev/null | head -1)
+     "$compile" --calibrate --target cuda --cache-dir "$cuda_cache"; then
+  mv "$cuda_cache"/calibration/cuda-*.json "$calib_dir"/ 2>/dev/null || true
+  calib_file=$(ls "$calib_dir"/cuda-*.json 2>/dev/null | head -1)
   ns() { sed -n "s/.*\"$1\": *\([0-9.eE+]*\).*/\1/p" "$calib_file" | head -1; }
   b=$(ns barrier_ns) c=$(ns counter_ns) f=$(ns flag_ns)
   if [ -z "$b" ] || [ -z "$c" ] || [ -z "$f" ]; then

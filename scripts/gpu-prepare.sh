@@ -133,13 +133,13 @@ run_all() {  # label, sk-compile, cache dir, then extra environment words for ea
     say "$label [$i/$n] $((SECONDS - t0)) s: $(basename "$list") --baselines $baselines${options:+ --options $options}: $(grep -m1 '^Compile:' "$root/build/gpu-prepare-last.log" || true)"
   done
 }
-# gpu-check 8: the sync calibration's kernel (src/backends/cuda/CudaCalibrate.cpp). The calibration is given the
-# device, not the session's cache, so it builds through the cache at its default root: SK_CACHE_DIR names this
-# one (gpu-check sets it the same way). Without a GPU, sk-compile --calibrate builds or finds the kernel, loads
-# it, then stops at "no CUDA device" (exit 4): the expected end here. Its costs would go to a scratch directory.
+# gpu-check 8: the sync calibration's kernel (src/backends/cuda/CudaCalibrate.cpp), built through the session's
+# cache like a SuperKernel: this one (gpu-check calibrates with the same --cache-dir). Without a GPU,
+# sk-compile --calibrate builds or finds the kernel, loads it, then stops at "no CUDA device" (exit 4) before
+# measuring or saving anything: the expected end here.
 calibration_kernel() {  # label, sk-compile, cache dir, then extra environment words
   local label=$1 bin=$2 dir=$3 rc=0; shift 3
-  env SK_LOG_LEVEL=warn SK_CACHE_DIR="$dir" "$@" "$bin" --calibrate --target cuda --cache-dir "$work/calibration-scratch" \
+  env SK_LOG_LEVEL=warn "$@" "$bin" --calibrate --target cuda --cache-dir "$dir" \
     >"$root/build/gpu-prepare-last.log" 2>&1 || rc=$?
   if [ "$rc" = 4 ] && grep -q 'no CUDA device' "$root/build/gpu-prepare-last.log"; then
     say "$label: the sync calibration's kernel (sk-compile --calibrate --target cuda: stopped at 'no CUDA device', as expected without a GPU)"

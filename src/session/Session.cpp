@@ -143,11 +143,12 @@ Expected<SyncCosts> Session::calibrateSync(std::string_view target) {
   if (!backend->calibrateSync)
     return badInput(fmt::format("target {} has no sync calibration: its syncs are not chosen by measured costs",
                                 target));
-  SK_ASSIGN_OR_RETURN(Device * dev, device(target));
+  SK_ASSIGN_OR_RETURN(TargetState * state, impl_->target(target));
+  Device* dev = state->device.get();
   const Impl& im = *impl_;
   const bool keep = im.options.diskCache && !im.options.readOnlyCache && !im.cache->usingPrivateFallback();
   if (keep) SK_RETURN_IF_ERROR(prepareSyncCalibrationDir(im.cache->root()));
-  SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev));
+  SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev, CalibrationContext{im.cache, &state->toolchain}));
   if (keep) {
     SK_ASSIGN_OR_RETURN(std::filesystem::path file,
                         saveSyncCalibration(im.cache->root(), target, dev->machine().deviceCores(), costs));

@@ -208,7 +208,7 @@ const bool kRegistered = [] {
     m.syncCosts = {1000, 2000, 3000, "testbe defaults"};
     return m;
   };
-  b.calibrateSync = [](Device&) -> Expected<SyncCosts> { return SyncCosts{111, 222, 333, "testbe measured"}; };
+  b.calibrateSync = [](Device&, const CalibrationContext&) -> Expected<SyncCosts> { return SyncCosts{111, 222, 333, "testbe measured"}; };
   b.makeEmitter = []() -> Expected<std::shared_ptr<const Emitter>> {
     return std::shared_ptr<const Emitter>(std::make_shared<TestEmitter>());
   };

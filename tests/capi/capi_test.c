@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
   /* Errors: each a status and a message, never a crash. */
   /* The sync calibration (it runs for real in tests/python/test_package.py): a target without one, no session. */
   sk_sync_costs costs;
-  CHECK(sk_calibrate_sync(s, "cuda", &costs) == SK_ERR_BAD_INPUT);
-  CHECK(strstr(sk_last_error(), "cuda") != NULL);
+  CHECK(sk_calibrate_sync(s, "ascend", &costs) == SK_ERR_BAD_INPUT);
+  CHECK(strstr(sk_last_error(), "ascend") != NULL);
   CHECK(sk_calibrate_sync(NULL, NULL, &costs) == SK_ERR_INVALID_ARGUMENT);
   CHECK(strstr(sk_last_error(), "sk_calibrate_sync: session is NULL") != NULL);
   /* The messages say what is wrong, not just something with a digit in it. */

@@ -56,8 +56,9 @@ TEST(CudaCalibrate, TheSimulatorMeasuresCachesAndTheNextPlanReadsIt) {
   test::ScopedEnv noCosts("SK_SYNC_COSTS", nullptr);
   test::ScopedEnv sms("SK_CUDA_SIM_SMS", "2");
   test::TempDir dir("cuda-calib");
-  // The kernel's build uses the cache at its default root (CudaCalibrate.cpp says why): the session's here.
-  test::ScopedEnv cacheRoot("SK_CACHE_DIR", dir.path().c_str());
+  // The kernel is built in the session's cache, not in the one at the default root.
+  test::TempDir elsewhere("cuda-calib-default-root");
+  test::ScopedEnv cacheRoot("SK_CACHE_DIR", elsewhere.path().c_str());
   SessionOptions o;
   o.cacheDir = dir.path();
   auto s = Session::create(o);
@@ -84,6 +85,7 @@ TEST(CudaCalibrate, TheSimulatorMeasuresCachesAndTheNextPlanReadsIt) {
        ++it)
     entries += it->path().filename() == "superkernel_sim.so";
   EXPECT_EQ(entries, 1u);
+  EXPECT_FALSE(fs::exists(elsewhere.path() / "entries")) << "the calibration built in the default cache";
 
   // The next plan for 2 simulated SMs reads it, and the report says where the costs came from; a plan for
   // 4 SMs has no calibration and, without defaults, no costs.
@@ -101,7 +103,6 @@ TEST(CudaCalibrate, TheSimulatorMeasuresCachesAndTheNextPlanReadsIt) {
 TEST(CudaCalibrate, OneCtaHasNothingToMeasure) {
   test::ScopedEnv sms("SK_CUDA_SIM_SMS", "1");
   test::TempDir dir("cuda-calib-one");
-  test::ScopedEnv cacheRoot("SK_CACHE_DIR", dir.path().c_str());
   SessionOptions o;
   o.cacheDir = dir.path();
   auto s = Session::create(o);
@@ -128,7 +129,6 @@ TEST(CudaCalibrate, AKernelThatDoesNotBuildIsOneClearError) {
   tooltest::Spawn sp;
   sp.argv = {tooltest::kCompile, "--calibrate", "--target", "cuda-sim", "--cache-dir", dir.path().string()};
   sp.env["SK_CUDA_SIM_CXX"] = cc.string();
-  sp.env["SK_CACHE_DIR"] = dir.path().string();
   sp.env["SK_CUDA_SIM_SMS"] = std::string("2");
   const tooltest::Result r = tooltest::run(sp);
   EXPECT_EQ(r.code, 3) << r.all();  // a compile failure

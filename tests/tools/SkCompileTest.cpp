@@ -182,9 +182,9 @@ TEST(SkCompile, CalibrateCachesTheCostsLaterPlansUse) {
   TempDir cache;
   const std::string dir = cache.path().string();
   // What it cannot do first (these never depend on how busy the machine is).
-  Result r = run({kCompile, "--calibrate", "--target", "cuda-sim", "--cache-dir", dir});
+  Result r = run({kCompile, "--calibrate", "--target", "ascend-sim", "--cache-dir", dir});
   EXPECT_EQ(r.code, 2) << r.all();
-  EXPECT_THAT(r.err, HasSubstr("target cuda-sim has no sync calibration"));
+  EXPECT_THAT(r.err, HasSubstr("target ascend-sim has no sync calibration"));
   r = run({kCompile, "--calibrate", "--workers", "1", "--cache-dir", dir});
   EXPECT_EQ(r.code, 2) << r.all();
   EXPECT_THAT(r.err, HasSubstr("sync calibration needs at least 2 workers"));

@@ -1228,9 +1228,9 @@ int realMain(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("sk-compile {} (superkernel {})", libraryVersion(), libraryVersion()));
   app.add_option("OPLIST", a.opList, "op list (superkernel.oplist JSON, format v1); optional with --calibrate");
   app.add_flag("--calibrate", a.calibrate,
-               "measure this machine's sync costs (barrier, counter and flag waits, on --workers workers) for the "
-               "sync cost model and cache them in the cache directory, where every later plan reads them; then "
-               "compile OPLIST if one is given");
+               "measure the sync costs of --target's device (cpu: barrier, counter and flag waits on --workers "
+               "workers; cuda: on the GPU's SMs; cuda-sim: the simulator's) for the sync cost model and cache them "
+               "in the cache directory, where every later plan reads them; then compile OPLIST if one is given");
   app.add_flag("--run", a.run,
                "execute fused and unfused from identical buffers, compare every buffer bit-for-bit, print both times");
   app.add_option("--tokens", a.tokens,

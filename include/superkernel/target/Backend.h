@@ -272,6 +272,14 @@ struct MachineQuery {
   uint32_t cores = 0;
 };
 
+/// What a calibration (Backend::calibrateSync) may build with: the session's own cache and the target's
+/// toolchain, so a kernel it compiles is found, keyed and kept where the session's SuperKernels are (its cache
+/// directory, read-only or not), never in another one.
+struct CalibrationContext {
+  std::shared_ptr<Cache> cache;
+  const Toolchain* toolchain = nullptr;
+};
+
 struct Backend {
   std::string name;                                 // the op list's "target"
   /// Whose kernel sources and builtins it compiles ("cuda" for cuda-sim);
@@ -294,7 +302,7 @@ struct Backend {
   std::function<Expected<std::unique_ptr<Device>>(const DeviceOptions&)> makeDevice;
   /// Optional: measures what the sync cost model compares (SyncCosts) on `device`, the machine present.
   /// Session::calibrateSync runs it and caches the result; empty: the target keeps its model's costs.
-  std::function<Expected<SyncCosts>(Device& device)> calibrateSync;
+  std::function<Expected<SyncCosts>(Device& device, const CalibrationContext& context)> calibrateSync;
 };
 
 /// Add a back end (an error if the name is taken or a factory is missing).

@@ -18,7 +18,7 @@ Backend cpuBackend() {
   b.makeEmitter = [] { return makeCpuEmitter(); };
   b.makeRecipe = [] { return makeCpuRecipe(); };
   b.makeDevice = [](const DeviceOptions& o) { return makeCpuDevice(o); };
-  b.calibrateSync = [](Device& d) { return calibrateCpuSync(d); };
+  b.calibrateSync = [](Device& d, const CalibrationContext&) { return calibrateCpuSync(d); };
   return b;
 }
 

@@ -27,7 +27,7 @@ Backend cudaBackend() {
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaDevice(o); };
   // No default costs (the model leaves cuda's syncs as the rules chose them) until the GPU is measured:
   // `sk-compile --calibrate --target cuda` (CudaCalibrate.cpp), or $SK_SYNC_COSTS.
-  b.calibrateSync = [](Device& d) { return calibrateCudaSync(d, /*simulator=*/false); };
+  b.calibrateSync = [](Device& d, const CalibrationContext& c) { return calibrateCudaSync(d, c, /*simulator=*/false); };
   return b;
 }
 
@@ -44,7 +44,7 @@ Backend cudaSimBackend() {
   b.makeDevice = [](const DeviceOptions& o) { return makeCudaSimDevice(o); };
   // The same calibration run by the simulator: its costs are the simulator's, not a GPU's (it exists so the
   // calibration's path, the cache file and the plans that read it are tested without a GPU).
-  b.calibrateSync = [](Device& d) { return calibrateCudaSync(d, /*simulator=*/true); };
+  b.calibrateSync = [](Device& d, const CalibrationContext& c) { return calibrateCudaSync(d, c, /*simulator=*/true); };
   return b;
 }
 

@@ -14,10 +14,9 @@
 //
 // The kernel is built like a SuperKernel: its text through the target's recipe (nvcc for cuda, the host
 // compiler against the simulator's headers for cuda-sim), keyed and kept in the cache, so a prepared cache
-// (scripts/gpu-prepare.sh) holds it and a lent GPU spends no time compiling. Backend::calibrateSync is given
-// only the device, not the session's driver, so the build opens the cache at its default root
-// ($SK_CACHE_DIR, else $XDG_CACHE_HOME/superkernel, else ~/.cache/superkernel), which is the session's unless
-// it was given another directory.
+// (scripts/gpu-prepare.sh) holds it and a lent GPU spends no time compiling. The build uses the session's cache
+// and the target's toolchain (Backend::calibrateSync's CalibrationContext), so `--cache-dir`, a read-only cache
+// and the compiler the session found all hold for it as for a SuperKernel.
 //
 // cuda-sim runs the same text in the simulator: its numbers are the simulator's (host threads polling host
 // memory), not a GPU's. It is calibrated so the whole path (build, load, run, the arithmetic, the cache file,
@@ -92,16 +91,26 @@ Expected<std::string> kernelSource(const Shape& s) {
 
 // Builds (or takes from the cache) the kernel with the target's own recipe and toolchain, as the session builds
 // a SuperKernel, and loads it on `device`. A disk entry whose bytes do not load is discarded and built again.
-Expected<std::shared_ptr<const LoadedKernel>> loadKernel(Device& device, bool simulator, const Shape& s) {
+Expected<std::shared_ptr<const LoadedKernel>> loadKernel(Device& device, const CalibrationContext& context,
+                                                         bool simulator, const Shape& s) {
   SK_ASSIGN_OR_RETURN(std::string text, kernelSource(s));
   std::shared_ptr<const BuildRecipe> recipe = simulator ? makeCudaSimRecipe() : makeCudaRecipe();
-  ToolchainRequest tr;
-  tr.target = std::string(recipe->target());
-  tr.defaultCompiler = std::string(recipe->defaultCompiler());
-  tr.compilerEnvVar = std::string(recipe->compilerEnvVar());
-  tr.hint = recipe->compilerHint();
-  SK_ASSIGN_OR_RETURN(Toolchain toolchain, findToolchain(tr));
-  SK_ASSIGN_OR_RETURN(std::shared_ptr<Cache> cache, Cache::open(CacheConfig{}));
+  // A back end called outside a session (no context) finds its own compiler and the default cache.
+  Toolchain toolchain;
+  if (context.toolchain) {
+    toolchain = *context.toolchain;
+  } else {
+    ToolchainRequest tr;
+    tr.target = std::string(recipe->target());
+    tr.defaultCompiler = std::string(recipe->defaultCompiler());
+    tr.compilerEnvVar = std::string(recipe->compilerEnvVar());
+    tr.hint = recipe->compilerHint();
+    SK_ASSIGN_OR_RETURN(toolchain, findToolchain(tr));
+  }
+  std::shared_ptr<Cache> cache = context.cache;
+  if (!cache) {
+    SK_ASSIGN_OR_RETURN(cache, Cache::open(CacheConfig{}));
+  }
   DriverConfig cfg;
   cfg.jobs = 1;
   cfg.timeout = compileLimits().perCompile;
@@ -207,7 +216,7 @@ Expected<CudaSyncTimes> measure(Run& r, const Shape& s, bool simulator) {
 
 Expected<SyncCosts> costsFromTimes(const CudaSyncTimes& t);
 
-Expected<SyncCosts> calibrate(Device& device, bool simulator) {
+Expected<SyncCosts> calibrate(Device& device, const CalibrationContext& context, bool simulator) {
   const Shape& s = simulator ? kSim : kGpu;
   const uint32_t ctas = device.machine().deviceCores();
   if (ctas < 2)
@@ -215,7 +224,7 @@ Expected<SyncCosts> calibrate(Device& device, bool simulator) {
         "sync calibration needs at least 2 CTAs ({} has {}): with one, every edge is local and there is nothing to "
         "measure{}",
         device.target(), ctas, simulator ? "; set SK_CUDA_SIM_SMS to 2 or more" : ""));
-  SK_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedKernel> kernel, loadKernel(device, simulator, s));
+  SK_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedKernel> kernel, loadKernel(device, context, simulator, s));
 
   const uint32_t ops = static_cast<uint32_t>(std::clamp<size_t>(
       s.maxBytes / (size_t{ctas} * s.slice * 2 * sizeof(float)), s.minOps, s.maxOps));
@@ -303,7 +312,9 @@ Expected<SyncCosts> costsFromTimes(const CudaSyncTimes& t) {
 }  // namespace cudacal
 }  // namespace
 
-Expected<SyncCosts> calibrateCudaSync(Device& device, bool simulator) { return cudacal::calibrate(device, simulator); }
+Expected<SyncCosts> calibrateCudaSync(Device& device, const CalibrationContext& context, bool simulator) {
+  return cudacal::calibrate(device, context, simulator);
+}
 
 Expected<SyncCosts> cudaSyncCostsFromTimes(const CudaSyncTimes& t) { return cudacal::costsFromTimes(t); }
 
