@@ -38,10 +38,11 @@
 # another key), counted by a compiler launcher (SK_COMPILER_LAUNCHER, not part of any key). Device time
 # estimated from the 2026-11-26/28 runs (docs/PERFORMANCE.md sections 8 and 8b) less their compiles: set-up
 # 10 s; 1: 5 s; 2: 60-90 s (8 shards; the scenario and gemv tests write their lists at run time and the
-# tolerance tests build the cpu side: those still compile); 3: 40 s; 3b: 40 s; 4: 30 s; 5: 60 s (not run
-# yet: graph captures); 6: 10 s; 7: 20 s or skipped; 8 (not run yet): 5 s for the calibration (its kernel is in
+# tolerance tests build the cpu side: those still compile; more of them since 2026-11-29: the casts, rope and
+# gate, every builtin chained); 3: 40 s; 3b: 40 s; 4: 40 s (its six cluster rows not run yet); 5: 60 s (not run
+# yet: graph captures); 6: 30 s; 7: 20 s or skipped; 8 (not run yet): 5 s for the calibration (its kernel is in
 # the carried cache), 20-50 s for the decode stack with its costs (the fused step compiles there when the costs
-# change the plan: they are not known before the device measures them; skipped with under 60 s left); about 6
+# change the plan: they are not known before the device measures them; skipped with under 60 s left); about 6.5
 # minutes in all, within the 450 s it gives itself (SK_GPU_DEADLINE: every step's limit is cut to what is left
 # of it, so the report is always written).
 #
@@ -355,9 +356,10 @@ step decode_loop_baselines "$baselines" "$compile" "$root/examples/decode_loop/d
   --tokens 32 --repeat 5 --baselines all --cache-dir "$cuda_cache" || status=1
 
 log ""
-log "## 6. builtin kernels alone (gemv, norms, attn_decode, kv_append, elementwise), GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
-# Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 15 s on the device: 20 kernel x shape
-# rows of 15 samples, each a batch of 16 launches over 256 MB of weights, and a 1 GiB copy.
+log "## 6. builtin kernels alone (gemv, matmul, norms, attention, rope, MoE gate, elementwise, casts), GB/s against the copy bandwidth (bench/cuda/kernel_bw.cu, issue 40 item 3)"
+# Built like boundary_bench (SK_GPU_KERNEL_BW: one built elsewhere); about 30 s on the device (an estimate: never
+# run): 45 kernel x shape rows (15 gemv, 12 matmul, 18 other decode-step kernels) of 15 samples, each a batch of
+# 16 launches over 256 MB of weights, and a 1 GiB copy.
 kernel_bw=$(cuda_bench "${SK_GPU_KERNEL_BW:-}" kernel_bw)
 [ -n "$kernel_bw" ] || status=1
 if [ -n "$kernel_bw" ]; then
