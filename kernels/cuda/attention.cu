@@ -333,31 +333,8 @@ SK_KERNEL void sk_rope_f32(const sk_ctx* ctx, const float* x, float* y, int64_t 
 }
 #elif defined(SK_KV_APPEND)
 // k_cache[pos, :] = k, v_cache[pos, :] = v (rows of `row` floats, caches [cap, row]); block b copies its
-// sk_block_range(row) slice, the CTA's threads stride over it: 16-byte loads and stores (four per thread in
-// flight) where source and destination are both 16-byte aligned after the cache row's head (the floats before
-// its first 16-byte boundary), else one float at a time. A copy: the path never changes a value.
-static __device__ __forceinline__ void sk_kv_copy(const float* src, float* dst, int64_t n) {
-  const int64_t t = threadIdx.x, nt = blockDim.x;
-  const int64_t head = sk_head_f32(dst, n), nv = (n - head) / 4;
-  if (!sk_aligned16(src + head)) {
-    for (int64_t i = t; i < n; i += nt) dst[i] = src[i];
-    return;
-  }
-  const float* sb = src + head;
-  float* db = dst + head;
-  int64_t v = t;
-  for (; v + 3 * nt < nv; v += 4 * nt) {
-    uint4 q[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) q[u] = sk_ld_global_v4(sb + 4 * (v + u * nt));
-#pragma unroll
-    for (int u = 0; u < 4; ++u) sk_st_global_v4(db + 4 * (v + u * nt), q[u]);
-  }
-  for (; v < nv; v += nt) sk_st_global_v4(db + 4 * v, sk_ld_global_v4(sb + 4 * v));
-  if (t < head) dst[t] = src[t];
-  for (int64_t i = head + 4 * nv + t; i < n; i += nt) dst[i] = src[i];
-}
-
+// sk_block_range(row) slice with the CTA (kernel.cuh's sk_cta_copy_f32: 16-byte loads and stores where source and
+// cache row agree modulo 16, else one float at a time).
 SK_KERNEL void sk_kv_append_f32(const sk_ctx* ctx, const float* k, const float* v, float* k_cache, float* v_cache,
                                 int64_t row, int64_t cap, int64_t pos) {
   // pos outside [0, cap): nothing is written (cuda has no sk_report_error yet; cpu and ascend fail the launch).
@@ -365,8 +342,8 @@ SK_KERNEL void sk_kv_append_f32(const sk_ctx* ctx, const float* k, const float* 
   int64_t b, e;
   sk_block_range(ctx, row, &b, &e);
   if (e <= b) return;
-  sk_kv_copy(k + b, k_cache + pos * row + b, e - b);
-  sk_kv_copy(v + b, v_cache + pos * row + b, e - b);
+  sk_cta_copy_f32(k + b, k_cache + pos * row + b, e - b);
+  sk_cta_copy_f32(v + b, v_cache + pos * row + b, e - b);
 }
 #elif defined(SK_ATTN_DECODE)
 // Decode attention over cache rows 0..pos (never a row above pos): block b owns whole heads sk_block_range(heads);

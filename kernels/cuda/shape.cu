@@ -31,30 +31,6 @@
 // floats would leave most of the CTA idle on every run.
 #define SK_CONCAT_RUN_MIN 256
 
-// dst[0..n) = src[0..n) by the CTA: split at dst's first 16-byte boundary, the body 16-byte loads and stores
-// (four per thread per step, loads first) where src is 16-byte aligned there too, else one float at a time.
-static __device__ __forceinline__ void sk_copy_run(const float* src, float* dst, int64_t n) {
-  const int64_t t = threadIdx.x, nt = blockDim.x;
-  const int64_t head = sk_head_f32(dst, n), nv = (n - head) / 4;
-  if (!sk_aligned16(src + head)) {
-    for (int64_t i = t; i < n; i += nt) dst[i] = src[i];
-    return;
-  }
-  const float* sb = src + head;
-  float* db = dst + head;
-  int64_t v = t;
-  for (; v + 3 * nt < nv; v += 4 * nt) {
-    uint4 q[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) q[u] = sk_ld_global_v4(sb + 4 * (v + u * nt));
-#pragma unroll
-    for (int u = 0; u < 4; ++u) sk_st_global_v4(db + 4 * (v + u * nt), q[u]);
-  }
-  for (; v < nv; v += nt) sk_st_global_v4(db + 4 * v, sk_ld_global_v4(sb + 4 * v));
-  if (t < head) dst[t] = src[t];
-  for (int64_t i = head + 4 * nv + t; i < n; i += nt) dst[i] = src[i];
-}
-
 SK_KERNEL void sk_concat_f32(const sk_ctx* ctx, const float* a, const float* b, float* y, int64_t rows, int64_t ca,
                              int64_t cb) {
   (void)rows;
@@ -74,9 +50,9 @@ SK_KERNEL void sk_concat_f32(const sk_ctx* ctx, const float* a, const float* b, 
   // Rows eb / W .. (ee - 1) / W; the first and last may be cut by the slice.
   for (int64_t r = eb / W; r * W < ee; ++r) {
     const int64_t lo = eb - r * W > 0 ? eb - r * W : 0, hi = ee - r * W < W ? ee - r * W : W;  // columns [lo, hi)
-    if (lo < CA && hi > lo) sk_copy_run(a + r * CA + lo, y + r * W + lo, (hi < CA ? hi : CA) - lo);
+    if (lo < CA && hi > lo) sk_cta_copy_f32(a + r * CA + lo, y + r * W + lo, (hi < CA ? hi : CA) - lo);
     const int64_t blo = lo > CA ? lo : CA;
-    if (hi > blo) sk_copy_run(b + r * CB + (blo - CA), y + r * W + blo, hi - blo);
+    if (hi > blo) sk_cta_copy_f32(b + r * CB + (blo - CA), y + r * W + blo, hi - blo);
   }
 }
 

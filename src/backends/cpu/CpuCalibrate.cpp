@@ -22,6 +22,7 @@
 #include "superkernel/cpu/superkernel_rt.h"
 #include "superkernel/runtime/Executor.h"
 #include "backends/cpu/CpuBackend.h"
+#include "support/Untrusted.h"
 
 namespace sk {
 
@@ -36,7 +37,6 @@ constexpr int kWarmup = 2;
 // median), and no boundary between cores costs less than a cache line moving between them (tens of ns).
 constexpr double kMaxIdealSpread = 0.25;
 constexpr double kMinHandOffNs = 5;
-constexpr int kAttempts = 3;
 
 enum Kind : uint32_t { kIdeal, kBarrier, kCounter, kFlag, kKinds };
 
@@ -134,15 +134,7 @@ Expected<SyncCosts> calibrateCpuSync(Device& device) {
   ch.counters.assign(ch.ops, sk_counter{});
   ch.flags.assign(size_t{ch.ops} * ch.workers, sk_counter{});
 
-  // A measurement another job disturbed is taken again (kAttempts in all) before the busy error is returned.
-  Expected<SyncCosts> costs = internalError("sync calibration: not run");
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    SK_ASSIGN_OR_RETURN(SyncCalibrationTimes t, measure(*ex, ch));
-    costs = syncCostsFromTimes(t);
-    if (costs || costs.error().kind() != ErrorKind::Runtime) break;
-    spdlog::info("{} (attempt {} of {})", costs.error().message(), attempt + 1, kAttempts);
-  }
-  return costs;
+  return measureUntilTrusted([&] { return measure(*ex, ch); }, syncCostsFromTimes);
 }
 
 Expected<SyncCosts> syncCostsFromTimes(const SyncCalibrationTimes& t) {

@@ -34,6 +34,7 @@
 #include "superkernel/driver/Driver.h"
 #include "superkernel/support/Paths.h"
 #include "support/Fd.h"
+#include "support/Untrusted.h"
 #include "backends/cuda/CudaBackend.h"
 
 namespace sk {
@@ -57,7 +58,6 @@ constexpr Shape kGpu{256, 2048, size_t{1} << 30, 64, 1000, 31};
 // CTA would spend the time switching them), 64 ops, 31 repetitions: under a second on 2 host cores.
 constexpr Shape kSim{32, 256, size_t{64} << 20, 64, 64, 31};
 constexpr int kWarmup = 2;
-constexpr int kAttempts = 3;
 // Trust limits: the sync-free chain may vary by a quarter between repetitions (interquartile range over the
 // median); no boundary between SMs costs less than a line moving through L2 (here a floor far below any GPU's,
 // tens of ns, that only a measurement another job disturbed goes under); none costs more than the planner
@@ -250,15 +250,7 @@ Expected<SyncCosts> calibrate(Device& device, const CalibrationContext& context,
                ctas, s.threads, ops, s.reps,
                simulator ? " (the simulator: its costs describe host threads, not a GPU)" : "");
 
-  // A measurement another job disturbed is taken again (kAttempts in all) before the busy error is returned.
-  Expected<SyncCosts> costs = internalError("sync calibration: not run");
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    SK_ASSIGN_OR_RETURN(CudaSyncTimes t, measure(r, s, simulator));
-    costs = costsFromTimes(t);
-    if (costs || costs.error().kind() != ErrorKind::Runtime) break;
-    spdlog::info("{} (attempt {} of {})", costs.error().message(), attempt + 1, kAttempts);
-  }
-  return costs;
+  return measureUntilTrusted([&] { return measure(r, s, simulator); }, costsFromTimes);
 }
 
 Expected<SyncCosts> costsFromTimes(const CudaSyncTimes& t) {

@@ -315,4 +315,27 @@ static __device__ __forceinline__ void sk_st4_f32(float* p, bool vec, const floa
   }
 }
 
+/* dst[0..n) = src[0..n) by the whole CTA (kv_append's row, concat's runs): split at dst's first 16-byte boundary,
+ * the body in 16-byte loads and stores, four per thread per step with their loads issued first, where src is
+ * 16-byte aligned at that point too, else one float at a time. A copy: the path never changes a value. */
+static __device__ __forceinline__ void sk_cta_copy_f32(const float* src, float* dst, int64_t n) {
+  const int64_t t = threadIdx.x, nt = blockDim.x;
+  const int64_t head = sk_head_f32(dst, n), nv = (n - head) / 4;
+  if (!sk_aligned16(src + head)) {
+    for (int64_t i = t; i < n; i += nt) dst[i] = src[i];
+    return;
+  }
+  const float* sb = src + head;
+  float* db = dst + head;
+  int64_t v = t;
+  for (; v + 3 * nt < nv; v += 4 * nt) {
+    uint4 q[4];  // constant trip counts: nvcc unrolls both loops (no #pragma here: host compilers include this too)
+    for (int u = 0; u < 4; ++u) q[u] = sk_ld_global_v4(sb + 4 * (v + u * nt));
+    for (int u = 0; u < 4; ++u) sk_st_global_v4(db + 4 * (v + u * nt), q[u]);
+  }
+  for (; v < nv; v += nt) sk_st_global_v4(db + 4 * v, sk_ld_global_v4(sb + 4 * v));
+  if (t < head) dst[t] = src[t];
+  for (int64_t i = head + 4 * nv + t; i < n; i += nt) dst[i] = src[i];
+}
+
 #endif /* SUPERKERNEL_CUDA_KERNEL_CUH */
