@@ -47,34 +47,31 @@ inline uint64_t nextRandom(uint64_t& seed) {
   return z ^ (z >> 31);
 }
 
-// `blocks` ggml q8_0 blocks (an f16 scale of 2^-10 .. 2^-5 times 1..2, then 32 int8 in -127..127) written to
-// `file`, and the u8 buffer that loads them.
-inline nlohmann::json q8Blocks(const std::filesystem::path& file, int64_t blocks, uint64_t& seed) {
+// `blocks` ggml blocks written to `file` (an f16 scale of 2^-10 .. 2^-5 times 1..2, then `quantBytes` bytes of
+// quants from `quant`), and the u8 buffer that loads them.
+template <class Quant>
+nlohmann::json ggmlBlocks(const std::filesystem::path& file, int64_t blocks, int quantBytes, uint64_t& seed,
+                          Quant quant) {
   std::string bytes;
   for (int64_t b = 0; b < blocks; ++b) {
     const uint16_t d = floatToHalf(
         std::ldexp(1.0f + float(nextRandom(seed) % 1024) / 1024.0f, -10 + int(nextRandom(seed) % 6)));
     bytes.push_back(char(d & 0xff));
     bytes.push_back(char(d >> 8));
-    for (int i = 0; i < 32; ++i) bytes.push_back(char(int(nextRandom(seed) % 255) - 127));
+    for (int i = 0; i < quantBytes; ++i) bytes.push_back(quant(seed));
   }
   std::ofstream(file, std::ios::binary) << bytes;
-  return {{"dtype", "u8"}, {"shape", {blocks * 34}}, {"init", {{"file", file.string()}}}};
+  return {{"dtype", "u8"}, {"shape", {blocks * (2 + quantBytes)}}, {"init", {{"file", file.string()}}}};
 }
 
-// `blocks` ggml q4_0 blocks (an f16 scale as for q8Blocks, then 16 random bytes: 32 quants of 4 bits) written to
-// `file`, and the u8 buffer that loads them.
+// q8_0 blocks: 32 int8 quants in -127..127.
+inline nlohmann::json q8Blocks(const std::filesystem::path& file, int64_t blocks, uint64_t& seed) {
+  return ggmlBlocks(file, blocks, 32, seed, [](uint64_t& s) { return char(int(nextRandom(s) % 255) - 127); });
+}
+
+// q4_0 blocks: 16 random bytes, 32 quants of 4 bits.
 inline nlohmann::json q4Blocks(const std::filesystem::path& file, int64_t blocks, uint64_t& seed) {
-  std::string bytes;
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint16_t d = floatToHalf(
-        std::ldexp(1.0f + float(nextRandom(seed) % 1024) / 1024.0f, -10 + int(nextRandom(seed) % 6)));
-    bytes.push_back(char(d & 0xff));
-    bytes.push_back(char(d >> 8));
-    for (int i = 0; i < 16; ++i) bytes.push_back(char(nextRandom(seed) & 0xff));
-  }
-  std::ofstream(file, std::ios::binary) << bytes;
-  return {{"dtype", "u8"}, {"shape", {blocks * 18}}, {"init", {{"file", file.string()}}}};
+  return ggmlBlocks(file, blocks, 16, seed, [](uint64_t& s) { return char(nextRandom(s) & 0xff); });
 }
 
 // A dumped f32 buffer.
