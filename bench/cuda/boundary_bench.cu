@@ -42,9 +42,12 @@
 //                                stores the op number there through the distributed shared memory window
 //                                (st.release.cluster), the consumer's lane 0 polls its own SM's shared memory
 //                                (ld.acquire.cluster): no L2 round trip per poll
-//         exposed cost of a cluster edge = sk_cluster_{bar,flag}_cS - sk_cluster_local_cS. The grid is the largest
-//         multiple of S that cudaOccupancyMaxActiveClusters lets run at once (every cluster resident, as a
-//         SuperKernel needs), printed with the table. What this decides: whether the planner should place a
+//         exposed cost of a cluster edge = sk_cluster_{bar,flag}_cS - sk_cluster_local_cS. Each CTA reserves
+//         kClusterSmem of shared memory, so no two share an SM (a SuperKernel runs one CTA per SM; two CTAs of a
+//         cluster on one SM would make the edge look cheaper than it is). The grid is the largest multiple of S
+//         that cudaOccupancyMaxActiveClusters lets run at once (every cluster resident, as a SuperKernel needs),
+//         printed with the table. With S = 4 an op may overwrite a slice its consumer is still reading (the flag
+//         orders producer to consumer only): values race as in sk_flag, the sync work measured does not. What this decides: whether the planner should place a
 //         consumer in its producer's cluster and give such edges a cluster sync (not built; docs/CUDA.md).
 // The persistent variants use the SuperKernel's own primitives
 // (runtime/cuda/include/superkernel/cuda/sync.cuh) on monotonic epochs, as the
@@ -202,6 +205,8 @@ __global__ void persistent_kernel(float* a, float* b, int ops, int mode, unsigne
 // is the op number k + 1 (monotonic within the launch), set to 0 before the first cluster barrier; the last cluster
 // barrier keeps every CTA resident until no neighbour can still store into its shared memory.
 enum ClusterMode { kClusterBar = 1, kClusterFlag = 2 };
+// More than half of an H100's or H200's 228 KB of shared memory per SM: one cluster CTA per SM.
+constexpr size_t kClusterSmem = 160 * 1024;
 
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
@@ -332,6 +337,7 @@ struct Bench {
         cudaLaunchConfig_t cfg = {};
         cfg.gridDim = dim3(clusterG[v.kb]);
         cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = kClusterSmem;
         cfg.stream = s;
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -423,11 +429,14 @@ int main(int argc, char** argv) {
   }
   // The cluster variants (sm_90 and later): the grid every cluster of which is resident at once.
   std::string clusterNote;
+  if (prop.major >= 9)
+    CHECK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kClusterSmem));
   for (int cs : {2, 4}) {
     if (prop.major < 9) break;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)(B.G - B.G % cs));
     cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = kClusterSmem;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = (unsigned)cs;

@@ -150,9 +150,21 @@ Expected<SyncCosts> Session::calibrateSync(std::string_view target) {
   if (keep) SK_RETURN_IF_ERROR(prepareSyncCalibrationDir(im.cache->root()));
   SK_ASSIGN_OR_RETURN(SyncCosts costs, backend->calibrateSync(*dev, CalibrationContext{im.cache, &state->toolchain}));
   if (keep) {
-    SK_ASSIGN_OR_RETURN(std::filesystem::path file,
-                        saveSyncCalibration(im.cache->root(), target, dev->machine().deviceCores(), costs));
+    const uint32_t measured = dev->machine().deviceCores();
+    SK_ASSIGN_OR_RETURN(std::filesystem::path file, saveSyncCalibration(im.cache->root(), target, measured, costs));
     costs.source = "calibrated, " + file.string();
+    // Plans look the costs up by the core count of their machine model, which for a GPU comes from the arch,
+    // not from the device (cuda's "native" plans for 132 SMs): on a GPU with another count (an H100 PCIe's
+    // 114) the file above would never be read. So the costs are also saved under the count the target's
+    // default plan uses: they describe this machine, which is the one those plans run on.
+    auto planned = backend->machineModel(MachineQuery{"native", measured});
+    if (planned && planned->deviceCores() != measured) {
+      SK_ASSIGN_OR_RETURN(std::filesystem::path also,
+                          saveSyncCalibration(im.cache->root(), target, planned->deviceCores(), costs));
+      spdlog::info("sync calibration: measured on {} {}, also saved as {} for the plans of arch native ({} {})",
+                   measured, planned->coreNoun, also.string(), planned->deviceCores(), planned->coreNoun);
+      costs.source += " (also " + also.string() + ")";
+    }
   }
   return costs;
 }

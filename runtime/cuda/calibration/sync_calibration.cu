@@ -9,8 +9,8 @@
  * kind of boundary after every op:
  *   - none (the ideal chain);
  *   - a grid barrier (sk_cta_barrier on one reused counter, what the generated code prints for a barrier);
- *   - an all-to-all counter (sk_cta_arrive on a fresh counter per op, then a wait for every CTA's arrival:
- *     what a counter edge does, one line per op);
+ *   - an all-to-all counter (sk_cta_arrive on a counter of its own per op, then a wait for every CTA's arrival:
+ *     what a counter edge does; the counters sit 8 bytes apart, as the SuperKernel's sk_done[] words do);
  *   - a flag (each CTA sets its own flag per op, sk_cta_flag_set, and waits for the next CTA's: a flag edge).
  * The waits are sk_op_wait's (kernel.cuh): the CTA's threads meet, thread 0 polls with sk_wait_ge, they meet
  * again. Targets are multiples of each kind's own launch count (its epoch), so no word is ever reset between

@@ -6,7 +6,7 @@
 // boundary adds to a chain of small ops that stream their own data, as a fused step does, not a primitive in a
 // tight loop. runtime/cuda/calibration/sync_calibration.cu runs, on one CTA per SM, a chain of ops y = x * a + b
 // over each CTA's own slice of buffers larger than L2, with one kind of boundary after every op: none (the
-// ideal), a grid barrier, an all-to-all counter (a fresh line per op), a flag wait on the next CTA's block.
+// ideal), a grid barrier, an all-to-all counter (a counter of its own per op), a flag wait on the next CTA's block.
 // Cost per boundary = (chain - ideal) / ops, the median over repetitions in which the four chains run
 // interleaved in a rotating order (a clock change or another process on the GPU shifts all four alike), after
 // a warm-up. The chains are timed by the GPU's own clock inside the kernel, so a launch's host overhead is not
