@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/SyncChains.h"
 #include "superkernel/target/Backend.h"
 #include "superkernel/target/cpu/Cpu.h"
 
@@ -22,17 +23,11 @@ MachineModel cpuMachineModel(uint32_t workers);
 /// The cpu SyncCosts of `device`'s executor, measured (CpuCalibrate.cpp).
 Expected<SyncCosts> calibrateCpuSync(Device& device);
 
-/// One calibration's timings: ns per chain of `boundaries` op boundaries, one sample per repetition and kind
-/// (the kinds run interleaved, so sample r of each kind saw the same load).
-struct SyncCalibrationTimes {
-  std::vector<double> ideal, barrier, counter, flag;
-  uint32_t boundaries = 0;
+/// One calibration's timings (backends/SyncChains.h), on `workers` workers.
+struct SyncCalibrationTimes : SyncChainTimes {
   uint32_t workers = 0;
 };
-/// The costs those timings give (per kind, the median over repetitions of its excess over the ideal of the
-/// same repetition, per boundary), or a Runtime error when they cannot be trusted: the chain without syncs
-/// varied too much between repetitions, or a boundary came out cheaper than any cross-core hand-off can
-/// be (another job on the machine took the time). Nothing is then cached.
+/// The costs those timings give (SyncChains.h's rule), or a Runtime error saying the machine was busy.
 Expected<SyncCosts> syncCostsFromTimes(const SyncCalibrationTimes& t);
 
 }  // namespace sk

@@ -33,10 +33,7 @@ constexpr size_t kSliceFloats = 2048;  // per op and worker: y = x * a + b over 
 constexpr size_t kMaxBytes = size_t{64} << 20;
 constexpr int kReps = 31;              // interleaved repetitions (after kWarmup)
 constexpr int kWarmup = 2;
-// Trust limits: the sync-free chain may vary by a quarter between repetitions (interquartile range over the
-// median), and no boundary between cores costs less than a cache line moving between them (tens of ns).
-constexpr double kMaxIdealSpread = 0.25;
-constexpr double kMinHandOffNs = 5;
+// What a usable measurement is (a steady sync-free chain, no boundary cheaper than a hand-off): SyncChains.h.
 
 enum Kind : uint32_t { kIdeal, kBarrier, kCounter, kFlag, kKinds };
 
@@ -89,11 +86,6 @@ void runChain(void* arg, uint32_t core) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // kReps repetitions of the four chains, interleaved in a rotating order, after kWarmup.
 Expected<SyncCalibrationTimes> measure(Executor& ex, Chain& ch) {
   SyncCalibrationTimes t;
@@ -138,36 +130,12 @@ Expected<SyncCosts> calibrateCpuSync(Device& device) {
 }
 
 Expected<SyncCosts> syncCostsFromTimes(const SyncCalibrationTimes& t) {
-  const size_t reps = t.ideal.size();
-  if (reps == 0 || t.boundaries == 0 || t.barrier.size() != reps || t.counter.size() != reps || t.flag.size() != reps)
-    return internalError("sync calibration: no timings, or not one per repetition and kind");
-  auto busy = [&](const std::string& what) {
-    return Error(ErrorKind::Runtime,
-                 fmt::format("sync calibration on {} workers: {}; the machine was busy with other work, so nothing "
-                             "was saved: run sk-compile --calibrate again when it is idle",
-                             t.workers, what));
-  };
-  // The ideal's interquartile range: how much the same work varied between repetitions.
-  std::vector<double> ideal = t.ideal;
-  std::sort(ideal.begin(), ideal.end());
-  const double mid = ideal[reps / 2], iqr = ideal[reps * 3 / 4] - ideal[reps / 4];
-  if (mid <= 0 || iqr > kMaxIdealSpread * mid)
-    return busy(fmt::format("the chain without syncs varied by {:.0f}% between repetitions (at most {:.0f}% is "
-                            "usable)", 100 * iqr / std::max(mid, 1.0), 100 * kMaxIdealSpread));
-  // Per kind: the median over repetitions of its excess over the ideal of the same repetition, per boundary.
-  auto perBoundary = [&](const std::vector<double>& kind) {
-    std::vector<double> d;
-    for (size_t r = 0; r < reps; ++r) d.push_back((kind[r] - t.ideal[r]) / t.boundaries);
-    return median(d);
-  };
-  SyncCosts c;
-  c.barrierNs = std::round(perBoundary(t.barrier));
-  c.counterNs = std::round(perBoundary(t.counter));
-  c.flagNs = std::round(perBoundary(t.flag));
-  for (auto [name, ns] : {std::pair{"barrier", c.barrierNs}, {"counter", c.counterNs}, {"flag", c.flagNs}})
-    if (ns < kMinHandOffNs)
-      return busy(fmt::format("a {} came out at {:.0f} ns per boundary, below what a hand-off between cores "
-                              "costs ({:.0f} ns)", name, ns, kMinHandOffNs));
+  SK_ASSIGN_OR_RETURN(
+      SyncCosts c,
+      syncCostsFromChains(t, {fmt::format("on {} workers", t.workers),
+                              "the machine was busy with other work, so nothing was saved: run sk-compile --calibrate "
+                              "again when it is idle",
+                              "cores", 0}));
   c.source = fmt::format("measured on {} workers", t.workers);
   return c;
 }

@@ -58,21 +58,12 @@ constexpr Shape kGpu{256, 2048, size_t{1} << 30, 64, 1000, 31};
 // CTA would spend the time switching them), 64 ops, 31 repetitions: under a second on 2 host cores.
 constexpr Shape kSim{32, 256, size_t{64} << 20, 64, 64, 31};
 constexpr int kWarmup = 2;
-// Trust limits: the sync-free chain may vary by a quarter between repetitions (interquartile range over the
-// median); no boundary between SMs costs less than a line moving through L2 (here a floor far below any GPU's,
-// tens of ns, that only a measurement another job disturbed goes under); none costs more than the planner
-// accepts from a calibration file (src/session/SyncCalibration.cpp: 10 ms).
-constexpr double kMaxIdealSpread = 0.25;
-constexpr double kMinHandOffNs = 5;
+// Trust limits beyond SyncChains.h's: no boundary costs more than the planner accepts from a calibration file
+// (src/session/SyncCalibration.cpp: 10 ms).
 constexpr double kMaxNs = 1e7;
 
 enum Kind : uint32_t { kIdeal, kBarrier, kCounter, kFlag, kKinds };  // sync_calibration.cu's SK_CAL_*
 constexpr const char* kKindNames[kKinds] = {"ideal", "barrier", "counter", "flag"};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // The calibration kernel's source: the shape's two macros, then the runtime file as it is (#line keeps its
 // diagnostics on its own lines).
@@ -254,47 +245,15 @@ Expected<SyncCosts> calibrate(Device& device, const CalibrationContext& context,
 }
 
 Expected<SyncCosts> costsFromTimes(const CudaSyncTimes& t) {
-  const size_t reps = t.ideal.size();
-  if (reps == 0 || t.boundaries == 0 || t.barrier.size() != reps || t.counter.size() != reps || t.flag.size() != reps)
-    return internalError("sync calibration: no timings, or not one per repetition and kind");
-  const std::string where = t.simulator ? fmt::format("in the cuda simulator on {} CTAs", t.ctas)
-                                        : fmt::format("on {} CTAs", t.ctas);
-  auto untrusted = [&](const std::string& what) {
-    return Error(ErrorKind::Runtime,
-                 fmt::format("sync calibration {}: {}; nothing was saved. {}", where, what,
-                             t.simulator ? "The host was busy with other work: run sk-compile --calibrate --target "
-                                           "cuda-sim again when it is idle"
-                                         : "Another process was using the GPU, or its clocks changed: run sk-compile "
-                                           "--calibrate --target cuda again when it is idle"));
-  };
-  // The ideal's interquartile range: how much the same work varied between repetitions.
-  std::vector<double> ideal = t.ideal;
-  std::sort(ideal.begin(), ideal.end());
-  const double mid = ideal[reps / 2], iqr = ideal[reps * 3 / 4] - ideal[reps / 4];
-  if (!(mid > 0) || iqr > kMaxIdealSpread * mid)
-    return untrusted(fmt::format("the chain without syncs varied by {:.0f}% between repetitions (at most {:.0f}% is "
-                                 "usable)",
-                                 100 * iqr / std::max(mid, 1.0), 100 * kMaxIdealSpread));
-  // Per kind: the median over repetitions of its excess over the ideal of the same repetition, per boundary.
-  auto perBoundary = [&](const std::vector<double>& kind) {
-    std::vector<double> d;
-    for (size_t r = 0; r < reps; ++r) d.push_back((kind[r] - t.ideal[r]) / t.boundaries);
-    return median(d);
-  };
-  SyncCosts c;
-  c.barrierNs = std::round(perBoundary(t.barrier));
-  c.counterNs = std::round(perBoundary(t.counter));
-  c.flagNs = std::round(perBoundary(t.flag));
-  for (auto [name, ns] : {std::pair{"barrier", c.barrierNs}, {"counter", c.counterNs}, {"flag", c.flagNs}}) {
-    if (!std::isfinite(ns) || ns < kMinHandOffNs)
-      return untrusted(fmt::format("a {} came out at {:.0f} ns per boundary, below what a hand-off between SMs "
-                                   "costs ({:.0f} ns)",
-                                   name, ns, kMinHandOffNs));
-    if (ns > kMaxNs)
-      return untrusted(fmt::format("a {} came out at {:.0f} ns per boundary, more than the {:.0f} ns the planner "
-                                   "accepts",
-                                   name, ns, kMaxNs));
-  }
+  SyncChainJudgement j;
+  j.where = t.simulator ? fmt::format("in the cuda simulator on {} CTAs", t.ctas) : fmt::format("on {} CTAs", t.ctas);
+  j.busy = t.simulator ? "nothing was saved. The host was busy with other work: run sk-compile --calibrate --target "
+                         "cuda-sim again when it is idle"
+                       : "nothing was saved. Another process was using the GPU, or its clocks changed: run sk-compile "
+                         "--calibrate --target cuda again when it is idle";
+  j.cores = "SMs";
+  j.maxNs = kMaxNs;
+  SK_ASSIGN_OR_RETURN(SyncCosts c, syncCostsFromChains(t, j));
   c.source = t.simulator
                  ? fmt::format("measured in the cuda simulator on {} CTAs: the simulator's host threads, not a GPU", t.ctas)
                  : fmt::format("measured on {} CTAs of the GPU", t.ctas);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/SyncChains.h"
 #include "superkernel/target/Backend.h"
 
 namespace sk {
@@ -17,19 +18,15 @@ namespace sk {
 /// trust.
 Expected<SyncCosts> calibrateCudaSync(Device& device, const CalibrationContext& context, bool simulator);
 
-/// One calibration's chain times (ns), one per repetition and kind, in the order they ran.
-struct CudaSyncTimes {
-  std::vector<double> ideal, barrier, counter, flag;
-  uint32_t boundaries = 0;  // ops per chain (a boundary after each)
+/// One calibration's chain times (backends/SyncChains.h), on `ctas` CTAs of a GPU or of the simulator.
+struct CudaSyncTimes : SyncChainTimes {
   uint32_t ctas = 0;
   bool simulator = false;
 };
 
-/// The costs those times give (per kind, the median over repetitions of its excess over the ideal chain of
-/// the same repetition, per boundary), or a Runtime error saying what made them untrustworthy: the chain
-/// without syncs varied too much between repetitions, or a boundary came out cheaper than a hand-off between
-/// SMs can be, or dearer than the planner accepts. `source` says where they were measured (a GPU's CTAs, or
-/// the simulator, whose numbers describe host threads and not a GPU).
+/// The costs those times give (SyncChains.h's rule, with the ceiling the planner accepts from a calibration
+/// file), or a Runtime error saying what made them untrustworthy. `source` says where they were measured (a
+/// GPU's CTAs, or the simulator, whose numbers describe host threads and not a GPU).
 Expected<SyncCosts> cudaSyncCostsFromTimes(const CudaSyncTimes& t);
 
 }  // namespace sk
