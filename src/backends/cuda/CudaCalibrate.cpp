@@ -86,28 +86,16 @@ Expected<std::shared_ptr<const LoadedKernel>> loadKernel(Device& device, const C
                                                          bool simulator, const Shape& s) {
   SK_ASSIGN_OR_RETURN(std::string text, kernelSource(s));
   std::shared_ptr<const BuildRecipe> recipe = simulator ? makeCudaSimRecipe() : makeCudaRecipe();
-  // A back end called outside a session (no context) finds its own compiler and the default cache.
-  Toolchain toolchain;
-  if (context.toolchain) {
-    toolchain = *context.toolchain;
-  } else {
-    ToolchainRequest tr;
-    tr.target = std::string(recipe->target());
-    tr.defaultCompiler = std::string(recipe->defaultCompiler());
-    tr.compilerEnvVar = std::string(recipe->compilerEnvVar());
-    tr.hint = recipe->compilerHint();
-    SK_ASSIGN_OR_RETURN(toolchain, findToolchain(tr));
-  }
-  std::shared_ptr<Cache> cache = context.cache;
-  if (!cache) {
-    SK_ASSIGN_OR_RETURN(cache, Cache::open(CacheConfig{}));
-  }
+  // Session::calibrateSync always passes both; a caller that does not is a bug, not a fallback to guess for.
+  if (!context.toolchain || !context.cache)
+    return internalError("sync calibration: called without the session's toolchain and cache");
+  const std::shared_ptr<Cache>& cache = context.cache;
   DriverConfig cfg;
   cfg.jobs = 1;
   cfg.timeout = compileLimits().perCompile;
   cfg.arch = "native";                  // the GPU found, else sm_90: what a plan with the default arch builds for
   cfg.sourceEncodesPlanOptions = true;  // the text is the whole kernel: no plan options to key
-  Driver driver(recipe, std::move(toolchain), cache, cfg);
+  Driver driver(recipe, *context.toolchain, cache, cfg);
   const SuperKernelSource source{text};
   const std::string meta = R"j({"what": "sync calibration kernel (src/backends/cuda/CudaCalibrate.cpp)"})j";
   auto art = driver.buildSuperKernel(source, {}, Options{}, meta);

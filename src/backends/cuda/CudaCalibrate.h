@@ -12,10 +12,9 @@ namespace sk {
 
 /// Measures the SyncCosts of `device` (the cuda device on a GPU, or the simulator's with `simulator`): the
 /// calibration kernel (runtime/cuda/calibration/sync_calibration.cu) is built through the target's recipe with
-/// the session's toolchain and cache (`context`; either missing: the target's default compiler and the cache at
-/// its default root), loaded and run by `device` on one CTA per SM it has. Errors: the kernel does not build
-/// (nvcc's or the host compiler's diagnostics), no CUDA device, a launch that fails, or timings too noisy to
-/// trust.
+/// the session's toolchain and cache (`context`, both required), loaded and run by `device` on one CTA per SM
+/// it has. Errors: the kernel does not build (nvcc's or the host compiler's diagnostics), no CUDA device, a
+/// launch that fails, or timings too noisy to trust.
 Expected<SyncCosts> calibrateCudaSync(Device& device, const CalibrationContext& context, bool simulator);
 
 /// One calibration's chain times (backends/SyncChains.h), on `ctas` CTAs of a GPU or of the simulator.
